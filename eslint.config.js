@@ -1,0 +1,48 @@
+// Typed linting: floating promises are real bugs in Workers (an un-awaited storage write can be lost).
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/", "dist/", ".wrangler/", ".mink/", "worker-configuration.d.ts"] },
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        project: ["./src/core/tsconfig.json", "./tsconfig.json", "./tsconfig.node.json"],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/await-thenable": "error",
+      "@typescript-eslint/require-await": "off",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/switch-exhaustiveness-check": "error",
+    },
+  },
+  {
+    // The pure core: no runtime, no I/O, no clock.
+    files: ["src/core/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [
+          { group: ["cloudflare:*", "node:*", "hono", "hono/*", "aws4fetch", "miniflare", "wrangler"], message: "src/core is pure: no runtime or I/O imports." },
+          { group: ["../storage/*", "../http/*", "../../durable-objects/*"], message: "src/core depends on nothing outside src/core." },
+        ],
+      }],
+      "no-restricted-globals": ["error",
+        { name: "fetch", message: "src/core does no I/O." },
+        { name: "crypto", message: "ids and randomness are parameters of the core." },
+        { name: "setTimeout", message: "time is a parameter of the core." },
+      ],
+      "no-restricted-properties": ["error",
+        { object: "Date", property: "now", message: "time is a parameter of the core." },
+        { object: "Math", property: "random", message: "randomness is a parameter of the core." },
+      ],
+    },
+  },
+  {
+    files: ["eslint.config.js"],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

@@ -1,0 +1,43 @@
+// The closed set of domain error codes. Core functions reject with one of these and the values a caller
+// needs to recover; the edge (src/http/error-table.ts) maps each code to an HTTP status and says whether it
+// is retryable. Nothing here knows about HTTP.
+
+export const DOMAIN_ERROR_CODES = [
+  /** The command or write carries an epoch older than the recorded one. Carries `currentEpoch`. */
+  "stale_epoch",
+  /** Another node holds the stream. Carries `owner` (node id) and, where known, its address. */
+  "held_by",
+  /** The stream is being transferred; retry against the target. Carries `target`. */
+  "transfer_pending",
+  /** No such stream, node or object. */
+  "not_found",
+  /** A create whose configuration differs from the existing one. */
+  "conflict",
+  /** The request is malformed or violates a protocol rule. */
+  "invalid",
+  /** A body over the configured size limit. */
+  "too_large",
+  /** The node lost its WAL chain or lease and must not acknowledge; retry (the stream moves or reopens). */
+  "fenced",
+  /** A dependency (object store, metadata log) is unavailable; retry with backoff. */
+  "unavailable",
+  /** Missing or wrong credentials. */
+  "unauthorized",
+] as const;
+
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
+
+export interface DomainError {
+  code: DomainErrorCode;
+  message: string;
+  /** What the caller needs to recover: current epoch, owner, expected sequence, tail offset... */
+  details?: Readonly<Record<string, string | number | boolean | null>>;
+}
+
+export function domainError(
+  code: DomainErrorCode,
+  message: string,
+  details?: DomainError["details"],
+): DomainError {
+  return details === undefined ? { code, message } : { code, message, details };
+}
