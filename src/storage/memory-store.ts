@@ -11,6 +11,7 @@ import {
   type ObjectStore,
   type PutOptions,
   type PutResult,
+  unquoteEtag,
 } from "./object-store.ts";
 
 export type StoreOperation = "put" | "get" | "head" | "list" | "delete";
@@ -48,7 +49,6 @@ const MAX_KEYS = 1000;
 export class MemoryStore implements ObjectStore {
   private readonly objects = new Map<string, StoredObject>();
   private readonly faults: (Fault & { remaining: number })[] = [];
-  private etagCounter = 0;
   private readonly sleep: (ms: number) => Promise<void>;
   /** Operations performed, by kind, for tests and benchmarks that count requests. */
   readonly counts: Record<StoreOperation, number> = { put: 0, get: 0, head: 0, list: 0, delete: 0 };
@@ -78,11 +78,11 @@ export class MemoryStore implements ObjectStore {
         if ("ifNoneMatch" in condition && current !== undefined) {
           throw new ObjectStoreError("precondition_failed", `object already exists: ${key}`, key, 412);
         }
-        if ("ifMatch" in condition && (current === undefined || current.etag !== condition.ifMatch)) {
+        if ("ifMatch" in condition && (current === undefined || current.etag !== unquoteEtag(condition.ifMatch))) {
           throw new ObjectStoreError("precondition_failed", `etag mismatch: ${key}`, key, 412);
         }
       }
-      const etag = `m${(++this.etagCounter).toString(16).padStart(8, "0")}`;
+      const etag = contentEtag(body);
       this.objects.set(key, { body: body.slice(), etag });
       return { etag };
     });
@@ -156,9 +156,25 @@ export class MemoryStore implements ObjectStore {
 export function resolveRange(range: ByteRange | undefined, size: number, key: string): [number, number] {
   if (range === undefined) return [0, size];
   if ("suffixLength" in range) return [Math.max(0, size - range.suffixLength), size];
-  if (range.offset >= size && !(size === 0 && range.offset === 0)) {
+  if (range.offset >= size) {
     throw new ObjectStoreError("fatal", `range not satisfiable: ${range.offset} of ${size} in ${key}`, key, 416);
   }
   const end = range.length === undefined ? size : Math.min(size, range.offset + range.length);
   return [range.offset, end];
+}
+
+/**
+ * Like S3's MD5 ETag, a function of the content: rewriting identical bytes keeps the ETag. (cyrb53: a fast
+ * 53-bit string hash; collisions are irrelevant at test scale.)
+ */
+function contentEtag(body: Uint8Array): string {
+  let h1 = 0xdeadbeef ^ body.byteLength;
+  let h2 = 0x41c6ce57 ^ body.byteLength;
+  for (const byte of body) {
+    h1 = Math.imul(h1 ^ byte, 2654435761);
+    h2 = Math.imul(h2 ^ byte, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, "0");
 }

@@ -104,3 +104,8 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+/** ETags cross the port unquoted: `W/"abc"` and `"abc"` both become `abc`. */
+export function unquoteEtag(etag: string): string {
+  return etag.replace(/^W\//, "").replace(/^"(.*)"$/, "$1");
+}

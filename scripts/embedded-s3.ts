@@ -1,0 +1,142 @@
+// Starts mink's embedded S3 endpoint (src/storage/s3-endpoint/worker.ts) under Miniflare on a real
+// 127.0.0.1 port, over a local R2 bucket kept in memory or in a directory.
+//
+//   npx tsx scripts/embedded-s3.ts [--port 9000] [--persist .mink/s3] [--bucket mink]
+//
+// Programmatic use (tests, benchmarks): `const s3 = await startEmbeddedS3({ port: 0 }); ...; await s3.stop()`.
+// The endpoint checks only that signed requests name `accessKeyId`; it does not verify signatures (see the
+// worker's header comment), so `secretAccessKey` is a placeholder any SigV4 client can sign with.
+
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+
+export interface EmbeddedS3Options {
+  /** 0 (the default) picks any free port. */
+  port?: number;
+  /** Where the R2 bucket lives on disk; undefined keeps it in memory, gone on stop. */
+  persistDir?: string;
+  /** The bucket name clients address (default "mink"). */
+  bucket?: string;
+}
+
+export interface EmbeddedS3 {
+  /** `http://127.0.0.1:<port>`: use path-style addressing, `<url>/<bucket>/<key>`. */
+  url: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  stop(): Promise<void>;
+}
+
+export const EMBEDDED_S3_ACCESS_KEY_ID = "mink-dev";
+export const EMBEDDED_S3_SECRET_ACCESS_KEY = "mink-dev-secret";
+const DEFAULT_BUCKET = "mink";
+const WORKER_ENTRY = fileURLToPath(new URL("../src/storage/s3-endpoint/worker.ts", import.meta.url));
+/** workerd 2026-04-26 refuses compatibility dates after 2026-05-03 (docs: shared/notes/toolchain.md). */
+const COMPATIBILITY_DATE = "2026-04-26";
+
+let workerScript: Promise<string> | undefined;
+
+/** Bundles the worker once per process; tests start many endpoints and the source does not change. */
+function bundledWorker(): Promise<string> {
+  workerScript ??= build({
+    entryPoints: [WORKER_ENTRY],
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    logLevel: "silent",
+  }).then((result) => {
+    const output = result.outputFiles[0];
+    if (output === undefined) throw new Error(`esbuild produced no output for ${WORKER_ENTRY}`);
+    return output.text;
+  });
+  return workerScript;
+}
+
+export async function startEmbeddedS3(options: EmbeddedS3Options = {}): Promise<EmbeddedS3> {
+  const bucket = options.bucket ?? DEFAULT_BUCKET;
+  const mf = new Miniflare({
+    modules: true,
+    script: await bundledWorker(),
+    compatibilityDate: COMPATIBILITY_DATE,
+    bindings: { BUCKET_NAME: bucket, ACCESS_KEY_ID: EMBEDDED_S3_ACCESS_KEY_ID },
+    r2Buckets: { BUCKET: bucket },
+    r2Persist: options.persistDir ?? false,
+    // The fallback `request.cf` object: without this Miniflare tries to download one at startup.
+    cf: false,
+    // Clients talk to the Worker through a direct workerd socket, not Miniflare's entry socket: the entry
+    // emulates Cloudflare's edge and gzips compressible responses when the client accepts it, dropping
+    // Content-Length and rewriting the stored bytes, which no S3 server does. (It is also ~3x faster.)
+    // The entry socket still has to listen somewhere: any free port, unused.
+    host: "127.0.0.1",
+    port: 0,
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: options.port ?? 0 }],
+  });
+  let direct: URL;
+  try {
+    await mf.ready;
+    direct = await mf.unsafeGetDirectURL();
+  } catch (error) {
+    await mf.dispose().catch(() => undefined);
+    throw error;
+  }
+  return {
+    url: direct.origin,
+    bucket,
+    accessKeyId: EMBEDDED_S3_ACCESS_KEY_ID,
+    secretAccessKey: EMBEDDED_S3_SECRET_ACCESS_KEY,
+    stop: () => mf.dispose(),
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: "string", default: "9000" },
+      persist: { type: "string" },
+      bucket: { type: "string", default: DEFAULT_BUCKET },
+    },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port: not a port number: ${values.port}`);
+  const s3 = await startEmbeddedS3({ port, bucket: values.bucket, ...(values.persist === undefined ? {} : { persistDir: values.persist }) });
+  console.log(`embedded S3 endpoint: ${s3.url}/${s3.bucket} (path-style)`);
+  console.log(`  access key id: ${s3.accessKeyId}  secret: ${s3.secretAccessKey} (signatures are not verified)`);
+  console.log(`  storage: ${values.persist === undefined ? "in memory" : values.persist}`);
+  let stopping = false;
+  const shutdown = (): void => {
+    if (stopping) return;
+    stopping = true;
+    s3.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}
+
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,321 @@
+// The S3-API adapter (R2, AWS, radosgw, the embedded endpoint), signed with aws4fetch.
+//
+// Retries are ours, bounded, and only for retryable failures. A conditional PUT is never simply resent:
+// when its answer is lost (timeout, network error, 5xx) the adapter reads the key back to find out whether
+// the write landed (see resolveAmbiguousPut). ETags cross the port unquoted; If-Match is sent in whichever
+// form the server matches (R2 and AWS take the quoted ETag, radosgw only the bare one).
+
+import { AwsClient } from "aws4fetch";
+import {
+  ObjectStoreError,
+  sameBytes,
+  type ByteRange,
+  type GetResult,
+  type ListOptions,
+  type ListResult,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+  type PutResult,
+  unquoteEtag,
+} from "./object-store.ts";
+import { backoffMs, DEFAULT_RETRY_POLICY, realSleep, type RetryPolicy } from "./retry-policy.ts";
+import { parseErrorDocument, parseListObjectsV2 } from "./s3-xml.ts";
+
+export interface S3StoreConfig {
+  /** e.g. `https://<account>.r2.cloudflarestorage.com` or `http://127.0.0.1:9000`. */
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** `path`: `<endpoint>/<bucket>/<key>`; `virtual`: `<scheme>://<bucket>.<host>/<key>`. Default `path`. */
+  addressing?: "path" | "virtual";
+  /** How If-Match carries the ETag. `auto` (default) tries quoted, falls back to bare on 412, and remembers. */
+  ifMatchEtagForm?: "auto" | "quoted" | "bare";
+  retry?: RetryPolicy;
+  /** A request with no answer after this long counts as a lost answer. Default 30 s. */
+  requestTimeoutMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  /** The fetch to sign and send with (tests may pass undici's). Default: the global fetch. */
+  fetch?: typeof fetch;
+}
+
+type Method = "GET" | "HEAD" | "PUT" | "DELETE";
+
+interface RequestSpec {
+  method: Method;
+  key?: string;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: Uint8Array;
+}
+
+const RETRYABLE_STATUSES = new Set([408, 409, 429, 500, 502, 503, 504]);
+const RETRYABLE_CODES = new Set(["RequestTimeout", "SlowDown", "InternalError", "ServiceUnavailable", "ConditionalRequestConflict"]);
+
+export class S3Store implements ObjectStore {
+  private readonly client: AwsClient;
+  private readonly retry: RetryPolicy;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly requestTimeoutMs: number;
+  private readonly fetchImpl: typeof fetch;
+  private ifMatchForm: "unknown" | "quoted" | "bare";
+
+  constructor(private readonly config: S3StoreConfig) {
+    this.client = new AwsClient({
+      accessKeyId: config.accessKeyId,
+      secretAccessKey: config.secretAccessKey,
+      region: config.region,
+      service: "s3",
+      retries: 0,
+    });
+    this.retry = config.retry ?? DEFAULT_RETRY_POLICY;
+    this.sleep = config.sleep ?? realSleep;
+    this.random = config.random ?? Math.random;
+    this.requestTimeoutMs = config.requestTimeoutMs ?? 30_000;
+    this.fetchImpl = config.fetch ?? ((input, init) => fetch(input, init));
+    const form = config.ifMatchEtagForm ?? "auto";
+    this.ifMatchForm = form === "auto" ? "unknown" : form;
+  }
+
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
+    const condition = options.condition;
+    const headers: Record<string, string> = { "content-type": options.contentType ?? "application/octet-stream" };
+    if (condition === undefined) {
+      return this.withRetries(key, async () => this.putOnce(key, body, headers));
+    }
+    if ("ifNoneMatch" in condition) {
+      return this.putConditional(key, body, { ...headers, "if-none-match": "*" }, null);
+    }
+    return this.putIfMatch(key, body, headers, condition.ifMatch);
+  }
+
+  async get(key: string, range?: ByteRange): Promise<GetResult> {
+    return this.withRetries(key, async () => {
+      const headers: Record<string, string> = range === undefined ? {} : { range: rangeHeader(range) };
+      const response = await this.send({ method: "GET", key, headers });
+      if (!response.ok) throw await this.failure(response, key);
+      const body = new Uint8Array(await response.arrayBuffer());
+      const etag = unquoteEtag(response.headers.get("etag") ?? "");
+      if (response.status === 206) {
+        const { start, size } = parseContentRange(response.headers.get("content-range"), key);
+        return { key, etag, size, body, rangeStart: start };
+      }
+      // A server that ignores Range answers 200 with the whole object: cut the window ourselves.
+      const size = body.byteLength;
+      const [start, end] = range === undefined ? [0, size] : windowOf(range, size, key);
+      return { key, etag, size, body: start === 0 && end === size ? body : body.slice(start, end), rangeStart: start };
+    });
+  }
+
+  async head(key: string): Promise<ObjectInfo | null> {
+    return this.withRetries(key, async () => {
+      const response = await this.send({ method: "HEAD", key });
+      if (response.status === 404) return null;
+      if (!response.ok) throw await this.failure(response, key);
+      return {
+        key,
+        etag: unquoteEtag(response.headers.get("etag") ?? ""),
+        size: Number(response.headers.get("content-length") ?? "0"),
+      };
+    });
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+    return this.withRetries(prefix, async () => {
+      const query: Record<string, string> = { "list-type": "2", prefix, "max-keys": String(Math.min(options.maxKeys ?? 1000, 1000)) };
+      if (options.continuationToken !== undefined) query["continuation-token"] = options.continuationToken;
+      if (options.startAfter !== undefined) query["start-after"] = options.startAfter;
+      const response = await this.send({ method: "GET", query });
+      if (!response.ok) throw await this.failure(response, prefix);
+      const page = parseListObjectsV2(await response.text());
+      return page.nextContinuationToken === undefined
+        ? { objects: page.objects }
+        : { objects: page.objects, nextContinuationToken: page.nextContinuationToken };
+    });
+  }
+
+  async delete(key: string): Promise<void> {
+    return this.withRetries(key, async () => {
+      const response = await this.send({ method: "DELETE", key });
+      if (!response.ok && response.status !== 404) throw await this.failure(response, key);
+      await response.body?.cancel();
+    });
+  }
+
+  private async putOnce(key: string, body: Uint8Array, headers: Record<string, string>): Promise<PutResult> {
+    const response = await this.send({ method: "PUT", key, headers, body });
+    if (!response.ok) throw await this.failure(response, key);
+    await response.body?.cancel();
+    return { etag: unquoteEtag(response.headers.get("etag") ?? "") };
+  }
+
+  /** Compare-and-swap, sending the ETag in the form this server matches. */
+  private async putIfMatch(key: string, body: Uint8Array, headers: Record<string, string>, etag: string): Promise<PutResult> {
+    const bare = unquoteEtag(etag);
+    const form = this.ifMatchForm === "unknown" ? "quoted" : this.ifMatchForm;
+    try {
+      const result = await this.putConditional(key, body, { ...headers, "if-match": formatEtag(bare, form) }, bare);
+      if (this.ifMatchForm === "unknown") this.ifMatchForm = form;
+      return result;
+    } catch (error) {
+      if (this.ifMatchForm !== "unknown" || !(error instanceof ObjectStoreError) || error.kind !== "precondition_failed") throw error;
+      // Either the ETag really moved on, or this server only matches the bare form (radosgw). A second
+      // conditional write with the other form is safe: it lands only if the ETag still matches.
+      const result = await this.putConditional(key, body, { ...headers, "if-match": bare }, bare);
+      this.ifMatchForm = "bare";
+      return result;
+    }
+  }
+
+  /**
+   * A conditional PUT: `expectedEtag` null means create-only. Retryable failures are resolved by reading
+   * the key back rather than resending blindly.
+   */
+  private async putConditional(
+    key: string,
+    body: Uint8Array,
+    headers: Record<string, string>,
+    expectedEtag: string | null,
+  ): Promise<PutResult> {
+    for (let attempt = 1; ; attempt++) {
+      let failure: ObjectStoreError;
+      try {
+        const response = await this.send({ method: "PUT", key, headers, body });
+        if (response.ok) {
+          await response.body?.cancel();
+          return { etag: unquoteEtag(response.headers.get("etag") ?? "") };
+        }
+        // AWS answers a CAS on a missing key with 404: for the caller the swap simply lost.
+        if (response.status === 404 && expectedEtag !== null) {
+          await response.body?.cancel();
+          throw new ObjectStoreError("precondition_failed", `compare-and-swap on a missing key: ${key}`, key, 404);
+        }
+        failure = await this.failure(response, key);
+      } catch (error) {
+        failure = asStoreError(error, key);
+      }
+      if (failure.kind !== "retryable") throw failure;
+      if (attempt >= this.retry.maxAttempts) throw failure;
+      await this.sleep(backoffMs(this.retry, attempt, this.random));
+      const outcome = await this.resolveAmbiguousPut(key, body, expectedEtag);
+      if (outcome.kind === "landed") return { etag: outcome.etag };
+      if (outcome.kind === "lost") {
+        throw new ObjectStoreError("precondition_failed", `conditional write lost to another writer: ${key}`, key, 412);
+      }
+      // "absent": nothing landed; the next attempt is still conditional, so it is safe to send.
+    }
+  }
+
+  /** After a PUT whose answer was lost: did our write land, did another writer win, or did nothing happen? */
+  private async resolveAmbiguousPut(
+    key: string,
+    body: Uint8Array,
+    expectedEtag: string | null,
+  ): Promise<{ kind: "landed"; etag: string } | { kind: "lost" } | { kind: "absent" }> {
+    let current: GetResult | null;
+    try {
+      current = await this.get(key);
+    } catch (error) {
+      if (error instanceof ObjectStoreError && error.kind === "not_found") current = null;
+      else throw error;
+    }
+    if (expectedEtag === null) {
+      if (current === null) return { kind: "absent" };
+      return sameBytes(current.body, body) ? { kind: "landed", etag: current.etag } : { kind: "lost" };
+    }
+    if (current === null) return { kind: "lost" };
+    if (current.etag === expectedEtag) return { kind: "absent" };
+    return sameBytes(current.body, body) ? { kind: "landed", etag: current.etag } : { kind: "lost" };
+  }
+
+  private async withRetries<T>(key: string, operation: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await operation();
+      } catch (error) {
+        const failure = asStoreError(error, key);
+        if (failure.kind !== "retryable" || attempt >= this.retry.maxAttempts) throw failure;
+        await this.sleep(backoffMs(this.retry, attempt, this.random));
+      }
+    }
+  }
+
+  private async send(spec: RequestSpec): Promise<Response> {
+    const request = await this.client.sign(this.url(spec.key, spec.query), {
+      method: spec.method,
+      headers: spec.headers ?? {},
+      ...(spec.body === undefined ? {} : { body: spec.body }),
+    });
+    return this.fetchImpl(request, { signal: AbortSignal.timeout(this.requestTimeoutMs) });
+  }
+
+  private url(key: string | undefined, query: Record<string, string> | undefined): string {
+    const endpoint = new URL(this.config.endpoint);
+    const keyPath = key === undefined ? "" : `/${key.split("/").map(encodeRfc3986).join("/")}`;
+    const base =
+      (this.config.addressing ?? "path") === "path"
+        ? `${endpoint.origin}${trimSlash(endpoint.pathname)}/${this.config.bucket}${keyPath}`
+        : `${endpoint.protocol}//${this.config.bucket}.${endpoint.host}${trimSlash(endpoint.pathname)}${keyPath || "/"}`;
+    if (query === undefined) return base;
+    const search = Object.entries(query)
+      .map(([name, value]) => `${encodeRfc3986(name)}=${encodeRfc3986(value)}`)
+      .join("&");
+    return `${base}?${search}`;
+  }
+
+  /** Maps a non-2xx answer to the port's error kinds; the S3 XML stops here. */
+  private async failure(response: Response, key: string): Promise<ObjectStoreError> {
+    const text = await response.text().catch(() => "");
+    const document = parseErrorDocument(text);
+    const detail = document === undefined ? `HTTP ${response.status}` : `${document.code}: ${document.message}`;
+    const status = response.status;
+    if (status === 412) return new ObjectStoreError("precondition_failed", `precondition failed: ${key}`, key, status);
+    if (status === 404) return new ObjectStoreError("not_found", `no such key: ${key}`, key, status);
+    if (RETRYABLE_STATUSES.has(status) || (document !== undefined && RETRYABLE_CODES.has(document.code))) {
+      return new ObjectStoreError("retryable", `object store unavailable (${detail}): ${key}`, key, status);
+    }
+    return new ObjectStoreError("fatal", `object store refused the request (${detail}): ${key}`, key, status);
+  }
+}
+
+function asStoreError(error: unknown, key: string): ObjectStoreError {
+  if (error instanceof ObjectStoreError) return error;
+  // fetch rejects with TypeError on network failures and with an AbortError/TimeoutError when our timeout
+  // fires: in both cases the server may or may not have acted.
+  const message = error instanceof Error ? error.message : String(error);
+  return new ObjectStoreError("retryable", `no answer from the object store (${message}): ${key}`, key);
+}
+
+function formatEtag(bare: string, form: "quoted" | "bare"): string {
+  return form === "quoted" ? `"${bare}"` : bare;
+}
+
+function rangeHeader(range: ByteRange): string {
+  if ("suffixLength" in range) return `bytes=-${range.suffixLength}`;
+  return range.length === undefined ? `bytes=${range.offset}-` : `bytes=${range.offset}-${range.offset + range.length - 1}`;
+}
+
+function windowOf(range: ByteRange, size: number, key: string): [number, number] {
+  if ("suffixLength" in range) return [Math.max(0, size - range.suffixLength), size];
+  if (range.offset >= size) throw new ObjectStoreError("fatal", `range not satisfiable: ${key}`, key, 416);
+  return [range.offset, range.length === undefined ? size : Math.min(size, range.offset + range.length)];
+}
+
+function parseContentRange(header: string | null, key: string): { start: number; size: number } {
+  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(header ?? "");
+  if (match === null) throw new ObjectStoreError("fatal", `malformed Content-Range "${header}": ${key}`, key, 206);
+  return { start: Number(match[1]), size: Number(match[3]) };
+}
+
+/** S3's canonical URI encoding: everything but unreserved characters, per path segment. */
+function encodeRfc3986(text: string): string {
+  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+function trimSlash(path: string): string {
+  return path.endsWith("/") ? path.slice(0, -1) : path;
+}
