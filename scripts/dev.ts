@@ -1,0 +1,40 @@
+// `npm run dev`: mink on one machine with no outside service. Starts the embedded S3 endpoint (a local R2
+// bucket kept in .mink/s3) and the Worker under `wrangler dev` on http://127.0.0.1:$PORT (default 8787),
+// with Durable Object state in .mink/wrangler. Both keep their data across restarts; Ctrl-C stops both.
+import { spawn } from "node:child_process";
+import { startEmbeddedS3 } from "./embedded-s3.ts";
+
+const port = Number(process.env.PORT ?? 8787);
+const s3Port = Number(process.env.MINK_S3_PORT ?? 9000);
+/** The admin bearer token for local development (production sets ADMIN_TOKEN as a secret). */
+const devAdminToken = process.env.ADMIN_TOKEN ?? "mink-dev-admin";
+
+const s3 = await startEmbeddedS3({ port: s3Port, persistDir: ".mink/s3" });
+console.log(`embedded S3 endpoint on ${s3.url} (bucket ${s3.bucket}, data in .mink/s3)`);
+
+const vars = {
+  S3_ENDPOINT: s3.url,
+  S3_BUCKET: s3.bucket,
+  S3_REGION: "auto",
+  S3_ADDRESSING: "path",
+  S3_ACCESS_KEY_ID: s3.accessKeyId,
+  S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  ADMIN_TOKEN: devAdminToken,
+};
+const args = ["wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", ".mink/wrangler"];
+for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+
+const wrangler = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+console.log(`mink on http://127.0.0.1:${port} (admin token: ${devAdminToken})`);
+
+let stopping = false;
+async function stop(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  if (wrangler.exitCode === null) wrangler.kill("SIGTERM");
+  await s3.stop();
+  process.exit(code);
+}
+wrangler.on("exit", (code) => void stop(code ?? 0));
+process.on("SIGINT", () => void stop(0));
+process.on("SIGTERM", () => void stop(0));
