@@ -11,8 +11,17 @@ export const DOMAIN_ERROR_CODES = [
   "transfer_pending",
   /** No such stream, node or object. */
   "not_found",
-  /** A create whose configuration differs from the existing one. */
+  /** A create whose configuration differs from the existing one, or another state conflict (content type,
+   * Stream-Seq regression, fork source deleted). Carries `reason`. */
   "conflict",
+  /** The stream was deleted (or expired) but forks still read it: every direct operation is refused. */
+  "gone",
+  /** An append to a stream its writer closed (eof). Carries `tailOffset`, the stream's final offset. */
+  "stream_closed",
+  /** An idempotent producer writing with an epoch older than the recorded one. Carries `currentEpoch`. */
+  "producer_stale_epoch",
+  /** An idempotent producer skipped a sequence number. Carries `expectedSeq` and `receivedSeq`. */
+  "producer_seq_gap",
   /** The request is malformed or violates a protocol rule. */
   "invalid",
   /** A body over the configured size limit. */

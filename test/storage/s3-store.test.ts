@@ -110,7 +110,10 @@ describe("S3 adapter: retries", () => {
     const log: Request[] = [];
     const xml = `<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Access &amp; denied</Message></Error>`;
     const store = storeWith(async () => new Response(xml, { status: 403 }), log);
-    const error = await store.put(freshKey(), bytes("x")).catch((e: unknown) => e as ObjectStoreError);
+    const error = await store.put(freshKey(), bytes("x")).then(
+      () => expect.unreachable("a 403 must not succeed"),
+      (e: unknown) => e as ObjectStoreError,
+    );
     expect(isStoreError(error, "fatal")).toBe(true);
     expect(error.message).toContain("AccessDenied: Access & denied");
     expect(error.message).not.toContain("<");

@@ -1,0 +1,124 @@
+// Idempotent producers (PROTOCOL "Idempotent Producers"): per stream, each producer id has an epoch and
+// the highest sequence number accepted in that epoch. `checkProducer` is the spec's validation table; it
+// never mutates, so a request rejected later (by Stream-Seq, say) leaves the state as it was. The owner
+// commits the returned state in the same step that makes the append durable, so a retry after a crash
+// can never be accepted twice. Validation and append are serialized per stream by the owning node.
+import { domainError, type DomainError } from "../errors.ts";
+import { fail, ok, parseCanonicalUint, type Parsed } from "./parsed.ts";
+
+export interface ProducerRequest {
+  readonly producerId: string;
+  readonly epoch: number;
+  readonly seq: number;
+}
+
+export interface ProducerState {
+  readonly epoch: number;
+  /** Highest sequence accepted in `epoch`. */
+  readonly lastSeq: number;
+  /** When this producer's state last changed; used only by `pruneProducers`. */
+  readonly lastUpdatedMs: number;
+}
+
+/** Producer id -> state, for one stream. Never inherited by forks. */
+export type ProducerTable = ReadonlyMap<string, ProducerState>;
+
+export const EMPTY_PRODUCERS: ProducerTable = new Map();
+
+/**
+ * The three producer headers, as the request carries them (null: absent; "" is present and empty).
+ * All three or none; a non-empty id; epoch and seq canonical decimal integers up to 2^53-1.
+ */
+export function parseProducerHeaders(
+  producerId: string | null,
+  epoch: string | null,
+  seq: string | null,
+): Parsed<ProducerRequest | null> {
+  if (producerId === null && epoch === null && seq === null) return ok(null);
+  if (producerId === null || epoch === null || seq === null) {
+    return fail("invalid", "Producer-Id, Producer-Epoch and Producer-Seq must be sent together");
+  }
+  if (producerId === "") return fail("invalid", "Producer-Id must not be empty");
+  const epochValue = parseProducerInteger(epoch);
+  if (epochValue === null) return fail("invalid", "Producer-Epoch must be a non-negative integer up to 2^53-1");
+  const seqValue = parseProducerInteger(seq);
+  if (seqValue === null) return fail("invalid", "Producer-Seq must be a non-negative integer up to 2^53-1");
+  return ok({ producerId, epoch: epochValue, seq: seqValue });
+}
+
+/** Digits only; leading zeros are tolerated here (the spec asks only for a non-negative integer). */
+function parseProducerInteger(raw: string): number | null {
+  if (!/^[0-9]+$/.test(raw)) return null;
+  return parseCanonicalUint(raw.replace(/^0+(?=[0-9])/, ""));
+}
+
+export type ProducerCheck =
+  /** New data: append it, then commit `state` for the producer. */
+  | { readonly kind: "accept"; readonly state: ProducerState }
+  /** Already appended: answer success without appending; `lastSeq` is the highest accepted seq. */
+  | { readonly kind: "duplicate"; readonly epoch: number; readonly lastSeq: number }
+  | { readonly kind: "reject"; readonly error: DomainError };
+
+/** The spec's validation table, row by row (see docs/protocol-rules.md, PRD rows). */
+export function checkProducer(table: ProducerTable, request: ProducerRequest, nowMs: number): ProducerCheck {
+  const state = table.get(request.producerId);
+  const accepted = (): ProducerCheck => ({
+    kind: "accept",
+    state: { epoch: request.epoch, lastSeq: request.seq, lastUpdatedMs: nowMs },
+  });
+
+  if (state === undefined) {
+    // An unknown producer must start its sequence at 0, in whatever epoch it declares.
+    if (request.seq === 0) return accepted();
+    return reject("producer_seq_gap", "an unknown producer must start at Producer-Seq 0", {
+      expectedSeq: 0,
+      receivedSeq: request.seq,
+    });
+  }
+  if (request.epoch < state.epoch) {
+    return reject("producer_stale_epoch", "stale Producer-Epoch: a newer epoch of this producer exists", {
+      currentEpoch: state.epoch,
+    });
+  }
+  if (request.epoch > state.epoch) {
+    if (request.seq === 0) return accepted();
+    return reject("invalid", "a new Producer-Epoch must start at Producer-Seq 0", {
+      reason: "new_epoch_seq_not_zero",
+      currentEpoch: state.epoch,
+      receivedSeq: request.seq,
+    });
+  }
+  if (request.seq <= state.lastSeq) return { kind: "duplicate", epoch: state.epoch, lastSeq: state.lastSeq };
+  if (request.seq === state.lastSeq + 1) return accepted();
+  return reject("producer_seq_gap", "Producer-Seq skips ahead of the next expected sequence", {
+    expectedSeq: state.lastSeq + 1,
+    receivedSeq: request.seq,
+  });
+}
+
+function reject(code: DomainError["code"], message: string, details: DomainError["details"]): ProducerCheck {
+  return { kind: "reject", error: domainError(code, message, details) };
+}
+
+/** The table with one producer's accepted state recorded; the input table is unchanged. */
+export function commitProducer(table: ProducerTable, producerId: string, state: ProducerState): ProducerTable {
+  const next = new Map(table);
+  next.set(producerId, state);
+  return next;
+}
+
+/**
+ * Drops producers idle for longer than `maxIdleMs`. mink keeps producer state as long as the stream by
+ * default (a durable store should, per the spec); this exists for an operator-chosen bound. A pruned
+ * producer is new again: its next request must start at seq 0.
+ */
+export function pruneProducers(table: ProducerTable, nowMs: number, maxIdleMs: number): ProducerTable {
+  let next: Map<string, ProducerState> | null = null;
+  for (const [id, state] of table) {
+    if (nowMs - state.lastUpdatedMs > maxIdleMs) {
+      next ??= new Map(table);
+      next.delete(id);
+    }
+  }
+  return next ?? table;
+}
