@@ -1,0 +1,160 @@
+// Seal and replay of a node's WAL chain.
+//
+// Seal: claim the lowest free seq of the chain with a seal object (`If-None-Match: *`). The old writer's next
+// PUT collides with it, so it can never acknowledge again. Because writers keep one PUT in flight, the chain
+// is dense and its lowest free seq is one past its highest object. A 412 means the old writer's last PUT
+// landed first: move up one and try again (bounded; each loss is one more object of the old writer).
+//
+// Replay: every object in [fromSeq, toSeq) in seq order, checksums verified. A missing seq, a corrupt or
+// misplaced object, or a data object that could not have been written by a one-in-flight writer after the
+// seals before it, is a `WalCorruptError` naming the key. Seals in the range (earlier incarnations) are
+// passed over. On restart: seal first, then replay [checkpoint, sealSeq), then write from sealSeq + 1.
+
+import { isStoreError, listAll, type ObjectStore } from "./object-store.ts";
+import { parseWalKey, walKey, walPrefix } from "./keys.ts";
+import { StaleEpochError } from "./manifest.ts";
+import type { StreamRecord } from "./record-codec.ts";
+import { WalCorruptError, decodeWalObject, encodeWalObject } from "./wal-format.ts";
+import { putCreateOnce, resolveRetry, type RetryOptions } from "./wal-writer.ts";
+
+export interface SealOptions {
+  nodeId: string;
+  /** Where the live chain starts (the node's checkpoint); everything below may be deleted. */
+  fromSeq: number;
+  /** The node performing the seal. */
+  sealedBy: string;
+  /** The epoch of the chain's new owner. */
+  sealEpoch: number;
+  /** Seqs tried before giving up against a writer that keeps winning (default 32). */
+  maxSealAttempts?: number;
+  retry?: RetryOptions;
+}
+
+/** The old writer won `maxSealAttempts` races in a row. */
+export class SealContentionError extends Error {
+  override readonly name = "SealContentionError";
+}
+
+export async function sealChain(store: ObjectStore, options: SealOptions): Promise<{ sealSeq: number }> {
+  const { nodeId, sealedBy, sealEpoch } = options;
+  const retry = resolveRetry(options.retry);
+  const maxSealAttempts = options.maxSealAttempts ?? 32;
+  const last = await lastObjectSeq(store, nodeId, options.fromSeq);
+  // Our own seal on top already (a repeated call): sealing again would only fence ourselves.
+  if (last !== null && (await inspect(store, nodeId, last, sealedBy, sealEpoch)) === "ours") return { sealSeq: last };
+  let seq = last === null ? options.fromSeq : last + 1;
+  for (let attempt = 0; attempt < maxSealAttempts; attempt++, seq++) {
+    const body = encodeWalObject({ kind: "seal", nodeId, seq, sealedBy, sealEpoch });
+    const outcome = await putCreateOnce(store, walKey(nodeId, seq), body, retry);
+    if (outcome.kind === "created") return { sealSeq: seq };
+    // Normally the old writer's last PUT took the seq; `inspect` refuses if a newer owner's did.
+    if ((await inspect(store, nodeId, seq, sealedBy, sealEpoch)) === "ours") return { sealSeq: seq };
+  }
+  throw new SealContentionError(`could not seal the WAL chain of ${nodeId} in ${maxSealAttempts} attempts`);
+}
+
+/** The highest seq ≥ fromSeq holding an object, or null when there is none. */
+async function lastObjectSeq(store: ObjectStore, nodeId: string, fromSeq: number): Promise<number | null> {
+  const startAfter = fromSeq > 0 ? walKey(nodeId, fromSeq - 1) : undefined;
+  let last: number | null = null;
+  for await (const object of listAll(store, walPrefix(nodeId), startAfter === undefined ? {} : { startAfter })) {
+    const { seq } = parseWalKey(object.key);
+    if (seq >= fromSeq && (last === null || seq > last)) last = seq;
+  }
+  return last;
+}
+
+/**
+ * Reads the object at `seq`: "ours" if it is a seal of this sealer at this epoch, "older" if it was written
+ * at a lower epoch. An object of a higher epoch means this sealer is stale: fencing the newer owner would
+ * break it, so the seal is refused with `StaleEpochError`.
+ */
+async function inspect(
+  store: ObjectStore,
+  nodeId: string,
+  seq: number,
+  sealedBy: string,
+  sealEpoch: number,
+): Promise<"ours" | "older"> {
+  const key = walKey(nodeId, seq);
+  const object = decodeWalObject((await store.get(key)).body, key);
+  const epoch = object.kind === "seal" ? object.sealEpoch : object.nodeEpoch;
+  if (epoch > sealEpoch) {
+    throw new StaleEpochError(`WAL chain of ${nodeId}: ${key} is at epoch ${epoch}, above seal epoch ${sealEpoch}`, epoch);
+  }
+  return object.kind === "seal" && object.sealEpoch === sealEpoch && object.sealedBy === sealedBy ? "ours" : "older";
+}
+
+export interface ReplayOptions {
+  nodeId: string;
+  fromSeq: number;
+  /** Exclusive; normally the seq of the seal that fenced the chain. */
+  toSeq: number;
+  /** Objects fetched ahead of the one being yielded (default 4). */
+  readAheadObjects?: number;
+}
+
+export interface ReplayedWalObject {
+  key: string;
+  seq: number;
+  nodeEpoch: number;
+  records: StreamRecord[];
+}
+
+/** Yields the data objects of [fromSeq, toSeq) in seq order, verified; throws `WalCorruptError` naming the key. */
+export async function* replayChain(store: ObjectStore, options: ReplayOptions): AsyncGenerator<ReplayedWalObject> {
+  const { nodeId, fromSeq, toSeq } = options;
+  walKey(nodeId, fromSeq);
+  const readAhead = Math.max(1, options.readAheadObjects ?? 4);
+  const pending: Promise<Uint8Array | null>[] = [];
+  let nextFetch = fromSeq;
+  let maxSealEpoch: number | undefined;
+  let lastDataEpoch: number | undefined;
+  let sealSinceData = false;
+
+  for (let seq = fromSeq; seq < toSeq; seq++) {
+    while (nextFetch < toSeq && nextFetch < seq + readAhead) {
+      const fetching = readOrNull(store, walKey(nodeId, nextFetch++));
+      // Handled here so an abandoned read-ahead never becomes an unhandled rejection; awaited below.
+      void fetching.catch(() => undefined);
+      pending.push(fetching);
+    }
+    const key = walKey(nodeId, seq);
+    const body = await pending.shift()!;
+    if (body === null) throw new WalCorruptError(key, `missing: the chain has a gap at seq ${seq} below ${toSeq}`);
+    const object = decodeWalObject(body, key);
+    if (object.nodeId !== nodeId || object.seq !== seq) {
+      throw new WalCorruptError(key, `misplaced: the header names ${object.nodeId} seq ${object.seq}`);
+    }
+    if (object.kind === "seal") {
+      maxSealEpoch = Math.max(maxSealEpoch ?? 0, object.sealEpoch);
+      sealSinceData = true;
+      continue;
+    }
+    if (maxSealEpoch !== undefined && object.nodeEpoch < maxSealEpoch) {
+      throw new WalCorruptError(key, `written at epoch ${object.nodeEpoch} after a seal at epoch ${maxSealEpoch}`);
+    }
+    if (lastDataEpoch !== undefined && object.nodeEpoch !== lastDataEpoch && !sealSinceData) {
+      throw new WalCorruptError(key, `writer epoch changed from ${lastDataEpoch} to ${object.nodeEpoch} without a seal`);
+    }
+    lastDataEpoch = object.nodeEpoch;
+    sealSinceData = false;
+    yield { key, seq, nodeEpoch: object.nodeEpoch, records: object.records };
+  }
+}
+
+/** `replayChain` collected into an array. */
+export async function readChain(store: ObjectStore, options: ReplayOptions): Promise<ReplayedWalObject[]> {
+  const objects: ReplayedWalObject[] = [];
+  for await (const object of replayChain(store, options)) objects.push(object);
+  return objects;
+}
+
+async function readOrNull(store: ObjectStore, key: string): Promise<Uint8Array | null> {
+  try {
+    return (await store.get(key)).body;
+  } catch (error) {
+    if (isStoreError(error, "not_found")) return null;
+    throw error;
+  }
+}

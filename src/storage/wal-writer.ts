@@ -1,0 +1,263 @@
+// The WAL writer of one node incarnation: group commit with exactly one WAL PUT in flight.
+//
+// Appends queue up while a PUT is in flight and go out together in the next object, so PUTs stay far
+// below one per append under load, while a lone append on an idle writer costs one PUT. Each object takes
+// the next dense seq and is written with `If-None-Match: *`; appends are acknowledged only after their
+// object landed, strictly in seq order. Why only one in flight: with pipelining, seq n+1 could land after
+// seq n failed, leaving a hole with data above it, and a sealer (who claims the lowest free seq) could then
+// seal below live data. One in flight keeps the chain dense, so its end is exactly the lowest free seq.
+//
+// A `precondition_failed` means someone sealed the chain: the writer is fenced and never acknowledges
+// again. A retryable failure is retried (bounded), but first the key is read back, because a conditional
+// PUT whose answer was lost would collide with itself: our bytes there → it landed; other bytes → fenced.
+
+import { isStoreError, sameBytes, type ObjectStore } from "./object-store.ts";
+import { walKey } from "./keys.ts";
+import { InvalidRecordError, checkSafeU64, type StreamRecord } from "./record-codec.ts";
+import { encodeWalObject, walObjectOverheadBytes, walRecordBytes } from "./wal-format.ts";
+
+export interface RetryOptions {
+  /** Store requests per operation before giving up on retryable failures, including the first (default 4). */
+  maxAttempts?: number;
+  /** The wait after `failures` retryable failures (default 50 ms doubling per failure, capped at 1 s). */
+  backoffMs?: (failures: number) => number;
+  /** How to wait; tests pass a fake. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+interface ResolvedRetry {
+  maxAttempts: number;
+  backoffMs: (failures: number) => number;
+  sleep: (ms: number) => Promise<void>;
+}
+
+export function resolveRetry(options: RetryOptions = {}): ResolvedRetry {
+  return {
+    maxAttempts: Math.max(1, options.maxAttempts ?? 4),
+    backoffMs: options.backoffMs ?? ((failures) => Math.min(1_000, 50 * 2 ** (failures - 1))),
+    sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+  };
+}
+
+/** `created`: our bytes are at the key (written now, or found there after a lost answer). */
+export type CreateOutcome = { kind: "created" } | { kind: "exists" };
+
+/**
+ * Creates `key` with `If-None-Match: *`, surviving lost answers: after a retryable failure it reads the key
+ * back before sending again. `exists` means other bytes hold the key. Throws the store's error after the
+ * retry budget or on a fatal failure.
+ */
+export async function putCreateOnce(
+  store: ObjectStore,
+  key: string,
+  body: Uint8Array,
+  retry: ResolvedRetry,
+  onRetry: () => void = () => {},
+): Promise<CreateOutcome> {
+  let uncertain = false;
+  let failures = 0;
+  // Each pass either returns, or follows a retryable failure (bounded by maxAttempts), or follows a 412
+  // after a read-back found nothing (the key was created in between: the next read-back settles it).
+  for (let pass = 0; pass < retry.maxAttempts * 2 + 2; pass++) {
+    try {
+      if (uncertain) {
+        const existing = await readOrNull(store, key);
+        if (existing !== null) return sameBytes(existing, body) ? { kind: "created" } : { kind: "exists" };
+      }
+      await store.put(key, body, { condition: { ifNoneMatch: "*" } });
+      return { kind: "created" };
+    } catch (error) {
+      if (isStoreError(error, "precondition_failed")) {
+        if (!uncertain) return { kind: "exists" };
+        continue;
+      }
+      if (!isStoreError(error, "retryable") || ++failures >= retry.maxAttempts) throw error;
+      uncertain = true;
+      onRetry();
+      await retry.sleep(retry.backoffMs(failures));
+    }
+  }
+  throw new Error(`conditional create of ${key} did not settle`);
+}
+
+async function readOrNull(store: ObjectStore, key: string): Promise<Uint8Array | null> {
+  try {
+    return (await store.get(key)).body;
+  } catch (error) {
+    if (isStoreError(error, "not_found")) return null;
+    throw error;
+  }
+}
+
+/** The chain was sealed by someone else: this writer must never acknowledge again. */
+export class WalFencedError extends Error {
+  override readonly name = "WalFencedError";
+  readonly code = "fenced";
+  constructor(
+    readonly nodeId: string,
+    /** The seq this writer lost. */
+    readonly seq: number,
+  ) {
+    super(`WAL chain of ${nodeId} was sealed at or below seq ${seq}: writer fenced`);
+  }
+}
+
+/** The store kept failing (or failed fatally); the node must restart with a new epoch and seal. */
+export class WalWriterFailedError extends Error {
+  override readonly name = "WalWriterFailedError";
+  readonly code = "unavailable";
+  constructor(
+    readonly nodeId: string,
+    /** The seq whose outcome is unknown: the object may or may not have landed (a seal settles it). */
+    readonly inDoubtSeq: number,
+    cause: unknown,
+  ) {
+    super(`WAL write of ${nodeId} seq ${inDoubtSeq} failed; writer stopped`, { cause });
+  }
+}
+
+export type WalWriterState = "open" | "fenced" | "failed";
+
+export interface WalWriterOptions extends RetryOptions {
+  /** Soft bound on one WAL object's size; a backlog above it goes into several objects (default 8 MiB). */
+  maxBatchBytes?: number;
+}
+
+export interface WalWriterStats {
+  objectsWritten: number;
+  bytesWritten: number;
+  recordsWritten: number;
+  appendsAcknowledged: number;
+  /** Retryable failures survived. */
+  retries: number;
+}
+
+interface PendingAppend {
+  records: readonly StreamRecord[];
+  bytes: number;
+  resolve: (ack: { seq: number }) => void;
+  reject: (error: unknown) => void;
+}
+
+export class WalWriter {
+  readonly stats: WalWriterStats = { objectsWritten: 0, bytesWritten: 0, recordsWritten: 0, appendsAcknowledged: 0, retries: 0 };
+  private readonly queue: PendingAppend[] = [];
+  private readonly retry: ResolvedRetry;
+  private readonly maxBatchBytes: number;
+  private readonly overheadBytes: number;
+  private flushing = false;
+  private seq: number;
+  private currentState: WalWriterState = "open";
+  private stopError: Error | undefined;
+
+  constructor(
+    private readonly store: ObjectStore,
+    readonly nodeId: string,
+    readonly nodeEpoch: number,
+    nextSeq: number,
+    options: WalWriterOptions = {},
+  ) {
+    checkSafeU64(nodeEpoch, "nodeEpoch");
+    walKey(nodeId, nextSeq); // validates the id and the seq
+    this.seq = nextSeq;
+    this.retry = resolveRetry(options);
+    this.maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
+    this.overheadBytes = walObjectOverheadBytes(nodeId);
+  }
+
+  get state(): WalWriterState {
+    return this.currentState;
+  }
+
+  /** The seq the next object takes (after fencing: the seq this writer lost). */
+  get nextSeq(): number {
+    return this.seq;
+  }
+
+  /**
+   * Appends records atomically (they land in one object) and resolves with that object's seq once it
+   * landed. The caller must not mutate the records' bytes until the promise settles.
+   */
+  async append(records: readonly StreamRecord[]): Promise<{ seq: number }> {
+    if (this.stopError !== undefined) throw this.stopError;
+    if (records.length === 0) throw new InvalidRecordError("an append needs at least one record");
+    let bytes = 0;
+    for (const record of records) bytes += walRecordBytes(record);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ records, bytes, resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        void this.flushLoop();
+      }
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    // One microtask lets appends issued in the same tick share the first object; it adds no I/O wait.
+    await Promise.resolve();
+    try {
+      while (this.queue.length > 0 && this.currentState === "open") {
+        const batch = this.takeBatch();
+        try {
+          await this.writeNext(batch);
+        } catch (error) {
+          // Not a store failure (those are handled in writeNext): a bug. Stop rather than guess.
+          this.stop("failed", new WalWriterFailedError(this.nodeId, this.seq, error), batch);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** At least one append; more while the object stays within `maxBatchBytes`. */
+  private takeBatch(): PendingAppend[] {
+    let count = 1;
+    let bytes = this.overheadBytes + this.queue[0]!.bytes;
+    while (count < this.queue.length && bytes + this.queue[count]!.bytes <= this.maxBatchBytes) {
+      bytes += this.queue[count]!.bytes;
+      count++;
+    }
+    return this.queue.splice(0, count);
+  }
+
+  private async writeNext(batch: PendingAppend[]): Promise<void> {
+    const seq = this.seq;
+    const records = batch.flatMap((append) => append.records);
+    let body: Uint8Array;
+    try {
+      body = encodeWalObject({ kind: "records", nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, seq, records });
+    } catch (error) {
+      // Records validated at append time and changed since: only this batch fails, no seq is used.
+      for (const append of batch) append.reject(error);
+      return;
+    }
+    let outcome: Awaited<ReturnType<typeof putCreateOnce>>;
+    try {
+      outcome = await putCreateOnce(this.store, walKey(this.nodeId, seq), body, this.retry, () => this.stats.retries++);
+    } catch (error) {
+      this.stop("failed", new WalWriterFailedError(this.nodeId, seq, error), batch);
+      return;
+    }
+    if (outcome.kind === "exists") {
+      this.stop("fenced", new WalFencedError(this.nodeId, seq), batch);
+      return;
+    }
+    this.seq = seq + 1;
+    this.stats.objectsWritten++;
+    this.stats.bytesWritten += body.byteLength;
+    this.stats.recordsWritten += records.length;
+    this.stats.appendsAcknowledged += batch.length;
+    for (const append of batch) append.resolve({ seq });
+  }
+
+  /** Rejects the batch in flight and everything queued; every later append rejects with the same error. */
+  private stop(state: "fenced" | "failed", error: Error, batch: PendingAppend[]): void {
+    if (this.currentState === "open") {
+      this.currentState = state;
+      this.stopError = error;
+    }
+    const stopError = this.stopError ?? error;
+    for (const append of [...batch, ...this.queue.splice(0)]) append.reject(stopError);
+  }
+}

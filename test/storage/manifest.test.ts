@@ -1,0 +1,226 @@
+// Manifests change only by compare-and-swap, and a writer whose epoch is below the recorded one can never
+// change one, whatever the interleaving: the epochs of the writes that land never go down.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { MemoryStore } from "../../src/storage/memory-store.ts";
+import type { ByteRange, ListOptions, ObjectStore, PutOptions } from "../../src/storage/object-store.ts";
+import { manifestKey } from "../../src/storage/keys.ts";
+import {
+  InvalidManifestError,
+  ManifestCorruptError,
+  ManifestNotFoundError,
+  StaleEpochError,
+  decodeManifest,
+  openManifest,
+  readManifest,
+  updateManifest,
+  type Manifest,
+} from "../../src/storage/manifest.ts";
+
+const S = "stream-1";
+const addRange = (fromSeq: number) => (m: Manifest): Manifest =>
+  m.walRanges.some((r) => r.fromSeq === fromSeq) ? m : { ...m, walRanges: [...m.walRanges, { nodeId: "n1", fromSeq, toSeq: fromSeq + 1 }] };
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** Scheduled store calls, and a log of the manifest writes that landed (their epochs, in store order). */
+function scheduledStore(s: fc.Scheduler, inner: ObjectStore, landedEpochs: number[]): ObjectStore {
+  const wrap = <A extends unknown[], T>(name: string, op: (...args: A) => Promise<T>) =>
+    async (...args: A): Promise<T> => {
+      await s.schedule(Promise.resolve(), `${name} ${String(args[0])}`);
+      const result = await op(...args);
+      await s.schedule(Promise.resolve(), `${name} answered`);
+      return result;
+    };
+  return {
+    put: wrap("put", async (k: string, b: Uint8Array, o?: PutOptions) => {
+      const result = await inner.put(k, b, o);
+      landedEpochs.push(decodeManifest(b, k, S).epoch);
+      return result;
+    }),
+    get: wrap("get", (k: string, r?: ByteRange) => inner.get(k, r)),
+    head: wrap("head", (k: string) => inner.head(k)),
+    list: wrap("list", (p: string, o?: ListOptions) => inner.list(p, o)),
+    delete: wrap("delete", (k: string) => inner.delete(k)),
+  };
+}
+
+describe("manifest", () => {
+  it("a stale epoch cannot update a manifest, and openManifest refuses an epoch not above the recorded one", async () => {
+    const store = new MemoryStore();
+    const opened = await openManifest(store, S, 1);
+    expect(opened.previous).toBeNull();
+    expect(opened.snapshot.manifest).toMatchObject({ streamId: S, epoch: 1, objects: [], walRanges: [], endOffset: 0, eof: false });
+    await updateManifest(store, S, 1, addRange(0));
+    const reopened = await openManifest(store, S, 2);
+    expect(reopened.previous?.epoch).toBe(1);
+    const before = (await store.get(manifestKey(S))).body;
+
+    const stale = await rejection(updateManifest(store, S, 1, addRange(5)));
+    expect(stale).toBeInstanceOf(StaleEpochError);
+    expect((stale as StaleEpochError).currentEpoch).toBe(2);
+    for (const epoch of [1, 2]) {
+      const refused = await rejection(openManifest(store, S, epoch));
+      expect(refused).toBeInstanceOf(StaleEpochError);
+      expect((refused as StaleEpochError).currentEpoch).toBe(2);
+    }
+    expect((await store.get(manifestKey(S))).body).toEqual(before);
+  });
+
+  it("a stale epoch cannot update a manifest: the old owner read before the new owner's open and writes after it", async () => {
+    const memory = new MemoryStore();
+    await openManifest(memory, S, 1);
+    // The old owner's store runs the new owner's whole open just before the old owner's write goes out.
+    let openedBetween = false;
+    const oldOwnerStore: ObjectStore = {
+      get: (k, r) => memory.get(k, r),
+      head: (k) => memory.head(k),
+      list: (p, o) => memory.list(p, o),
+      delete: (k) => memory.delete(k),
+      put: async (k, b, o) => {
+        if (!openedBetween) {
+          openedBetween = true;
+          await openManifest(memory, S, 2);
+        }
+        return memory.put(k, b, o);
+      },
+    };
+    let mutateCalls = 0;
+    const error = await rejection(
+      updateManifest(oldOwnerStore, S, 1, (manifest) => {
+        mutateCalls++;
+        return addRange(9)(manifest);
+      }),
+    );
+    expect(openedBetween).toBe(true);
+    expect(error).toBeInstanceOf(StaleEpochError);
+    expect((error as StaleEpochError).currentEpoch).toBe(2);
+    expect(mutateCalls).toBe(1); // it read epoch 2 after losing the CAS and stopped, without mutating again
+    const final = (await readManifest(memory, S))!.manifest;
+    expect(final.epoch).toBe(2);
+    expect(final.walRanges).toEqual([]);
+  });
+
+  it("a stale epoch cannot update a manifest, whatever the interleaving (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.integer({ min: 1, max: 6 }), async (s, updates) => {
+        const memory = new MemoryStore();
+        await openManifest(memory, S, 1);
+        const landed: number[] = [];
+        const store = scheduledStore(s, memory, landed);
+        const succeeded: number[] = [];
+        const failed: number[] = [];
+        const oldOwner = Array.from({ length: updates }, async (_, i) => {
+          await s.schedule(Promise.resolve(), `update ${i}`);
+          try {
+            await updateManifest(store, S, 1, addRange(i));
+            succeeded.push(i);
+          } catch (error) {
+            expect(error).toBeInstanceOf(StaleEpochError);
+            failed.push(i);
+          }
+        });
+        const newOwner = (async () => {
+          await s.schedule(Promise.resolve(), "open");
+          return openManifest(store, S, 2);
+        })();
+        await s.waitFor(Promise.all([...oldOwner, newOwner]));
+        // Writes that landed never go down in epoch: nothing at epoch 1 after the open.
+        expect(landed).toEqual([...landed].sort((a, b) => a - b));
+        expect(landed.filter((e) => e === 2)).toHaveLength(1);
+        const final = (await readManifest(memory, S))!.manifest;
+        expect(final.epoch).toBe(2);
+        expect(final.walRanges.map((r) => r.fromSeq).sort()).toEqual([...succeeded].sort());
+        expect(succeeded.length + failed.length).toBe(updates);
+        // After the open, the old owner is fenced for good.
+        await expect(updateManifest(memory, S, 1, addRange(99))).rejects.toBeInstanceOf(StaleEpochError);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("concurrent updates at the same epoch both land: a lost compare-and-swap re-reads and re-applies", async () => {
+    const memory = new MemoryStore();
+    await openManifest(memory, S, 1);
+    let interleaved = false;
+    const store: ObjectStore = {
+      get: (k, r) => memory.get(k, r),
+      head: (k) => memory.head(k),
+      list: (p, o) => memory.list(p, o),
+      delete: (k) => memory.delete(k),
+      put: async (k, b, o) => {
+        if (!interleaved) {
+          interleaved = true;
+          await updateManifest(memory, S, 1, addRange(2));
+        }
+        return memory.put(k, b, o);
+      },
+    };
+    await updateManifest(store, S, 1, addRange(1));
+    expect((await readManifest(memory, S))!.manifest.walRanges.map((r) => r.fromSeq)).toEqual([2, 1]);
+  });
+
+  it("a lost answer to a compare-and-swap is recognised by reading our bytes back: applied once", async () => {
+    const store = new MemoryStore();
+    await openManifest(store, S, 1);
+    store.inject({ op: "put", keyPrefix: manifestKey(S), kind: "lost_answer" });
+    let calls = 0;
+    const snapshot = await updateManifest(store, S, 1, (m) => (calls++, { ...m, endOffset: m.endOffset + 10 }), {
+      retry: { sleep: async () => {} },
+    });
+    expect(calls).toBe(1);
+    expect(snapshot.manifest.endOffset).toBe(10);
+    expect((await readManifest(store, S))!).toEqual(snapshot);
+  });
+
+  it("writes nothing for an unchanged manifest, and refuses illegal mutations", async () => {
+    const store = new MemoryStore();
+    await openManifest(store, S, 3, { startOffset: 100 });
+    const puts = store.counts.put;
+    await updateManifest(store, S, 3, (m) => m);
+    expect(store.counts.put).toBe(puts);
+    const illegal: ((m: Manifest) => Manifest)[] = [
+      (m) => ({ ...m, epoch: 4 }),
+      (m) => ({ ...m, streamId: "other" }),
+      (m) => ({ ...m, startOffset: 0 }),
+      (m) => ({ ...m, endOffset: 50 }),
+      (m) => ({ ...m, objects: [{ key: "k", firstOffset: 101, endOffset: 120, bytes: 1 }], endOffset: 120 }),
+      (m) => ({ ...m, closed: { atEpoch: 4, endOffset: 100 } }),
+    ];
+    for (const mutate of illegal) await expect(updateManifest(store, S, 3, mutate)).rejects.toBeInstanceOf(InvalidManifestError);
+    expect(store.counts.put).toBe(puts);
+    // A writer that never opened at its epoch may not write either.
+    await expect(updateManifest(store, S, 4, addRange(1))).rejects.toBeInstanceOf(InvalidManifestError);
+    await expect(updateManifest(store, "missing", 1, addRange(1))).rejects.toBeInstanceOf(ManifestNotFoundError);
+  });
+
+  it("open clears closed, keeps the data fields, and hands back the previous state", async () => {
+    const store = new MemoryStore();
+    await openManifest(store, S, 1);
+    await updateManifest(store, S, 1, (m) => ({ ...m, endOffset: 42, eof: true, closed: { atEpoch: 1, endOffset: 42 } }));
+    const { previous, snapshot } = await openManifest(store, S, 2);
+    expect(previous?.closed).toEqual({ atEpoch: 1, endOffset: 42 });
+    expect(snapshot.manifest).toEqual({ ...previous!, epoch: 2, closed: undefined });
+    expect("closed" in snapshot.manifest).toBe(false);
+  });
+
+  it("a corrupt manifest is a typed error naming the key", async () => {
+    const store = new MemoryStore();
+    for (const body of ["{not json", '{"formatVersion":2}', '{"formatVersion":1,"streamId":"stream-1","epoch":-1}', "\xff"]) {
+      await store.put(manifestKey(S), new TextEncoder().encode(body));
+      const error = await rejection(readManifest(store, S));
+      expect(error).toBeInstanceOf(ManifestCorruptError);
+      expect((error as ManifestCorruptError).key).toBe(manifestKey(S));
+    }
+    const other = (await openManifest(new MemoryStore(), "other", 1)).snapshot.manifest;
+    await store.put(manifestKey(S), new TextEncoder().encode(JSON.stringify({ formatVersion: 1, ...other })));
+    await expect(readManifest(store, S)).rejects.toBeInstanceOf(ManifestCorruptError);
+  });
+});

@@ -1,0 +1,294 @@
+// The WAL writer: group commit with exactly one PUT in flight, acknowledgement only after the object landed
+// and strictly in seq order, fencing on a lost race, and lost answers resolved by reading the key back.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { MemoryStore } from "../../src/storage/memory-store.ts";
+import {
+  ObjectStoreError,
+  type ByteRange,
+  type GetResult,
+  type ListOptions,
+  type ListResult,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+  type PutResult,
+} from "../../src/storage/object-store.ts";
+import { walKey } from "../../src/storage/keys.ts";
+import { InvalidRecordError, type StreamRecord } from "../../src/storage/record-codec.ts";
+import { decodeWalObject, encodeWalObject, walObjectOverheadBytes, walRecordBytes } from "../../src/storage/wal-format.ts";
+import { readChain, sealChain } from "../../src/storage/wal-chain.ts";
+import { WalFencedError, WalWriter, WalWriterFailedError } from "../../src/storage/wal-writer.ts";
+
+const noSleep = async (): Promise<void> => {};
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const text = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+function record(label: string, streamId = "s1"): StreamRecord {
+  return { streamId, streamEpoch: 1, firstOffset: 0, flags: 0, meta: new Uint8Array(0), data: text(label) };
+}
+
+/** Delegates to a store; PUTs wait at a gate until `open()`, and concurrency is measured. */
+class GatedStore implements ObjectStore {
+  private waiting: (() => void)[] = [];
+  private gated = true;
+  inFlight = 0;
+  maxInFlight = 0;
+  constructor(readonly inner: ObjectStore) {}
+  get pendingPuts(): number {
+    return this.waiting.length;
+  }
+  open(): void {
+    this.gated = false;
+    for (const release of this.waiting.splice(0)) release();
+  }
+  async put(key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult> {
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+    try {
+      if (this.gated) await new Promise<void>((resolve) => this.waiting.push(resolve));
+      return await this.inner.put(key, body, options);
+    } finally {
+      this.inFlight--;
+    }
+  }
+  get(key: string, range?: ByteRange): Promise<GetResult> {
+    return this.inner.get(key, range);
+  }
+  head(key: string): Promise<ObjectInfo | null> {
+    return this.inner.head(key);
+  }
+  list(prefix: string, options?: ListOptions): Promise<ListResult> {
+    return this.inner.list(prefix, options);
+  }
+  delete(key: string): Promise<void> {
+    return this.inner.delete(key);
+  }
+}
+
+/** Every store call waits for the scheduler before it runs and again before its answer returns. */
+function scheduledStore(s: fc.Scheduler, inner: ObjectStore, stats = { inFlight: 0, maxInFlight: 0 }): ObjectStore {
+  const wrap = <A extends unknown[], T>(name: string, op: (...args: A) => Promise<T>) =>
+    async (...args: A): Promise<T> => {
+      stats.maxInFlight = Math.max(stats.maxInFlight, ++stats.inFlight);
+      try {
+        await s.schedule(Promise.resolve(), `${name} ${String(args[0])}`);
+        const result = await op(...args);
+        await s.schedule(Promise.resolve(), `${name} ${String(args[0])} answered`);
+        return result;
+      } finally {
+        stats.inFlight--;
+      }
+    };
+  return {
+    put: wrap("put", (k: string, b: Uint8Array, o?: PutOptions) => inner.put(k, b, o)),
+    get: wrap("get", (k: string, r?: ByteRange) => inner.get(k, r)),
+    head: wrap("head", (k: string) => inner.head(k)),
+    list: wrap("list", (p: string, o?: ListOptions) => inner.list(p, o)),
+    delete: wrap("delete", (k: string) => inner.delete(k)),
+  };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("WalWriter group commit", () => {
+  it("a lone append on an idle writer costs exactly one PUT", async () => {
+    const store = new MemoryStore();
+    const writer = new WalWriter(store, "n1", 1, 0);
+    expect(await writer.append([record("a")])).toEqual({ seq: 0 });
+    expect(store.counts).toMatchObject({ put: 1, get: 0, head: 0, list: 0 });
+    expect(await writer.append([record("b")])).toEqual({ seq: 1 });
+    expect(store.counts.put).toBe(2);
+    expect(store.keys()).toEqual([walKey("n1", 0), walKey("n1", 1)]);
+    expect(writer.stats).toMatchObject({ objectsWritten: 2, recordsWritten: 2, appendsAcknowledged: 2, retries: 0 });
+  });
+
+  it("appends arriving while a PUT is in flight share the next object: 101 appends, 2 PUTs", async () => {
+    const memory = new MemoryStore();
+    const store = new GatedStore(memory);
+    const writer = new WalWriter(store, "n1", 1, 5);
+    const order: number[] = [];
+    const first = writer.append([record("first")]).then((ack) => (order.push(0), ack));
+    await tick();
+    expect(store.pendingPuts).toBe(1);
+    const rest = Array.from({ length: 100 }, (_, i) => writer.append([record(`r${i}`)]).then((ack) => (order.push(i + 1), ack)));
+    await tick();
+    expect(store.pendingPuts).toBe(1); // still only the first object in flight
+    store.open();
+    const acks = await Promise.all([first, ...rest]);
+    expect(memory.counts.put).toBe(2);
+    expect(store.maxInFlight).toBe(1);
+    expect(acks.map((a) => a.seq)).toEqual([5, ...Array<number>(100).fill(6)]);
+    expect(order).toEqual(Array.from({ length: 101 }, (_, i) => i));
+    const second = decodeWalObject((await memory.get(walKey("n1", 6))).body, walKey("n1", 6));
+    expect(second.kind === "records" && second.records.map((r) => new TextDecoder().decode(r.data))).toEqual(
+      Array.from({ length: 100 }, (_, i) => `r${i}`),
+    );
+  });
+
+  it("appends made in the same tick on an idle writer go out together", async () => {
+    const store = new MemoryStore();
+    const writer = new WalWriter(store, "n1", 1, 0);
+    const acks = await Promise.all([writer.append([record("a")]), writer.append([record("b")]), writer.append([record("c")])]);
+    expect(acks).toEqual([{ seq: 0 }, { seq: 0 }, { seq: 0 }]);
+    expect(store.counts.put).toBe(1);
+  });
+
+  it("splits a backlog above maxBatchBytes into consecutive objects without splitting an append", async () => {
+    const memory = new MemoryStore();
+    const store = new GatedStore(memory);
+    const one = walRecordBytes(record("x".repeat(100)));
+    const maxBatchBytes = walObjectOverheadBytes("n1") + 3 * one;
+    const writer = new WalWriter(store, "n1", 1, 0, { maxBatchBytes });
+    const appends = [writer.append([record("0".repeat(100))])];
+    await tick();
+    for (let i = 1; i <= 7; i++) appends.push(writer.append([record(String(i % 10).repeat(100))]));
+    appends.push(writer.append([record("big".repeat(100)), record("y".repeat(100)), record("z".repeat(100)), record("w".repeat(100))]));
+    store.open();
+    const seqs = (await Promise.all(appends)).map((a) => a.seq);
+    // object 0: the first append; then 7 appends in 3 + 3 + 1 (+ nothing fits next to the big one); the big
+    // append (4 records, over the bound) goes alone.
+    expect(seqs).toEqual([0, 1, 1, 1, 2, 2, 2, 3, 4]);
+    for (const key of memory.keys().slice(0, 4)) expect((await memory.get(key)).size).toBeLessThanOrEqual(maxBatchBytes);
+    expect((await memory.get(walKey("n1", 4))).size).toBeGreaterThan(maxBatchBytes);
+    expect(store.maxInFlight).toBe(1);
+  });
+
+  it("acks resolve in call order and seq order with one PUT in flight, whatever the timing (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 15 }),
+        fc.constantFrom(200, 400, 1 << 20),
+        async (s, sizes, maxBatchBytes) => {
+          const memory = new MemoryStore();
+          const stats = { inFlight: 0, maxInFlight: 0 };
+          const writer = new WalWriter(scheduledStore(s, memory, stats), "n1", 1, 0, { maxBatchBytes });
+          const called: number[] = [];
+          const resolved: { i: number; seq: number }[] = [];
+          const appends = sizes.map(async (count, i) => {
+            await s.schedule(Promise.resolve(), `append ${i}`);
+            called.push(i);
+            const records = Array.from({ length: count }, (_, j) => record(`${i}.${j}`, `s${i % 3}`));
+            const { seq } = await writer.append(records);
+            resolved.push({ i, seq });
+          });
+          await s.waitFor(Promise.all(appends));
+          expect(stats.maxInFlight).toBe(1);
+          expect(resolved.map((r) => r.i)).toEqual(called);
+          const seqs = resolved.map((r) => r.seq);
+          expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+          const objects = await readChain(memory, { nodeId: "n1", fromSeq: 0, toSeq: writer.nextSeq });
+          expect(objects.map((o) => o.seq)).toEqual([...new Set(seqs)]);
+          const labels = objects.flatMap((o) => o.records.map((r) => new TextDecoder().decode(r.data)));
+          expect(labels).toEqual(called.flatMap((i) => Array.from({ length: sizes[i]! }, (_, j) => `${i}.${j}`)));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe("WalWriter failures", () => {
+  it("a lost answer to a conditional PUT neither duplicates nor loses a WAL object", async () => {
+    const store = new MemoryStore();
+    const writer = new WalWriter(store, "n1", 1, 0, { sleep: noSleep });
+    store.inject({ op: "put", keyPrefix: "wal/", kind: "lost_answer" });
+    expect(await writer.append([record("a")])).toEqual({ seq: 0 });
+    // It landed; the read-back found our bytes, so nothing was sent again.
+    expect(store.counts).toMatchObject({ put: 1, get: 1 });
+    expect(await writer.append([record("b")])).toEqual({ seq: 1 });
+    expect(store.keys()).toEqual([walKey("n1", 0), walKey("n1", 1)]);
+    const objects = await readChain(store, { nodeId: "n1", fromSeq: 0, toSeq: 2 });
+    expect(objects.map((o) => o.records.map((r) => new TextDecoder().decode(r.data)))).toEqual([["a"], ["b"]]);
+    expect(writer.stats.retries).toBe(1);
+  });
+
+  it("a PUT that failed without landing is sent again after the read-back finds nothing", async () => {
+    const store = new MemoryStore();
+    const writer = new WalWriter(store, "n1", 1, 0, { sleep: noSleep });
+    store.inject({ op: "put", keyPrefix: "wal/", kind: "fail", times: 2 });
+    store.inject({ op: "get", keyPrefix: "wal/", kind: "fail" });
+    expect(await writer.append([record("a")])).toEqual({ seq: 0 });
+    // put ✗, get ✗, get (absent), put ✗, get (absent), put ✓: every resend preceded by a read-back.
+    expect(store.counts).toMatchObject({ put: 3, get: 3 });
+    expect(writer.stats.retries).toBe(3);
+    expect(store.keys()).toEqual([walKey("n1", 0)]);
+  });
+
+  it("a retried PUT whose seq was sealed in between is fenced, not acknowledged", async () => {
+    const store = new MemoryStore();
+    const sleep = async (): Promise<void> => {
+      await sealChain(store, { nodeId: "n1", fromSeq: 0, sealedBy: "n2", sealEpoch: 2 });
+    };
+    const writer = new WalWriter(store, "n1", 1, 0, { sleep });
+    store.inject({ op: "put", keyPrefix: "wal/", kind: "fail" });
+    const error = await rejection(writer.append([record("a")]));
+    expect(error).toBeInstanceOf(WalFencedError);
+    expect(writer.state).toBe("fenced");
+    const seal = decodeWalObject((await store.get(walKey("n1", 0))).body, walKey("n1", 0));
+    expect(seal).toMatchObject({ kind: "seal", sealedBy: "n2", sealEpoch: 2 });
+  });
+
+  it("a lost race fences the writer: the batch in flight, the queue and every later append reject", async () => {
+    const memory = new MemoryStore();
+    const store = new GatedStore(memory);
+    const writer = new WalWriter(store, "n1", 1, 3);
+    const inFlight = writer.append([record("a")]);
+    await tick();
+    const queued = writer.append([record("b")]);
+    await memory.put(walKey("n1", 3), encodeWalObject({ kind: "seal", nodeId: "n1", seq: 3, sealedBy: "n1", sealEpoch: 2 }));
+    store.open();
+    expect(await rejection(inFlight)).toBeInstanceOf(WalFencedError);
+    expect(await rejection(queued)).toBeInstanceOf(WalFencedError);
+    expect(await rejection(writer.append([record("c")]))).toBeInstanceOf(WalFencedError);
+    expect(writer.state).toBe("fenced");
+    expect(writer.nextSeq).toBe(3);
+    expect(memory.counts.put).toBe(2); // the seal and the writer's losing PUT: nothing after fencing
+    expect(writer.stats.appendsAcknowledged).toBe(0);
+  });
+
+  it("after the retry budget the writer fails, names the seq in doubt, and never acknowledges again", async () => {
+    const store = new MemoryStore();
+    const waits: number[] = [];
+    const writer = new WalWriter(store, "n1", 1, 0, { maxAttempts: 3, sleep: async (ms) => void waits.push(ms) });
+    expect(await writer.append([record("a")])).toEqual({ seq: 0 });
+    store.inject({ op: "*", keyPrefix: "wal/", kind: "fail", times: Infinity });
+    const error = await rejection(writer.append([record("b")]));
+    expect(error).toBeInstanceOf(WalWriterFailedError);
+    expect((error as WalWriterFailedError).inDoubtSeq).toBe(1);
+    expect(waits).toEqual([50, 100]);
+    store.clearFaults();
+    expect(await rejection(writer.append([record("c")]))).toBe(error);
+    expect(writer.state).toBe("failed");
+    expect(store.keys()).toEqual([walKey("n1", 0)]);
+  });
+
+  it("a fatal store error fails the writer at once, without retrying", async () => {
+    const store = new MemoryStore();
+    const writer = new WalWriter(store, "n1", 1, 0, { sleep: noSleep });
+    store.inject({ op: "put", kind: "fail", errorKind: "fatal" });
+    const error = await rejection(writer.append([record("a")]));
+    expect(error).toBeInstanceOf(WalWriterFailedError);
+    expect((error as Error).cause).toBeInstanceOf(ObjectStoreError);
+    expect(store.counts.put).toBe(1);
+    expect(writer.state).toBe("failed");
+  });
+
+  it("rejects invalid appends without touching the writer", async () => {
+    const store = new MemoryStore();
+    const writer = new WalWriter(store, "n1", 1, 0);
+    expect(await rejection(writer.append([]))).toBeInstanceOf(InvalidRecordError);
+    expect(await rejection(writer.append([{ ...record("a"), firstOffset: -1 }]))).toBeInstanceOf(InvalidRecordError);
+    expect(store.counts.put).toBe(0);
+    expect(await writer.append([record("a")])).toEqual({ seq: 0 });
+    expect(() => new WalWriter(store, "", 1, 0)).toThrow();
+    expect(() => new WalWriter(store, "n1", 1, -1)).toThrow();
+  });
+});
