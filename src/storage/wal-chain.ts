@@ -2,8 +2,8 @@
 //
 // Seal: claim the lowest free seq of the chain with a seal object (`If-None-Match: *`). The old writer's next
 // PUT collides with it, so it can never acknowledge again. Because writers keep one PUT in flight, the chain
-// is dense and its lowest free seq is one past its highest object. A 412 means the old writer's last PUT
-// landed first: move up one and try again (bounded; each loss is one more object of the old writer).
+// is dense and its lowest free seq is one past its highest object. A 412 means the old writer's PUT landed
+// first: claim a wider window above it (see sealChain).
 //
 // Replay: every object in [fromSeq, toSeq) in seq order, checksums verified. A missing seq, a corrupt or
 // misplaced object, or a data object that could not have been written by a one-in-flight writer after the
@@ -25,32 +25,58 @@ export interface SealOptions {
   sealedBy: string;
   /** The epoch of the chain's new owner. */
   sealEpoch: number;
-  /** Seqs tried before giving up against a writer that keeps winning (default 32). */
-  maxSealAttempts?: number;
+  /** Windows tried before giving up against a writer that keeps winning (default 12). */
+  maxSealRounds?: number;
   retry?: RetryOptions;
 }
 
-/** The old writer won `maxSealAttempts` races in a row. */
+/** The old writer won `maxSealRounds` windows in a row. */
 export class SealContentionError extends Error {
   override readonly name = "SealContentionError";
 }
 
+/** The widest window of seqs claimed at once. */
+const MAX_SEAL_WINDOW = 64;
+
+/**
+ * Fences the chain and returns the seq of the top seal: replay [fromSeq, sealSeq), write from sealSeq + 1.
+ *
+ * A live old writer appends one object after another, so a sealer that claims one seq at a time, and
+ * reads what beat it, can trail it forever. Instead each round claims a window of seqs at once, doubling
+ * after every lost round. The old writer, one PUT in flight, can only take a prefix of the window: it
+ * writes seq n + 1 only after n landed, so once one of our seals lands it collides with it and stops, and
+ * every later seq of the window is ours. The chain stays dense; the extra seals are passed over by replay.
+ */
 export async function sealChain(store: ObjectStore, options: SealOptions): Promise<{ sealSeq: number }> {
   const { nodeId, sealedBy, sealEpoch } = options;
   const retry = resolveRetry(options.retry);
-  const maxSealAttempts = options.maxSealAttempts ?? 32;
+  const maxSealRounds = options.maxSealRounds ?? 12;
   const last = await lastObjectSeq(store, nodeId, options.fromSeq);
-  // Our own seal on top already (a repeated call): sealing again would only fence ourselves.
+  // Our own seal on top already (a repeated call): sealing again would only fence ourselves. Otherwise
+  // `inspect` refuses when a newer owner wrote the top object.
   if (last !== null && (await inspect(store, nodeId, last, sealedBy, sealEpoch)) === "ours") return { sealSeq: last };
   let seq = last === null ? options.fromSeq : last + 1;
-  for (let attempt = 0; attempt < maxSealAttempts; attempt++, seq++) {
-    const body = encodeWalObject({ kind: "seal", nodeId, seq, sealedBy, sealEpoch });
-    const outcome = await putCreateOnce(store, walKey(nodeId, seq), body, retry);
-    if (outcome.kind === "created") return { sealSeq: seq };
-    // Normally the old writer's last PUT took the seq; `inspect` refuses if a newer owner's did.
-    if ((await inspect(store, nodeId, seq, sealedBy, sealEpoch)) === "ours") return { sealSeq: seq };
+  for (let round = 0, window = 1; round < maxSealRounds; round++, seq += window, window = Math.min(2 * window, MAX_SEAL_WINDOW)) {
+    const outcomes = await Promise.all(
+      Array.from({ length: window }, (_, i) =>
+        putCreateOnce(store, walKey(nodeId, seq + i), encodeWalObject({ kind: "seal", nodeId, seq: seq + i, sealedBy, sealEpoch }), retry),
+      ),
+    );
+    const firstWon = outcomes.findIndex((outcome) => outcome.kind === "created");
+    if (firstWon < 0) {
+      // The old writer took the whole window: it must be older than us (else we are the stale one).
+      await inspect(store, nodeId, seq + window - 1, sealedBy, sealEpoch);
+      continue;
+    }
+    const lostAbove = outcomes.findIndex((outcome, i) => i > firstWon && outcome.kind !== "created");
+    if (lostAbove >= 0) {
+      const key = walKey(nodeId, seq + lostAbove);
+      throw new WalCorruptError(key, `written above this sealer's seal at seq ${seq + firstWon}: not a one-in-flight writer`);
+    }
+    if (firstWon > 0) await inspect(store, nodeId, seq + firstWon - 1, sealedBy, sealEpoch);
+    return { sealSeq: seq + window - 1 };
   }
-  throw new SealContentionError(`could not seal the WAL chain of ${nodeId} in ${maxSealAttempts} attempts`);
+  throw new SealContentionError(`could not seal the WAL chain of ${nodeId} in ${maxSealRounds} rounds`);
 }
 
 /** The highest seq ≥ fromSeq holding an object, or null when there is none. */

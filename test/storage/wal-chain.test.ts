@@ -147,7 +147,7 @@ describe("seal", () => {
     expect(store.keys()).toHaveLength(2);
   });
 
-  it("moves up one when the old writer's last PUT lands first", async () => {
+  it("claims a wider window above when the old writer's last PUT lands first", async () => {
     const memory = new MemoryStore();
     const old = new WalWriter(memory, NODE, 1, 0);
     await old.append(records(1, 1));
@@ -164,8 +164,9 @@ describe("seal", () => {
         return page;
       },
     };
-    expect(await sealChain(racing, { nodeId: NODE, fromSeq: 0, sealedBy: "n2", sealEpoch: 2 })).toEqual({ sealSeq: 2 });
-    expect(await replayed(memory, 0, 2)).toEqual([...records(1, 1), ...records(2, 1)].map(label));
+    // Seq 1 lost, then the window [2, 4) is claimed: seals at 2 and 3, replay passes over the one at 2.
+    expect(await sealChain(racing, { nodeId: NODE, fromSeq: 0, sealedBy: "n2", sealEpoch: 2 })).toEqual({ sealSeq: 3 });
+    expect(await replayed(memory, 0, 3)).toEqual([...records(1, 1), ...records(2, 1)].map(label));
     await expect(old.append(records(3, 1))).rejects.toBeInstanceOf(WalFencedError);
   });
 
