@@ -1,4 +1,225 @@
-// MetaLog: the metadata log Durable Object (issue 3 builds it out). A thin shell over src/core/meta.
+// MetaLog: the metadata log Durable Object. A thin shell over src/core/meta: it loads the latest snapshot
+// and the log after it from SQLite, applies proposals with the pure `apply`, appends each accepted change to
+// the log in the same synchronous step that makes it visible, snapshots to bound the log, and answers
+// views, lookups and long-poll watches. Node heartbeats are soft state here, never log entries.
+// The API is documented in docs/metadata-log.md.
 import { DurableObject } from "cloudflare:workers";
+import {
+  apply,
+  changesSince,
+  checkHeartbeat,
+  decodeSnapshot,
+  DEFAULT_LEASE_TTL_MS,
+  emptyState,
+  encodeSnapshot,
+  fullChanges,
+  fullView,
+  liveNodes,
+  lookupStream,
+  replay,
+  seedLiveness,
+  touchedBy,
+  type Command,
+  type CommandType,
+  type MetaState,
+  type MetaView,
+  type NodeRecord,
+  type ResultOf,
+  type StreamLookup,
+  type StreamQuery,
+  type ViewChanges,
+} from "../src/core/meta/index.ts";
+import type { DomainError } from "../src/core/errors.ts";
+import type { Env } from "../src/env.ts";
+import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore, type LogStats, type SnapshotInfo } from "./meta-log-store.ts";
 
-export class MetaLog extends DurableObject {}
+/** The one MetaLog of a deployment: `env.META_LOG.getByName(META_LOG_NAME)`. */
+export const META_LOG_NAME = "meta";
+
+export interface MetaLogTuning {
+  /** Snapshot once this many entries were appended since the last snapshot. */
+  snapshotEveryEntries: number;
+  /** Entries kept after a snapshot so watchers a little behind get a delta instead of a full view. */
+  watchRetainEntries: number;
+  snapshotChunkBytes: number;
+  /** A node is live while its last heartbeat is younger than this (DESIGN.md `lease_ttl`). */
+  leaseTtlMs: number;
+  /** Upper bound of one watch long-poll. */
+  maxWatchMs: number;
+}
+
+export const DEFAULT_TUNING: MetaLogTuning = {
+  snapshotEveryEntries: 1000,
+  watchRetainEntries: 1000,
+  snapshotChunkBytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
+  leaseTtlMs: DEFAULT_LEASE_TTL_MS,
+  maxWatchMs: 60_000,
+};
+
+/** A proposal's answer: the typed result and the log version after it. */
+export type ProposeResult<T extends CommandType = CommandType> = ResultOf<T> & { readonly version: number };
+
+export type HeartbeatResult = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: DomainError };
+
+export interface MetaLogStats {
+  readonly version: number;
+  readonly nodes: number;
+  readonly streams: number;
+  readonly pendingTransfers: number;
+  readonly log: LogStats;
+  readonly snapshot: SnapshotInfo | null;
+}
+
+export class MetaLog extends DurableObject<Env> {
+  /**
+   * Knobs, in memory (defaults on every start). Not reachable over RPC (only methods are); tests adjust
+   * them through runInDurableObject. The chunk size is fixed at construction.
+   */
+  readonly tuning: MetaLogTuning = { ...DEFAULT_TUNING };
+  private readonly store: MetaLogStore;
+  private state: MetaState;
+  private snapshotVersion: number;
+  private readonly lastSeenMs: Map<string, number>;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new MetaLogStore(ctx.storage.sql, this.tuning.snapshotChunkBytes);
+    // SQLite calls are synchronous: the whole load happens before any request is delivered.
+    this.store.migrate();
+    const snapshot = this.store.readSnapshot();
+    const base = snapshot === null ? emptyState() : decodeSnapshot(snapshot.text);
+    if (snapshot !== null && base.version !== snapshot.version) throw new Error("metadata snapshot version mismatch");
+    this.snapshotVersion = base.version;
+    this.state = replay(base, this.store.entriesAfter(base.version));
+    this.lastSeenMs = seedLiveness(this.state, Date.now());
+  }
+
+  /**
+   * Applies one command. An accepted change is appended to the log and becomes visible in one synchronous
+   * step (no await in between, so proposals are applied one at a time in arrival order); a rejection or a
+   * no-op writes nothing. Lease commands take their time from MetaLog's clock, recorded in the entry.
+   */
+  propose(command: Command): ProposeResult {
+    const nowMs = Date.now();
+    const { state, result } = apply(this.state, command, { nowMs });
+    if (result.ok && result.changed) {
+      const entry = { index: state.version, command, nowMs };
+      this.ctx.storage.transactionSync(() => this.store.append(entry, touchedBy(command, result)));
+      this.state = state;
+      if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
+      this.maybeSnapshot();
+      this.wakeWatchers();
+    }
+    return { ...result, version: this.state.version };
+  }
+
+  view(): MetaView {
+    return fullView(this.state);
+  }
+
+  lookupStream(query: StreamQuery): StreamLookup {
+    return lookupStream(this.state, query);
+  }
+
+  /**
+   * What changed after version `since`: the current records of the nodes and streams touched since then
+   * (a delta), or the full view when `since` is older than the retained log or ahead of it. When nothing
+   * changed yet, waits up to timeoutMs (bounded by maxWatchMs) for the next change, then answers.
+   */
+  async watch(since: number, timeoutMs: number): Promise<ViewChanges> {
+    if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
+    const waitMs = Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.tuning.maxWatchMs));
+    if (since === this.state.version && waitMs > 0) await this.nextChange(waitMs);
+    return this.changesSince(since);
+  }
+
+  /** Records a heartbeat (soft state: lost on restart, see seedLiveness). */
+  heartbeat(nodeId: string, nodeEpoch: number): HeartbeatResult {
+    const error = checkHeartbeat(this.state, nodeId, nodeEpoch);
+    if (error !== null) return { ok: false, error };
+    this.lastSeenMs.set(nodeId, Date.now());
+    return { ok: true, version: this.state.version };
+  }
+
+  /** Registered nodes that heartbeated within leaseTtlMs of nowMs (default: now), by id. */
+  liveNodes(nowMs?: number): NodeRecord[] {
+    return liveNodes(this.state, this.lastSeenMs, nowMs ?? Date.now(), this.tuning.leaseTtlMs);
+  }
+
+  stats(): MetaLogStats {
+    return {
+      version: this.state.version,
+      nodes: this.state.nodes.size,
+      streams: this.state.streams.size,
+      pendingTransfers: this.state.transfers.size,
+      log: this.store.logStats(),
+      snapshot: this.store.snapshotInfo(),
+    };
+  }
+
+  private changesSince(since: number): ViewChanges {
+    const { version } = this.state;
+    if (since > version) return fullChanges(this.state, since);
+    if (since === version) return changesSince(this.state, since, []);
+    const touched = this.store.touchedBetween(since, version);
+    return touched === null ? fullChanges(this.state, since) : changesSince(this.state, since, touched);
+  }
+
+  private maybeSnapshot(): void {
+    const { version } = this.state;
+    if (version - this.snapshotVersion < this.tuning.snapshotEveryEntries) return;
+    // The entry that triggered this is already durable: a failed snapshot must not fail the proposal. The
+    // transaction leaves the previous snapshot and the whole log in place, and the next change retries.
+    try {
+      const text = encodeSnapshot(this.state);
+      this.ctx.storage.transactionSync(() => {
+        this.store.writeSnapshot(version, text);
+        this.store.pruneThrough(version - this.tuning.watchRetainEntries);
+      });
+      this.snapshotVersion = version;
+    } catch (error) {
+      console.error(`MetaLog snapshot at version ${version} failed; the log keeps every entry`, error);
+    }
+  }
+
+  private nextChange(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.waiters.add(done);
+    });
+  }
+
+  private wakeWatchers(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+}
+
+/**
+ * The MetaLog's RPC methods as seen by a caller, with results typed per command. RPC stub types cannot
+ * carry method generics, and mapping the recursive JSON config type through them is too deep for the
+ * compiler, so callers use this view of the stub: `const meta = metaLogClient(env.META_LOG.getByName(META_LOG_NAME))`.
+ */
+export interface MetaLogClient {
+  propose<C extends Command>(command: C): Promise<ProposeResult<C["type"]>>;
+  view(): Promise<MetaView>;
+  lookupStream(query: StreamQuery): Promise<StreamLookup>;
+  watch(since: number, timeoutMs: number): Promise<ViewChanges>;
+  heartbeat(nodeId: string, nodeEpoch: number): Promise<HeartbeatResult>;
+  liveNodes(nowMs?: number): Promise<NodeRecord[]>;
+  stats(): Promise<MetaLogStats>;
+}
+
+/** Every client method exists on MetaLog with the same parameters (checked by the compiler). */
+type SameMethods = { [K in keyof MetaLogClient]: (...args: Parameters<MetaLogClient[K]>) => unknown };
+const _metaLogHasClientMethods = (log: MetaLog): SameMethods => log;
+void _metaLogHasClientMethods;
+
+export function metaLogClient(stub: DurableObjectStub<MetaLog>): MetaLogClient {
+  return stub as unknown as MetaLogClient;
+}

@@ -1,0 +1,160 @@
+// Metadata commands and their results. A command is what goes into the log; `ApplyContext` carries the
+// log entry's time (stamped by MetaLog when it accepted the proposal), so replay sees the same clock.
+import type { DomainError } from "../errors.ts";
+import type { Lease, NodeRecord, PendingTransfer, StreamConfig, StreamRecord } from "./state.ts";
+
+/** A node proposing a command names itself and its current epoch; a stale epoch is rejected. */
+export interface Proposer {
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+}
+
+export interface RegisterNode {
+  readonly type: "RegisterNode";
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly addr: string;
+  /** Defaults to the recorded value, or 1 for a new node. */
+  readonly slots?: number;
+}
+export interface SetSlots {
+  readonly type: "SetSlots";
+  readonly nodeId: string;
+  readonly slots: number;
+  /** Absent for the admin API; present when a node proposes it. */
+  readonly by?: Proposer;
+}
+export interface SetDraining {
+  readonly type: "SetDraining";
+  readonly nodeId: string;
+  readonly draining: boolean;
+  readonly by?: Proposer;
+}
+export interface CreateStream {
+  readonly type: "CreateStream";
+  readonly name: string;
+  readonly config: StreamConfig;
+  readonly by?: Proposer;
+}
+export interface DeleteStream {
+  readonly type: "DeleteStream";
+  readonly streamId: string;
+  readonly by?: Proposer;
+}
+export interface PlaceStream {
+  readonly type: "PlaceStream";
+  readonly streamId: string;
+  readonly by?: Proposer;
+}
+export interface OpenStream {
+  readonly type: "OpenStream";
+  readonly streamId: string;
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+}
+export interface CloseStream {
+  readonly type: "CloseStream";
+  readonly streamId: string;
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  /** The stream epoch the owner is closing (the one it opened at). */
+  readonly epoch: number;
+}
+export interface BeginTransfer {
+  readonly type: "BeginTransfer";
+  readonly streamId: string;
+  readonly target: string;
+  readonly by?: Proposer;
+}
+export interface CompleteTransfer {
+  readonly type: "CompleteTransfer";
+  readonly streamId: string;
+  /** The epoch the source closed the stream at; anything else is a stale completion. */
+  readonly closedEpoch: number;
+  readonly by?: Proposer;
+}
+export interface AcquireLease {
+  readonly type: "AcquireLease";
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly ttlMs: number;
+}
+export interface RenewLease {
+  readonly type: "RenewLease";
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly coordinatorEpoch: number;
+  readonly ttlMs: number;
+}
+
+export type Command =
+  | RegisterNode
+  | SetSlots
+  | SetDraining
+  | CreateStream
+  | DeleteStream
+  | PlaceStream
+  | OpenStream
+  | CloseStream
+  | BeginTransfer
+  | CompleteTransfer
+  | AcquireLease
+  | RenewLease;
+
+export type CommandType = Command["type"];
+
+export const COMMAND_TYPES: readonly CommandType[] = [
+  "RegisterNode",
+  "SetSlots",
+  "SetDraining",
+  "CreateStream",
+  "DeleteStream",
+  "PlaceStream",
+  "OpenStream",
+  "CloseStream",
+  "BeginTransfer",
+  "CompleteTransfer",
+  "AcquireLease",
+  "RenewLease",
+];
+
+export interface ApplyContext {
+  /** Wall-clock ms of the log entry (MetaLog's clock when it accepted the proposal). */
+  readonly nowMs: number;
+}
+
+/** What an accepted command answers, per command type. */
+export interface ValueOf {
+  RegisterNode: { readonly node: NodeRecord };
+  SetSlots: { readonly node: NodeRecord };
+  SetDraining: { readonly node: NodeRecord };
+  CreateStream: { readonly stream: StreamRecord };
+  /** The record as it was before the delete. */
+  DeleteStream: { readonly stream: StreamRecord };
+  PlaceStream: { readonly stream: StreamRecord };
+  OpenStream: { readonly stream: StreamRecord };
+  CloseStream: { readonly stream: StreamRecord };
+  BeginTransfer: { readonly stream: StreamRecord; readonly transfer: PendingTransfer };
+  CompleteTransfer: { readonly stream: StreamRecord };
+  AcquireLease: { readonly lease: Lease };
+  RenewLease: { readonly lease: Lease };
+}
+
+/** Accepted: `changed` is false for a no-op (a repeat, a race lost harmlessly); the state is then the same object. */
+export interface Accepted<V> {
+  readonly ok: true;
+  readonly changed: boolean;
+  readonly value: V;
+}
+/** Rejected: the state is unchanged; `error.details` carries what the caller needs (current epoch, owner...). */
+export interface Rejected {
+  readonly ok: false;
+  readonly error: DomainError;
+}
+export type Result<V> = Accepted<V> | Rejected;
+
+export type ResultOf<T extends CommandType> = Result<ValueOf[T]>;
+export type AnyResult = ResultOf<CommandType>;
+
+/** The command of one type, e.g. `CommandOf<"OpenStream">`. */
+export type CommandOf<T extends CommandType> = Extract<Command, { readonly type: T }>;

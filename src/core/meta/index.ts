@@ -1,0 +1,11 @@
+// The metadata log's pure core: state, commands, apply, placement, the view, snapshots and liveness.
+export * from "./apply.ts";
+export * from "./commands.ts";
+export * from "./liveness.ts";
+export * from "./placement.ts";
+export * from "./snapshot.ts";
+export * from "./state.ts";
+export * from "./validate.ts";
+export * from "./view.ts";
+export { jsonEqual, type JsonObject, type JsonValue } from "./json.ts";
+export { ChunkedMap } from "./chunked-map.ts";

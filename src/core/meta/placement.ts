@@ -1,0 +1,62 @@
+// Placement: which node gets a stream that has no owner yet. A pure function of the state, so every node
+// computes the same answer and two racing PlaceStream proposals are harmless (the second is a no-op).
+import type { PlaceStream, ValueOf } from "./commands.ts";
+import { checkProposer } from "./node-rules.ts";
+import { accepted, rejected, rejectedWith, unchanged, type Outcome } from "./outcome.ts";
+import { withStream, type MetaState, type NodeRecord, type StreamRecord } from "./state.ts";
+
+/** A node can take new streams when it has slots and is not draining. Liveness is not in the log. */
+export function isEligible(node: NodeRecord): boolean {
+  return node.slots > 0 && !node.draining;
+}
+
+/**
+ * The eligible node with the lowest ratio of assigned streams to slots; ties go to the lowest id (plain
+ * string order). Ratios compare by cross-multiplication, so no floating point decides anything.
+ */
+export function chooseNode(state: MetaState): NodeRecord | null {
+  let best: NodeRecord | null = null;
+  let bestAssigned = 0;
+  for (const node of state.nodes.values()) {
+    if (!isEligible(node)) continue;
+    const assigned = state.assigned.get(node.id) ?? 0;
+    if (best === null) {
+      best = node;
+      bestAssigned = assigned;
+      continue;
+    }
+    const lhs = assigned * best.slots;
+    const rhs = bestAssigned * node.slots;
+    if (lhs < rhs || (lhs === rhs && node.id < best.id)) {
+      best = node;
+      bestAssigned = assigned;
+    }
+  }
+  return best;
+}
+
+/**
+ * Table PS — PlaceStream {streamId}:
+ * | row | condition                               | result                                                     |
+ * | PS1 | proposer fails table P                  | as table P                                                 |
+ * | PS2 | stream not found                        | not_found {streamId}                                       |
+ * | PS3 | already `placed`, `opened` or `closed`  | no-op: the record as it is (the second of two racing places) |
+ * | PS4 | `unplaced`, no eligible node            | unavailable {eligibleNodes: 0}                             |
+ * | PS5 | `unplaced`                              | accepted: owner = chooseNode (lowest streams/slots, lowest id), `placed` |
+ */
+export function placeStream(state: MetaState, command: PlaceStream): Outcome<ValueOf["PlaceStream"]> {
+  const proposerError = checkProposer(state, command.by);
+  if (proposerError !== null) return rejectedWith(state, proposerError);
+  const stream = state.streams.get(command.streamId);
+  if (stream === undefined) return rejected(state, "not_found", "no such stream", { streamId: command.streamId });
+  if (stream.ownership !== "unplaced") return unchanged(state, { stream });
+  const node = chooseNode(state);
+  if (node === null) {
+    return rejected(state, "unavailable", "no registered node with slots that is not draining", {
+      streamId: stream.id,
+      eligibleNodes: 0,
+    });
+  }
+  const placed: StreamRecord = { ...stream, owner: node.id, ownership: "placed" };
+  return accepted(withStream(state, stream.id, placed), { stream: placed });
+}

@@ -1,0 +1,140 @@
+// The metadata state: registered nodes, streams, pending transfers and the coordinator lease, at a version
+// (the index of the last log entry that changed it). Values are immutable; `apply` returns a new state that
+// shares everything it did not touch. See docs/metadata-log.md for the rules that change it.
+import { ChunkedMap } from "./chunked-map.ts";
+import type { JsonObject } from "./json.ts";
+
+export interface NodeRecord {
+  readonly id: string;
+  /** Wall-clock ms at the node's start; only ever grows. */
+  readonly epoch: number;
+  /** Advertised address, e.g. `https://mink.example/n/<id>`. */
+  readonly addr: string;
+  /** Capacity weight for placement; 0 takes no new streams. */
+  readonly slots: number;
+  /** A draining node takes no new placements (issue 5 moves its streams away with transfers). */
+  readonly draining: boolean;
+}
+
+/**
+ * Ownership of a stream (not its data's `eof`):
+ * - `unplaced`: created, no owner chosen yet;
+ * - `placed`: owner chosen, not opened at `epoch` yet;
+ * - `opened`: owner serving at `epoch`;
+ * - `closed`: nobody serving; closed at `epoch` (== `closedAtEpoch`) by `owner`, the last owner.
+ */
+export type Ownership = "unplaced" | "placed" | "opened" | "closed";
+
+export type StreamConfig = JsonObject;
+
+export interface StreamRecord {
+  readonly id: string;
+  readonly name: string;
+  /** Null only while `unplaced`. */
+  readonly owner: string | null;
+  /** Bumped by every open; a writer holding a lower epoch is fenced. */
+  readonly epoch: number;
+  readonly ownership: Ownership;
+  /** Present exactly when `ownership` is `closed`; equals `epoch`. */
+  readonly closedAtEpoch?: number;
+  readonly config: StreamConfig;
+}
+
+export interface PendingTransfer {
+  readonly source: string;
+  readonly target: string;
+}
+
+export interface Lease {
+  readonly holder: string;
+  /** The holder's node epoch when it acquired the lease: a restarted holder must acquire again. */
+  readonly holderEpoch: number;
+  /** Bumped by every acquisition; fences a stale coordinator. */
+  readonly coordinatorEpoch: number;
+  readonly expiresAtMs: number;
+}
+
+export interface MetaState {
+  /** Index of the last log entry applied that changed the state (0: empty log). */
+  readonly version: number;
+  /** The next stream id is `s<nextStreamSeq>`: ids are never reused, even after a delete. */
+  readonly nextStreamSeq: number;
+  readonly nodes: ReadonlyMap<string, NodeRecord>;
+  readonly streams: ChunkedMap<StreamRecord>;
+  readonly streamIdsByName: ChunkedMap<string>;
+  readonly transfers: ChunkedMap<PendingTransfer>;
+  /** Derived: streams `placed` or `opened` on each node (what placement balances). */
+  readonly assigned: ReadonlyMap<string, number>;
+  /** The last lease granted; it stays (expired) until the next acquisition, so coordinator epochs only grow. */
+  readonly lease: Lease | null;
+}
+
+export function emptyState(): MetaState {
+  return {
+    version: 0,
+    nextStreamSeq: 1,
+    nodes: new Map(),
+    streams: ChunkedMap.empty(),
+    streamIdsByName: ChunkedMap.empty(),
+    transfers: ChunkedMap.empty(),
+    assigned: new Map(),
+    lease: null,
+  };
+}
+
+export function streamIdFor(seq: number): string {
+  return `s${seq}`;
+}
+
+/** Whether a stream counts toward its owner's load for placement. */
+export function countsAsAssigned(stream: StreamRecord): boolean {
+  return stream.owner !== null && (stream.ownership === "placed" || stream.ownership === "opened");
+}
+
+export function withNode(state: MetaState, node: NodeRecord): MetaState {
+  const nodes = new Map(state.nodes);
+  nodes.set(node.id, node);
+  return { ...state, nodes };
+}
+
+/** Replaces (or removes, with `next` null) one stream, keeping the name index and the load counts right. */
+export function withStream(state: MetaState, id: string, next: StreamRecord | null): MetaState {
+  const previous = state.streams.get(id) ?? null;
+  const assigned = adjustAssigned(state.assigned, previous, next);
+  let { streamIdsByName } = state;
+  if (previous !== null && (next === null || next.name !== previous.name)) {
+    streamIdsByName = streamIdsByName.delete(previous.name);
+  }
+  if (next !== null && (previous === null || next.name !== previous.name)) {
+    streamIdsByName = streamIdsByName.set(next.name, id);
+  }
+  const streams = next === null ? state.streams.delete(id) : state.streams.set(id, next);
+  return { ...state, streams, streamIdsByName, assigned };
+}
+
+function adjustAssigned(
+  assigned: ReadonlyMap<string, number>,
+  previous: StreamRecord | null,
+  next: StreamRecord | null,
+): ReadonlyMap<string, number> {
+  const before = previous !== null && countsAsAssigned(previous) ? previous.owner : null;
+  const after = next !== null && countsAsAssigned(next) ? next.owner : null;
+  if (before === after) return assigned;
+  const counts = new Map(assigned);
+  if (before !== null) {
+    const left = (counts.get(before) ?? 0) - 1;
+    if (left > 0) counts.set(before, left);
+    else counts.delete(before);
+  }
+  if (after !== null) counts.set(after, (counts.get(after) ?? 0) + 1);
+  return counts;
+}
+
+/** Recounts `assigned` from the streams (snapshot decode; the property tests compare it to the kept one). */
+export function countAssigned(streams: Iterable<StreamRecord>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const stream of streams) {
+    if (countsAsAssigned(stream) && stream.owner !== null) counts.set(stream.owner, (counts.get(stream.owner) ?? 0) + 1);
+  }
+  return counts;
+}

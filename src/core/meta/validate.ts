@@ -1,0 +1,68 @@
+// Shape checks for commands that arrive from outside (RPC, admin API): `apply` is total, so anything that
+// is not a well-formed command is rejected as `invalid` before any rule looks at it.
+import { domainError, type DomainError } from "../errors.ts";
+import { COMMAND_TYPES, type Command, type CommandType } from "./commands.ts";
+import { isJsonObject } from "./json.ts";
+
+const MAX_ID_CHARS = 256;
+const MAX_NAME_CHARS = 1024;
+const MAX_ADDR_CHARS = 2048;
+/** A stream's configuration is metadata (content type, TTL...), kept in every snapshot: keep it small. */
+export const MAX_CONFIG_JSON_CHARS = 16 * 1024;
+
+type Check = (value: unknown) => boolean;
+
+const id: Check = (v) => typeof v === "string" && v.length > 0 && v.length <= MAX_ID_CHARS;
+const name: Check = (v) => typeof v === "string" && v.length > 0 && v.length <= MAX_NAME_CHARS;
+const addr: Check = (v) => typeof v === "string" && v.length <= MAX_ADDR_CHARS;
+/** Epochs, slots, times: non-negative safe integers. */
+const count: Check = (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+const positive: Check = (v) => count(v) && (v as number) > 0;
+const bool: Check = (v) => typeof v === "boolean";
+const config: Check = (v) => isJsonObject(v);
+const proposer: Check = (v) => isRecord(v) && id(v.nodeId) && count(v.nodeEpoch);
+const optional = (check: Check): Check => (v) => v === undefined || check(v);
+
+const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } = {
+  RegisterNode: { nodeId: id, nodeEpoch: count, addr, slots: optional(count) },
+  SetSlots: { nodeId: id, slots: count, by: optional(proposer) },
+  SetDraining: { nodeId: id, draining: bool, by: optional(proposer) },
+  CreateStream: { name, config, by: optional(proposer) },
+  DeleteStream: { streamId: id, by: optional(proposer) },
+  PlaceStream: { streamId: id, by: optional(proposer) },
+  OpenStream: { streamId: id, nodeId: id, nodeEpoch: count },
+  CloseStream: { streamId: id, nodeId: id, nodeEpoch: count, epoch: count },
+  BeginTransfer: { streamId: id, target: id, by: optional(proposer) },
+  CompleteTransfer: { streamId: id, closedEpoch: count, by: optional(proposer) },
+  AcquireLease: { nodeId: id, nodeEpoch: count, ttlMs: positive },
+  RenewLease: { nodeId: id, nodeEpoch: count, coordinatorEpoch: count, ttlMs: positive },
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function isCommandType(value: unknown): value is CommandType {
+  return typeof value === "string" && (COMMAND_TYPES as readonly string[]).includes(value);
+}
+
+/** Null when `input` is a well-formed command; otherwise the `invalid` error naming the first bad field. */
+export function validateCommand(input: unknown): DomainError | null {
+  if (!isRecord(input)) return domainError("invalid", "a command is an object");
+  if (!isCommandType(input.type)) return domainError("invalid", "unknown command type", { type: String(input.type) });
+  const fields = FIELDS[input.type];
+  for (const key of Object.keys(input)) {
+    if (key !== "type" && !(key in fields)) return domainError("invalid", `unexpected field ${key}`, { type: input.type, field: key });
+  }
+  for (const [key, check] of Object.entries(fields)) {
+    if (!check(input[key])) return domainError("invalid", `bad or missing field ${key}`, { type: input.type, field: key });
+  }
+  if (input.type === "CreateStream" && JSON.stringify(input.config).length > MAX_CONFIG_JSON_CHARS) {
+    return domainError("too_large", "stream configuration too large", { maxChars: MAX_CONFIG_JSON_CHARS });
+  }
+  return null;
+}
+
+export function isCommand(input: unknown): input is Command {
+  return validateCommand(input) === null;
+}

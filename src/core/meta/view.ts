@@ -1,0 +1,140 @@
+// The published view: what nodes and the router read. It is versioned by the log index; a watcher asks for
+// what changed since a version and gets the current records of what changed (not the commands), so it
+// never has to understand the log. Pending transfers are inlined into their stream's record.
+import type { AnyResult, Command } from "./commands.ts";
+import type { Lease, MetaState, NodeRecord, PendingTransfer, StreamRecord } from "./state.ts";
+
+export interface StreamView extends StreamRecord {
+  /** Present while a transfer is pending: route to `target`. */
+  readonly transfer?: PendingTransfer;
+}
+
+export interface MetaView {
+  readonly version: number;
+  /** Sorted by id. */
+  readonly nodes: readonly NodeRecord[];
+  /** In the state's internal order (deterministic, unspecified). */
+  readonly streams: readonly StreamView[];
+  readonly lease: Lease | null;
+}
+
+export type StreamQuery = { readonly id: string } | { readonly name: string };
+
+export interface StreamLookup {
+  readonly version: number;
+  /** Null when no stream has that id or name. */
+  readonly stream: StreamView | null;
+  /** The owner's record (for its address), when the stream has an owner. */
+  readonly ownerNode: NodeRecord | null;
+  /** The transfer target's record, while a transfer is pending. */
+  readonly targetNode: NodeRecord | null;
+}
+
+/** Which records one accepted command touched. Kept with each log entry so watch can answer from the log. */
+export interface Touched {
+  readonly nodes?: readonly string[];
+  readonly streams?: readonly string[];
+  readonly lease?: true;
+}
+
+export type ViewChanges =
+  | {
+      readonly full: false;
+      readonly since: number;
+      readonly version: number;
+      /** Current records of the nodes that changed since `since`, by id. */
+      readonly nodes: readonly NodeRecord[];
+      /** Current records of the streams that changed since `since`. */
+      readonly streams: readonly StreamView[];
+      /** Streams that changed and no longer exist (deleted). */
+      readonly removedStreamIds: readonly string[];
+      /** The lease when it changed since `since`, otherwise omitted. */
+      readonly lease?: Lease | null;
+    }
+  | {
+      /** `since` is older than the retained log (or from another history): here is everything. */
+      readonly full: true;
+      readonly since: number;
+      readonly version: number;
+      readonly view: MetaView;
+    };
+
+function byId<T extends { readonly id: string }>(a: T, b: T): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+export function streamView(state: MetaState, stream: StreamRecord): StreamView {
+  const transfer = state.transfers.get(stream.id);
+  return transfer === undefined ? stream : { ...stream, transfer };
+}
+
+export function fullView(state: MetaState): MetaView {
+  const streams: StreamView[] = [];
+  for (const stream of state.streams.values()) streams.push(streamView(state, stream));
+  return { version: state.version, nodes: [...state.nodes.values()].sort(byId), streams, lease: state.lease };
+}
+
+export function lookupStream(state: MetaState, query: StreamQuery): StreamLookup {
+  const id = "id" in query ? query.id : state.streamIdsByName.get(query.name);
+  const record = id === undefined ? undefined : state.streams.get(id);
+  if (record === undefined) return { version: state.version, stream: null, ownerNode: null, targetNode: null };
+  const stream = streamView(state, record);
+  return {
+    version: state.version,
+    stream,
+    ownerNode: record.owner === null ? null : (state.nodes.get(record.owner) ?? null),
+    targetNode: stream.transfer === undefined ? null : (state.nodes.get(stream.transfer.target) ?? null),
+  };
+}
+
+/** What an accepted command touched (its result names a created stream's new id). */
+export function touchedBy(command: Command, result: AnyResult): Touched {
+  switch (command.type) {
+    case "RegisterNode":
+    case "SetSlots":
+    case "SetDraining":
+      return { nodes: [command.nodeId] };
+    case "CreateStream":
+      return result.ok && "stream" in result.value ? { streams: [result.value.stream.id] } : {};
+    case "DeleteStream":
+    case "PlaceStream":
+    case "OpenStream":
+    case "CloseStream":
+    case "BeginTransfer":
+    case "CompleteTransfer":
+      return { streams: [command.streamId] };
+    case "AcquireLease":
+    case "RenewLease":
+      return { lease: true };
+  }
+}
+
+/** The changes from the touched sets of the entries after `since` (all of them, in any order). */
+export function changesSince(state: MetaState, since: number, touched: Iterable<Touched>): ViewChanges {
+  const nodeIds = new Set<string>();
+  const streamIds = new Set<string>();
+  let lease = false;
+  for (const entry of touched) {
+    for (const id of entry.nodes ?? []) nodeIds.add(id);
+    for (const id of entry.streams ?? []) streamIds.add(id);
+    if (entry.lease === true) lease = true;
+  }
+  const nodes: NodeRecord[] = [];
+  for (const id of nodeIds) {
+    const node = state.nodes.get(id);
+    if (node !== undefined) nodes.push(node);
+  }
+  const streams: StreamView[] = [];
+  const removedStreamIds: string[] = [];
+  for (const id of streamIds) {
+    const stream = state.streams.get(id);
+    if (stream === undefined) removedStreamIds.push(id);
+    else streams.push(streamView(state, stream));
+  }
+  const base = { full: false as const, since, version: state.version, nodes: nodes.sort(byId), streams, removedStreamIds };
+  return lease ? { ...base, lease: state.lease } : base;
+}
+
+export function fullChanges(state: MetaState, since: number): ViewChanges {
+  return { full: true, since, version: state.version, view: fullView(state) };
+}
