@@ -99,7 +99,8 @@ memstore device bytes = 2147483648
 # Do not wait up to 5 s on TERM for the monitor to acknowledge: nothing outlives this cluster.
 osd fast shutdown notify mon = false
 [client.rgw.mink]
-rgw frontends = beast endpoint=127.0.0.1:$PORT
+# tcp_nodelay: without it a GET's body waits on the client's delayed ACK (p50 44 ms instead of 3 ms here).
+rgw frontends = beast endpoint=127.0.0.1:$PORT tcp_nodelay=1
 EOF
 
 # Start a daemon in the foreground (-f) as a background job and record its PID.
