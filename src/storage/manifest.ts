@@ -7,7 +7,7 @@
 import { CorruptObjectError } from "./record-codec.ts";
 import { isStoreError, sameBytes, type ObjectStore } from "./object-store.ts";
 import { manifestKey } from "./keys.ts";
-import { resolveRetry, type RetryOptions } from "./wal-writer.ts";
+import { resolveRetry, type RetryOptions } from "./retry-policy.ts";
 
 export const MANIFEST_FORMAT_VERSION = 1;
 

@@ -17,3 +17,28 @@ export function backoffMs(policy: RetryPolicy, attempt: number, random: () => nu
 }
 
 export const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+// The storage building blocks (WAL writer, sealer, manifests, stream objects) take their retry settings in
+// this form: deterministic backoff unless the caller passes its own.
+export interface RetryOptions {
+  /** Store requests per operation before giving up on retryable failures, including the first (default 4). */
+  maxAttempts?: number;
+  /** The wait after `failures` retryable failures (default 50 ms doubling per failure, capped at 1 s). */
+  backoffMs?: (failures: number) => number;
+  /** How to wait; tests pass a fake. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface ResolvedRetry {
+  maxAttempts: number;
+  backoffMs: (failures: number) => number;
+  sleep: (ms: number) => Promise<void>;
+}
+
+export function resolveRetry(options: RetryOptions = {}): ResolvedRetry {
+  return {
+    maxAttempts: Math.max(1, options.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts),
+    backoffMs: options.backoffMs ?? ((failures) => Math.min(DEFAULT_RETRY_POLICY.maxDelayMs, DEFAULT_RETRY_POLICY.baseDelayMs * 2 ** (failures - 1))),
+    sleep: options.sleep ?? realSleep,
+  };
+}

@@ -24,7 +24,8 @@ import {
   type StreamRecord,
 } from "./record-codec.ts";
 import type { StreamObjectRef } from "./manifest.ts";
-import { putCreateOnce, resolveRetry, type RetryOptions } from "./wal-writer.ts";
+import { putCreateOnce } from "./create-once.ts";
+import { resolveRetry, type RetryOptions } from "./retry-policy.ts";
 
 export const STREAM_OBJECT_MAGIC = "MKSO";
 export const STREAM_OBJECT_FORMAT_VERSION = 1;

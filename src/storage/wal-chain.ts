@@ -10,12 +10,13 @@
 // seals before it, is a `WalCorruptError` naming the key. Seals in the range (earlier incarnations) are
 // passed over. On restart: seal first, then replay [checkpoint, sealSeq), then write from sealSeq + 1.
 
-import { isStoreError, listAll, type ObjectStore } from "./object-store.ts";
+import { listAll, type ObjectStore } from "./object-store.ts";
 import { parseWalKey, walKey, walPrefix } from "./keys.ts";
 import { StaleEpochError } from "./manifest.ts";
 import type { StreamRecord } from "./record-codec.ts";
 import { WalCorruptError, decodeWalObject, encodeWalObject } from "./wal-format.ts";
-import { putCreateOnce, resolveRetry, type RetryOptions } from "./wal-writer.ts";
+import { putCreateOnce, readOrNull } from "./create-once.ts";
+import { resolveRetry, type RetryOptions } from "./retry-policy.ts";
 
 export interface SealOptions {
   nodeId: string;
@@ -174,13 +175,4 @@ export async function readChain(store: ObjectStore, options: ReplayOptions): Pro
   const objects: ReplayedWalObject[] = [];
   for await (const object of replayChain(store, options)) objects.push(object);
   return objects;
-}
-
-async function readOrNull(store: ObjectStore, key: string): Promise<Uint8Array | null> {
-  try {
-    return (await store.get(key)).body;
-  } catch (error) {
-    if (isStoreError(error, "not_found")) return null;
-    throw error;
-  }
 }

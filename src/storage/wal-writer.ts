@@ -11,83 +11,12 @@
 // again. A retryable failure is retried (bounded), but first the key is read back, because a conditional
 // PUT whose answer was lost would collide with itself: our bytes there → it landed; other bytes → fenced.
 
-import { isStoreError, sameBytes, type ObjectStore } from "./object-store.ts";
+import type { ObjectStore } from "./object-store.ts";
+import { putCreateOnce } from "./create-once.ts";
+import { resolveRetry, type ResolvedRetry, type RetryOptions } from "./retry-policy.ts";
 import { walKey } from "./keys.ts";
 import { InvalidRecordError, checkSafeU64, type StreamRecord } from "./record-codec.ts";
 import { encodeWalObject, walObjectOverheadBytes, walRecordBytes } from "./wal-format.ts";
-
-export interface RetryOptions {
-  /** Store requests per operation before giving up on retryable failures, including the first (default 4). */
-  maxAttempts?: number;
-  /** The wait after `failures` retryable failures (default 50 ms doubling per failure, capped at 1 s). */
-  backoffMs?: (failures: number) => number;
-  /** How to wait; tests pass a fake. */
-  sleep?: (ms: number) => Promise<void>;
-}
-
-interface ResolvedRetry {
-  maxAttempts: number;
-  backoffMs: (failures: number) => number;
-  sleep: (ms: number) => Promise<void>;
-}
-
-export function resolveRetry(options: RetryOptions = {}): ResolvedRetry {
-  return {
-    maxAttempts: Math.max(1, options.maxAttempts ?? 4),
-    backoffMs: options.backoffMs ?? ((failures) => Math.min(1_000, 50 * 2 ** (failures - 1))),
-    sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
-  };
-}
-
-/** `created`: our bytes are at the key (written now, or found there after a lost answer). */
-export type CreateOutcome = { kind: "created" } | { kind: "exists" };
-
-/**
- * Creates `key` with `If-None-Match: *`, surviving lost answers: after a retryable failure it reads the key
- * back before sending again. `exists` means other bytes hold the key. Throws the store's error after the
- * retry budget or on a fatal failure.
- */
-export async function putCreateOnce(
-  store: ObjectStore,
-  key: string,
-  body: Uint8Array,
-  retry: ResolvedRetry,
-  onRetry: () => void = () => {},
-): Promise<CreateOutcome> {
-  let uncertain = false;
-  let failures = 0;
-  // Each pass either returns, or follows a retryable failure (bounded by maxAttempts), or follows a 412
-  // after a read-back found nothing (the key was created in between: the next read-back settles it).
-  for (let pass = 0; pass < retry.maxAttempts * 2 + 2; pass++) {
-    try {
-      if (uncertain) {
-        const existing = await readOrNull(store, key);
-        if (existing !== null) return sameBytes(existing, body) ? { kind: "created" } : { kind: "exists" };
-      }
-      await store.put(key, body, { condition: { ifNoneMatch: "*" } });
-      return { kind: "created" };
-    } catch (error) {
-      if (isStoreError(error, "precondition_failed")) {
-        if (!uncertain) return { kind: "exists" };
-        continue;
-      }
-      if (!isStoreError(error, "retryable") || ++failures >= retry.maxAttempts) throw error;
-      uncertain = true;
-      onRetry();
-      await retry.sleep(retry.backoffMs(failures));
-    }
-  }
-  throw new Error(`conditional create of ${key} did not settle`);
-}
-
-async function readOrNull(store: ObjectStore, key: string): Promise<Uint8Array | null> {
-  try {
-    return (await store.get(key)).body;
-  } catch (error) {
-    if (isStoreError(error, "not_found")) return null;
-    throw error;
-  }
-}
 
 /** The chain was sealed by someone else: this writer must never acknowledge again. */
 export class WalFencedError extends Error {
