@@ -1,0 +1,71 @@
+// Routing (DESIGN section 5, seed 000): where a stream request goes, decided from a possibly stale view.
+// Routing is only a performance decision: fencing in the metadata log and the object store keeps a stale
+// view from ever producing a second writer, so the worst a stale view costs is one more hop or a 409.
+//
+// The router (the Worker) acts for one local node; a node answers requests that reach it the same way, from
+// its own view. One table, rows in order, the first that matches wins:
+//
+// | #  | View of the stream                    | At                  | Decision                                  |
+// | -- | ------------------------------------- | ------------------- | ----------------------------------------- |
+// | R1 | not registered                        | router or node      | serve here (creates land where they come) |
+// | R2 | transfer pending, here is the target  | router or node      | park until the transfer settles, then serve |
+// | R3 | transfer pending, at the router       | router              | go to the target                          |
+// | R4 | transfer pending, here is not target  | node                | 409 transfer_pending, naming the target   |
+// | R5 | opened or placed, owned here          | router or node      | serve here                                |
+// | R6 | opened or placed, owned elsewhere     | router or node      | go to the owner                           |
+// | R7 | closed, or created and never placed   | router or node      | serve here (the open re-places it here)   |
+//
+// "Go to" is a 307 to the node's advertised address, or, in forwarding mode (for clients that cannot
+// follow a redirect), the router forwarding the request itself. A node never forwards: it redirects.
+
+import type { NodeRecord } from "./meta/state.ts";
+import type { StreamLookup } from "./meta/view.ts";
+
+export type RoutingMode = "redirect" | "forward";
+
+export interface RoutingInput {
+  /** What the view says about the requested name. */
+  lookup: Pick<StreamLookup, "stream" | "ownerNode" | "targetNode">;
+  /** The node this router acts for, or the node that received the request. */
+  hereNodeId: string;
+  /** Whether the request is at the router (the Worker's public entry) or already at a node. */
+  at: "router" | "node";
+  mode: RoutingMode;
+}
+
+export type RoutingDecision =
+  | { kind: "serve"; nodeId: string; rule: "R1" | "R5" | "R7" }
+  | { kind: "park"; nodeId: string; rule: "R2" }
+  | { kind: "redirect"; node: NodeRecord; rule: "R3" | "R6" }
+  | { kind: "forward"; node: NodeRecord; rule: "R3" | "R6" }
+  | { kind: "transfer_pending"; target: string; targetAddr: string | null; rule: "R4" }
+  /** The view names an owner or target it has no node record for: retry after the view catches up. */
+  | { kind: "unavailable"; reason: string };
+
+export function routeStream(input: RoutingInput): RoutingDecision {
+  const { lookup, hereNodeId, at, mode } = input;
+  const stream = lookup.stream;
+  if (stream === null) return { kind: "serve", nodeId: hereNodeId, rule: "R1" };
+
+  const transfer = stream.transfer;
+  if (transfer !== undefined) {
+    if (transfer.target === hereNodeId) return { kind: "park", nodeId: hereNodeId, rule: "R2" };
+    if (at === "node") {
+      return { kind: "transfer_pending", target: transfer.target, targetAddr: lookup.targetNode?.addr ?? null, rule: "R4" };
+    }
+    return goTo(lookup.targetNode, transfer.target, mode, "R3");
+  }
+
+  if ((stream.ownership === "opened" || stream.ownership === "placed") && stream.owner !== null) {
+    if (stream.owner === hereNodeId) return { kind: "serve", nodeId: hereNodeId, rule: "R5" };
+    // A node never forwards: a request that reached the wrong node goes back to the client as a redirect.
+    return goTo(lookup.ownerNode, stream.owner, at === "node" ? "redirect" : mode, "R6");
+  }
+
+  return { kind: "serve", nodeId: hereNodeId, rule: "R7" };
+}
+
+function goTo(node: NodeRecord | null, nodeId: string, mode: RoutingMode, rule: "R3" | "R6"): RoutingDecision {
+  if (node === null || node.id !== nodeId) return { kind: "unavailable", reason: `no address known for node ${nodeId}` };
+  return mode === "forward" ? { kind: "forward", node, rule } : { kind: "redirect", node, rule };
+}
