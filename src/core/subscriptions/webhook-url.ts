@@ -1,0 +1,136 @@
+// Webhook URL safety (SUB-3). The server POSTs to the URL a subscriber registers, so a URL that points
+// inside the deployment (metadata endpoints, private networks, the node itself) would turn subscriptions
+// into a request-forgery tool. Rule: `https` to a public host; plain `http` only to a loopback host, for
+// local development (the conformance suite's receiver listens on 127.0.0.1). The core cannot parse URLs
+// (no URL in ES2023): the shell splits the URL with WHATWG `new URL()`, which also canonicalizes odd IPv4
+// spellings such as `0x7f.1` to `127.0.0.1`, and hands over the scheme and `hostname`.
+//
+// This classifies literal addresses and well-known local names only: a public name that resolves to a
+// private address (DNS rebinding) is the fetch layer's concern.
+import { fail, ok, type Checked } from "./errors.ts";
+
+export interface WebhookUrlParts {
+  /** Lower-case, without the colon: `https`. */
+  readonly scheme: string;
+  /** WHATWG `hostname`: lower-case, IPv6 literals in brackets. */
+  readonly host: string;
+}
+
+export type HostClass =
+  | "public"
+  | "loopback"
+  | "private"
+  | "link_local"
+  | "unspecified"
+  | "multicast"
+  /** Documentation, benchmarking, broadcast and other special-purpose ranges. */
+  | "reserved"
+  /** Names that only resolve inside a network: `*.local`, `*.internal`, single-label names. */
+  | "local_name";
+
+/** The four octets of a dotted-quad IPv4 literal, or null. */
+export function parseIpv4(host: string): readonly [number, number, number, number] | null {
+  const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  if (match === null) return null;
+  const octets = [match[1], match[2], match[3], match[4]].map(Number);
+  if (octets.some((o) => !(o >= 0 && o <= 255))) return null;
+  const [a = 0, b = 0, c = 0, d = 0] = octets;
+  return [a, b, c, d];
+}
+
+/** The eight 16-bit groups of an IPv6 literal (brackets optional, embedded IPv4 allowed), or null. */
+export function parseIpv6(host: string): readonly number[] | null {
+  const text = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  if (!text.includes(":") || text.includes("%")) return null;
+  const halves = text.split("::");
+  if (halves.length > 2) return null;
+  const groupsOf = (part: string): number[] | null => {
+    if (part === "") return [];
+    const out: number[] = [];
+    const pieces = part.split(":");
+    for (const [index, piece] of pieces.entries()) {
+      if (index === pieces.length - 1 && piece.includes(".")) {
+        const v4 = parseIpv4(piece);
+        if (v4 === null) return null;
+        out.push((v4[0] << 8) | v4[1], (v4[2] << 8) | v4[3]);
+      } else if (/^[0-9a-f]{1,4}$/i.test(piece)) {
+        out.push(parseInt(piece, 16));
+      } else {
+        return null;
+      }
+    }
+    return out;
+  };
+  const head = groupsOf(halves[0] ?? "");
+  const tail = halves.length === 2 ? groupsOf(halves[1] ?? "") : [];
+  if (head === null || tail === null) return null;
+  if (halves.length === 1) return head.length === 8 ? head : null;
+  const missing = 8 - head.length - tail.length;
+  if (missing < 1) return null;
+  return [...head, ...new Array<number>(missing).fill(0), ...tail];
+}
+
+function classifyIpv4([a, b, c]: readonly [number, number, number, number]): HostClass {
+  if (a === 127) return "loopback";
+  if (a === 0) return "unspecified";
+  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return "private";
+  if (a === 100 && b >= 64 && b <= 127) return "private"; // carrier-grade NAT, 100.64.0.0/10
+  if (a === 169 && b === 254) return "link_local";
+  if (a >= 224 && a <= 239) return "multicast";
+  const documentation =
+    (a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113);
+  const special = (a === 192 && b === 0 && c === 0) || (a === 198 && (b === 18 || b === 19)); // IETF, benchmarking
+  if (a >= 240 || special || documentation) {
+    return "reserved";
+  }
+  return "public";
+}
+
+function classifyIpv6(groups: readonly number[]): HostClass {
+  const g = (i: number): number => groups[i] ?? 0;
+  const firstSixZero = [0, 1, 2, 3, 4, 5].every((i) => g(i) === 0);
+  if (firstSixZero && g(6) === 0 && g(7) === 1) return "loopback";
+  if (groups.every((x) => x === 0)) return "unspecified";
+  const embeddedV4 = (): [number, number, number, number] => [g(6) >> 8, g(6) & 0xff, g(7) >> 8, g(7) & 0xff];
+  // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) reach the IPv4 address they embed.
+  if ([0, 1, 2, 3, 4].every((i) => g(i) === 0) && g(5) === 0xffff) return classifyIpv4(embeddedV4());
+  if (g(0) === 0x64 && g(1) === 0xff9b && [2, 3, 4, 5].every((i) => g(i) === 0)) return classifyIpv4(embeddedV4());
+  if (firstSixZero) return "reserved"; // IPv4-compatible, deprecated
+  const first = g(0);
+  if ((first & 0xfe00) === 0xfc00) return "private"; // unique local fc00::/7
+  if ((first & 0xffc0) === 0xfe80) return "link_local";
+  if ((first & 0xffc0) === 0xfec0) return "private"; // site-local, deprecated
+  if ((first & 0xff00) === 0xff00) return "multicast";
+  if (first === 0x2001 && g(1) === 0x0db8) return "reserved"; // documentation
+  return "public";
+}
+
+/** What kind of host a WHATWG hostname names. */
+export function classifyHost(rawHost: string): HostClass {
+  const host = rawHost.toLowerCase().replace(/\.$/, "");
+  const v4 = parseIpv4(host);
+  if (v4 !== null) return classifyIpv4(v4);
+  const v6 = parseIpv6(host);
+  if (v6 !== null) return classifyIpv6(v6);
+  if (host === "localhost" || host.endsWith(".localhost")) return "loopback";
+  if (!host.includes(".") || /\.(local|internal|lan|home\.arpa)$/.test(host)) return "local_name";
+  return "public";
+}
+
+/** SUB-3: whether the server may POST to this URL. Rejections carry code `webhook_url_rejected`. */
+export function checkWebhookUrl(url: WebhookUrlParts): Checked<WebhookUrlParts> {
+  const hostClass = classifyHost(url.host);
+  if (url.scheme === "http") {
+    if (hostClass === "loopback") return ok(url);
+    return fail("webhook_url_rejected", "http webhook URLs are only allowed to loopback hosts (local development)", {
+      hostClass,
+    });
+  }
+  if (url.scheme !== "https") {
+    return fail("webhook_url_rejected", "webhook URLs must use https", { scheme: url.scheme });
+  }
+  if (hostClass !== "public") {
+    return fail("webhook_url_rejected", "webhook URLs must target a public host", { hostClass });
+  }
+  return ok(url);
+}

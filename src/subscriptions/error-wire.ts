@@ -1,0 +1,32 @@
+// The subscription API's error vocabulary on the wire: status and the uppercase code the protocol names
+// (`{"error": {"code": "FENCED", "message": "..."}}`). Exhaustive by type, like src/http/error-table.ts is
+// for stream routes. ALREADY_CLAIMED also carries `current_holder` and `generation`, which clients read.
+import type { SubscriptionError, SubscriptionErrorCode } from "../core/subscriptions/errors.ts";
+
+export interface SubscriptionErrorWire {
+  readonly status: number;
+  /** The protocol's code, as clients match it. */
+  readonly code: string;
+}
+
+export const SUBSCRIPTION_ERROR_WIRE: { readonly [C in SubscriptionErrorCode]: SubscriptionErrorWire } = {
+  invalid: { status: 400, code: "INVALID_REQUEST" },
+  webhook_url_rejected: { status: 400, code: "WEBHOOK_URL_REJECTED" },
+  not_found: { status: 404, code: "SUBSCRIPTION_NOT_FOUND" },
+  conflict: { status: 409, code: "SUBSCRIPTION_ALREADY_EXISTS" },
+  unauthorized: { status: 401, code: "TOKEN_INVALID" },
+  stale_wake: { status: 409, code: "FENCED" },
+  already_claimed: { status: 409, code: "ALREADY_CLAIMED" },
+  no_pending_work: { status: 409, code: "NO_PENDING_WORK" },
+  ack_rejected: { status: 409, code: "INVALID_OFFSET" },
+};
+
+/** Status and JSON body for a subscription rejection. */
+export function subscriptionErrorResponse(error: SubscriptionError): { status: number; body: string } {
+  const wire = SUBSCRIPTION_ERROR_WIRE[error.code];
+  const d = error.details ?? {};
+  const extra =
+    error.code === "already_claimed" ? { current_holder: d["currentHolder"], generation: d["generation"] } : {};
+  const body = JSON.stringify({ error: { code: wire.code, message: error.message, ...extra } });
+  return { status: wire.status, body };
+}
