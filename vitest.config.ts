@@ -4,6 +4,8 @@
 // - workers: Durable Objects and the Worker inside workerd (vitest pool: eviction, alarms, restarts);
 // - s3:      the same contract and storage suites against a real S3 server (radosgw in CI), selected by
 //            MINK_TEST_S3_ENDPOINT; `npm run test:s3`.
+// - e2e:     mink started for real (wrangler dev + an S3 endpoint) under the Durable Streams conformance
+//            suite and the SIGKILL test; `npm run test:e2e` (docs/testing-e2e.md). Not part of `npm test` yet.
 // No `retry` anywhere: a flaky test is a bug to find.
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -28,7 +30,27 @@ export default defineConfig({
         },
       },
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        test: {
+          name: "e2e",
+          environment: "node",
+          include: ["test/e2e/**/*.e2e.test.ts"],
+          // Each file starts its own services (wrangler dev + workerd): one file at a time on 2 shared cores.
+          maxWorkers: 1,
+          // Generous: long-poll and TTL tests wait for real, and a cold `wrangler dev` bundles first.
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        // Stream nodes write to an in-memory object store shared by the isolate (src/node/store-factory.ts),
+        // so tests can inject store faults and restart nodes without an S3 endpoint.
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            // A small body limit so the 413 tests need no 8 MiB bodies.
+            miniflare: { bindings: { S3_ENDPOINT: "memory://workers", MAX_BODY_BYTES: "65536" } },
+          }),
+        ],
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],

@@ -1,4 +1,170 @@
-// StreamNode: one owning node (issue 4 builds it out). A thin shell over src/core and src/storage.
+// StreamNode: one owning node, a thin shell over src/node (the paths), src/core (the rules) and
+// src/storage (WAL, seal, replay). Identity is the Durable Object's name; the epoch is the wall clock at
+// construction, so every start is a new epoch. Start-up, before any request is served: register with
+// the metadata log, fence (seal) and replay the node's own WAL chain, open a WAL writer above the seal.
+// A heartbeat alarm keeps the node live and awake. If the WAL writer stops (fenced, or the store kept
+// failing) the node answers 503 and resets itself, so the next request starts a new incarnation.
 import { DurableObject } from "cloudflare:workers";
+import type { Hono } from "hono";
+import type { Env } from "../src/env.ts";
+import { streamRoutes } from "../src/http/stream-routes.ts";
+import { compactNode, type CompactionReport } from "../src/node/compaction.ts";
+import { LiveReaders } from "../src/node/live-readers.ts";
+import { StreamObjectCache } from "../src/node/object-cache.ts";
+import { asDomainError, KeyedLock, type NodeContext, type WalPort } from "../src/node/node-context.ts";
+import { recoverNode, type RecoveryResult } from "../src/node/recovery.ts";
+import { nodeSettings } from "../src/node/settings.ts";
+import { nodeObjectStore } from "../src/node/store-factory.ts";
+import { StreamRegistry } from "../src/node/stream-registry.ts";
+import type { ObjectStore } from "../src/storage/object-store.ts";
+import { WalWriter } from "../src/storage/wal-writer.ts";
+import { META_LOG_NAME, metaLogClient, type MetaLogClient } from "./meta-log.ts";
 
-export class StreamNode extends DurableObject {}
+const NODE_ID_KEY = "nodeId";
+
+/** How long a stopped node keeps answering 503 before it resets itself. */
+const RESET_AFTER_STOP_MS = 200;
+
+export class StreamNode extends DurableObject<Env> {
+  readonly nodeId: string;
+  readonly nodeEpoch: number = Date.now();
+  /** Null until start-up finished. */
+  node: NodeContext | null = null;
+  recovery: RecoveryResult | null = null;
+  wal: WalWriter | null = null;
+  private store: ObjectStore | null = null;
+  /** The WAL seq replay starts at (the checkpoint), as far as this incarnation knows. */
+  private checkpointSeq = 0;
+  private compacting: Promise<CompactionReport> | null = null;
+  /** WAL bytes this incarnation had written when its last compaction began. */
+  private bytesAtCheckpoint = 0;
+  private readonly meta: MetaLogClient;
+  private readonly app: Hono;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // The name comes with requests made through getByName; an alarm wakes the object without it, so the
+    // first named start records it.
+    const name = ctx.id.name ?? ctx.storage.kv.get<string>(NODE_ID_KEY) ?? null;
+    if (name !== null && ctx.id.name !== undefined && ctx.storage.kv.get<string>(NODE_ID_KEY) !== name) {
+      ctx.storage.kv.put(NODE_ID_KEY, name);
+    }
+    this.nodeId = name ?? "";
+    this.meta = metaLogClient(env.META_LOG.getByName(META_LOG_NAME));
+    this.app = streamRoutes(() => {
+      if (this.node === null) throw new Error("node not started");
+      return this.node;
+    });
+    if (name !== null) void ctx.blockConcurrencyWhile(() => this.start());
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    if (this.nodeId === "") return new Response("a StreamNode is addressed by name (getByName)", { status: 500 });
+    return this.app.fetch(request);
+  }
+
+  override async alarm(): Promise<void> {
+    if (this.nodeId === "") {
+      await this.ctx.storage.deleteAlarm();
+      return;
+    }
+    const beat = await this.meta.heartbeat(this.nodeId, this.nodeEpoch);
+    if (!beat.ok && beat.error.code === "stale_epoch") {
+      // A newer incarnation registered: this one must not serve again.
+      this.ctx.abort("a newer epoch of this node registered");
+      return;
+    }
+    await this.ctx.storage.setAlarm(Date.now() + (this.node?.settings.heartbeatMs ?? 5_000));
+    const node = this.node;
+    const wal = this.wal;
+    const due =
+      node !== null &&
+      wal !== null &&
+      (wal.nextSeq - this.checkpointSeq >= node.settings.compactAfterWalObjects ||
+        wal.stats.bytesWritten - this.bytesAtCheckpoint >= node.settings.compactAfterWalBytes);
+    if (due) {
+      try {
+        await this.compact();
+      } catch (error) {
+        // Nothing is lost: the WAL stays until a compaction lands; the next heartbeat tries again.
+        console.error(`node ${this.nodeId}: compaction failed`, error);
+      }
+    }
+  }
+
+  /**
+   * Compacts the WAL into stream objects, moves the checkpoint and deletes the WAL below it (one run at
+   * a time; a call during a run waits for it). Runs from the heartbeat alarm; tests call it directly.
+   */
+  async compact(): Promise<CompactionReport | null> {
+    const node = this.node;
+    const store = this.store;
+    if (node === null || store === null || node.stopped !== null) return null;
+    if (this.compacting === null) this.bytesAtCheckpoint = this.wal?.stats.bytesWritten ?? 0;
+    this.compacting ??= compactNode(node, store)
+      .then((report) => {
+        this.checkpointSeq = report.snapshotSeq;
+        return report;
+      })
+      .finally(() => {
+        this.compacting = null;
+      });
+    return this.compacting;
+  }
+
+  private async start(): Promise<void> {
+    const settings = nodeSettings(this.env);
+    const store = nodeObjectStore(this.env);
+    const origin = this.env.PUBLIC_ORIGIN ?? "http://127.0.0.1:8787";
+    const registered = await this.meta.propose({
+      type: "RegisterNode",
+      nodeId: this.nodeId,
+      nodeEpoch: this.nodeEpoch,
+      addr: `${origin}/n/${this.nodeId}`,
+    });
+    if (!registered.ok) throw new Error(`RegisterNode refused: ${registered.error.message}`);
+    const objects = new StreamObjectCache(store);
+    const registry = new StreamRegistry((key) => objects.get(key));
+    this.recovery = await recoverNode(store, registry, this.nodeId, this.nodeEpoch, Date.now());
+    this.store = store;
+    this.checkpointSeq = this.recovery.fromSeq;
+    const wal = new WalWriter(store, this.nodeId, this.nodeEpoch, this.recovery.sealSeq + 1);
+    this.wal = wal;
+    const port: WalPort = {
+      append: async (records) => {
+        try {
+          return await wal.append(records);
+        } catch (error) {
+          this.stopServing(error);
+          throw error;
+        }
+      },
+    };
+    this.node = {
+      nodeId: this.nodeId,
+      nodeEpoch: this.nodeEpoch,
+      settings,
+      registry,
+      readers: new LiveReaders(),
+      wal: port,
+      meta: this.meta,
+      locks: new KeyedLock(),
+      observers: new Set(),
+      now: () => Date.now(),
+      random: () => Math.random(),
+      background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => console.error("background work failed", error))),
+      stopped: null,
+    };
+    await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
+  }
+
+  /** The WAL writer stopped: acknowledge nothing more, end live readers, and reset shortly. */
+  private stopServing(error: unknown): void {
+    const node = this.node;
+    if (node === null || node.stopped !== null) return;
+    node.stopped = asDomainError(error);
+    console.error(`node ${this.nodeId} epoch ${this.nodeEpoch} stops serving`, error);
+    node.readers.shutdown();
+    setTimeout(() => this.ctx.abort("the WAL writer stopped"), RESET_AFTER_STOP_MS);
+  }
+}

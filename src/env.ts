@@ -12,4 +12,12 @@ export interface Env {
   S3_ACCESS_KEY_ID: string;
   S3_SECRET_ACCESS_KEY: string;
   ADMIN_TOKEN?: string;
+  /** How long a long-poll waits at the tail (ms; default 30000). */
+  LONG_POLL_TIMEOUT_MS?: string;
+  /** Largest request body in bytes (default 8 MiB); larger gets 413. */
+  MAX_BODY_BYTES?: string;
+  /** The node ids of the deployment, comma-separated ("node-0" for now). */
+  NODE_IDS?: string;
+  /** The public origin nodes advertise as `<origin>/n/<node-id>` (default http://127.0.0.1:8787). */
+  PUBLIC_ORIGIN?: string;
 }

@@ -1,0 +1,140 @@
+// POST: append and/or close. The decision and the offset assignment happen in one synchronous step
+// against the stream's decided state (which includes appends still in flight), so appends to one stream
+// are decided one at a time and take offsets in order; the WAL writer batches them across streams. The
+// answer waits until the WAL object holding the record landed (DESIGN section 2); only then does the data
+// become readable and live readers wake. Answers that do not append (duplicates, rejections) wait for
+// the appends decided before them, so no answer ever reflects state that might still be lost.
+import { domainError } from "../core/errors.ts";
+import { decideAppend, type AppendRequest } from "../core/protocol/append.ts";
+import { HEADER } from "../core/protocol/headers.ts";
+import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
+import { formatOffset } from "../core/protocol/offsets.ts";
+import { commitProducer } from "../core/protocol/producer.ts";
+import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
+import { resolveLive } from "./create-path.ts";
+import { announce, asDomainError, ensureOpened, errorReply, reply, settled, type NodeContext, type Reply } from "./node-context.ts";
+import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
+import type { StreamState } from "./stream-registry.ts";
+
+const encoder = new TextEncoder();
+
+export interface AppendInput {
+  readonly name: string;
+  readonly request: AppendRequest;
+  readonly body: Uint8Array;
+  readonly bodyText: string | null;
+}
+
+export async function appendToStream(ctx: NodeContext, input: AppendInput): Promise<Reply> {
+  if (ctx.stopped !== null) return errorReply(ctx.stopped);
+  const stream = await resolveLive(ctx, input.name);
+  if (stream === undefined) return errorReply(domainError("not_found", "no such stream"));
+  if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
+  const openError = await ensureOpened(ctx, stream);
+  if (openError !== null) return errorReply(openError);
+  if (stream.removed) return errorReply(domainError("not_found", "no such stream"));
+  if (ctx.stopped !== null) return errorReply(ctx.stopped);
+
+  // From here to wal.append: no await, so this decision and the offsets it assigns are serialized.
+  const nowMs = ctx.now();
+  const decided = stream.decided;
+  const decision = decideAppend(
+    {
+      contentType: stream.config.contentType,
+      eof: decided.eof,
+      tailPositionBytes: decided.tail,
+      producers: decided.producers,
+      lastStreamSeq: decided.lastStreamSeq,
+    },
+    input.request,
+    input.bodyText,
+    nowMs,
+  );
+
+  switch (decision.kind) {
+    case "reject":
+    case "duplicate":
+    case "already-closed": {
+      const error = await settled(ctx, stream);
+      if (error !== null) return errorReply(error);
+      if (decision.kind === "reject") return errorReply(decision.error);
+      const headers: Record<string, string> = { [HEADER.streamNextOffset]: formatOffset(stream.tail) };
+      if (stream.eof) headers[HEADER.streamClosed] = "true";
+      if (decision.kind === "duplicate") {
+        headers[HEADER.producerEpoch] = String(decision.epoch);
+        headers[HEADER.producerSeq] = String(decision.lastSeq);
+      }
+      return reply(204, headers);
+    }
+    case "append":
+    case "close":
+      break;
+  }
+
+  const data =
+    decision.kind === "append"
+      ? decision.messages === null
+        ? input.body
+        : encoder.encode(encodeJsonMessages(decision.messages))
+      : new Uint8Array(0);
+  const close = decision.kind === "close" || decision.close;
+  const producer = decision.producer;
+  const meta: RecordMeta = {
+    k: "append",
+    at: nowMs,
+    ...(producer === null ? {} : { p: [producer.producerId, producer.state.epoch, producer.state.lastSeq] as const }),
+    ...(decision.kind === "append" && decision.lastStreamSeq !== null && decision.lastStreamSeq !== decided.lastStreamSeq
+      ? { q: decision.lastStreamSeq }
+      : {}),
+  };
+  const first = decided.tail;
+  const ack = ctx.wal.append([
+    {
+      streamId: stream.id,
+      streamEpoch: stream.epoch,
+      firstOffset: first,
+      flags: close ? RECORD_FLAG_EOF : 0,
+      meta: encodeRecordMeta(meta),
+      data,
+    },
+  ]);
+  decided.tail = first + data.byteLength;
+  decided.eof = close;
+  if (producer !== null) decided.producers = commitProducer(decided.producers, producer.producerId, producer.state);
+  if (decision.kind === "append") decided.lastStreamSeq = decision.lastStreamSeq;
+
+  const applied = stream.pending.then(
+    () => ack,
+    () => ack,
+  ).then(() => applyAcknowledged(ctx, stream, first, data, close));
+  stream.pending = applied;
+  try {
+    await applied;
+  } catch (error) {
+    return errorReply(asDomainError(error));
+  }
+  stream.lastAccessMs = ctx.now();
+  const headers: Record<string, string> = { [HEADER.streamNextOffset]: formatOffset(first + data.byteLength) };
+  if (close) headers[HEADER.streamClosed] = "true";
+  if (producer !== null) {
+    headers[HEADER.producerEpoch] = String(producer.state.epoch);
+    headers[HEADER.producerSeq] = String(producer.state.lastSeq);
+  }
+  // 200 for an append with producer headers (APP-15); a close-only request answers 204 (APP-13).
+  return reply(producer !== null && decision.kind === "append" ? 200 : 204, headers);
+}
+
+/** An acknowledged record becomes readable, in WAL order, and wakes the stream's live readers. */
+export function applyAcknowledged(
+  ctx: NodeContext,
+  stream: StreamState,
+  first: number,
+  data: Uint8Array,
+  close: boolean,
+): void {
+  ctx.registry.pushRecord(stream, first, data);
+  stream.tail = first + data.byteLength;
+  if (close) stream.eof = true;
+  announce(ctx, stream);
+}
+

@@ -1,0 +1,118 @@
+// Compaction of a node's WAL into stream objects, then the checkpoint, then WAL clean-up.
+//
+// 1. Snapshot: one WAL append holding a `snapshot` record for every stream (its configuration, tail,
+//    eof, producers and Stream-Seq as decided at that instant) and a `mark`; it lands at seq X, after
+//    every append decided before it. Replay from X rebuilds every stream from these records alone.
+// 2. Every data record of [checkpoint, X) is written into stream objects, one per stream, each listed in
+//    the stream's manifest (opened at the stream's epoch first). Records are read back from the WAL, so
+//    this needs no data in memory.
+// 3. The checkpoint moves to X; WAL objects below X are deleted.
+// A crash anywhere leaves a consistent store: before step 3 replay starts at the old checkpoint (stream
+// objects written again are identical, and snapshot records of streams replay already knows are passed
+// over); after it, replay starts at the snapshot.
+import { advanceCheckpoint, deleteWalBelow, readCheckpoint } from "../storage/checkpoint.ts";
+import { compactStream } from "../storage/compaction.ts";
+import { openManifest, StaleEpochError } from "../storage/manifest.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
+import { isEof, type StreamRecord } from "../storage/record-codec.ts";
+import { replayChain } from "../storage/wal-chain.ts";
+import type { NodeContext } from "./node-context.ts";
+import { encodeRecordMeta } from "./record-meta.ts";
+import type { StreamState } from "./stream-registry.ts";
+
+/** The stream id of the `mark` record (not a stream: ids from the metadata log look like `s<n>`). */
+export const MARK_STREAM_ID = "~mark";
+
+export interface CompactionReport {
+  readonly fromSeq: number;
+  readonly snapshotSeq: number;
+  readonly streamsCompacted: number;
+  readonly recordsCompacted: number;
+  readonly walObjectsDeleted: number;
+}
+
+/** The snapshot record of one stream, from its decided state (what replay after it must continue). */
+export function snapshotRecord(stream: StreamState): StreamRecord {
+  const producers = [...stream.decided.producers].map(
+    ([id, state]) => [id, state.epoch, state.lastSeq, state.lastUpdatedMs] as const,
+  );
+  return {
+    streamId: stream.id,
+    streamEpoch: stream.epoch,
+    firstOffset: stream.decided.tail,
+    flags: 0,
+    meta: encodeRecordMeta({
+      k: "snapshot",
+      name: stream.name,
+      config: stream.config,
+      at: stream.createdAtMs,
+      tail: stream.decided.tail,
+      eof: stream.decided.eof,
+      softDeleted: stream.lifecycle === "soft-deleted",
+      producers,
+      q: stream.decided.lastStreamSeq,
+    }),
+    data: new Uint8Array(0),
+  };
+}
+
+export async function compactNode(ctx: NodeContext, store: ObjectStore): Promise<CompactionReport> {
+  const checkpoint = await readCheckpoint(store, ctx.nodeId);
+  const fromSeq = checkpoint?.checkpoint.walSeq ?? 0;
+
+  // 1. The snapshot, decided synchronously: it follows every append decided before it.
+  const records = ctx.registry.snapshotStreams().map(snapshotRecord);
+  records.push({
+    streamId: MARK_STREAM_ID,
+    streamEpoch: 0,
+    firstOffset: 0,
+    flags: 0,
+    meta: encodeRecordMeta({ k: "mark" }),
+    data: new Uint8Array(0),
+  });
+  const { seq: snapshotSeq } = await ctx.wal.append(records);
+
+  // 2. The data of [fromSeq, snapshotSeq) into stream objects, stream by stream.
+  const byStream = new Map<string, StreamRecord[]>();
+  for await (const object of replayChain(store, { nodeId: ctx.nodeId, fromSeq, toSeq: snapshotSeq })) {
+    for (const record of object.records) {
+      if (record.data.byteLength === 0 && !isEof(record)) continue;
+      let list = byStream.get(record.streamId);
+      if (list === undefined) byStream.set(record.streamId, (list = []));
+      list.push(record);
+    }
+  }
+  let recordsCompacted = 0;
+  let streamsCompacted = 0;
+  for (const [streamId, streamRecords] of byStream) {
+    const stream = ctx.registry.get(streamId);
+    if (stream === undefined || stream.removed) continue; // deleted: its data goes with it
+    const writerEpoch = Math.max(stream.epoch, ...streamRecords.map((record) => record.streamEpoch));
+    await ensureManifest(store, stream, writerEpoch);
+    const { object } = await compactStream(store, {
+      streamId,
+      writerEpoch,
+      records: streamRecords,
+      walCovered: [{ nodeId: ctx.nodeId, toSeq: snapshotSeq }],
+    });
+    // The tail cache lets go of the compacted bytes: reads of them go to the stream object from now on.
+    ctx.registry.replaceWithObject(stream, object.key, object.firstOffset, object.endOffset);
+    recordsCompacted += streamRecords.length;
+    streamsCompacted++;
+  }
+
+  // 3. Checkpoint, then WAL clean-up below it.
+  await advanceCheckpoint(store, ctx.nodeId, ctx.nodeEpoch, snapshotSeq);
+  const { deleted } = await deleteWalBelow(store, ctx.nodeId, snapshotSeq);
+  return { fromSeq, snapshotSeq, streamsCompacted, recordsCompacted, walObjectsDeleted: deleted };
+}
+
+/** The stream's manifest exists at `epoch` (created at its first offset, or raised to it). */
+async function ensureManifest(store: ObjectStore, stream: StreamState, epoch: number): Promise<void> {
+  try {
+    await openManifest(store, stream.id, epoch, { startOffset: stream.base });
+  } catch (error) {
+    if (error instanceof StaleEpochError && error.currentEpoch === epoch) return; // already open at it
+    throw error;
+  }
+}

@@ -1,0 +1,206 @@
+// What the node's paths (create, append, read, delete) share: the registry, the WAL writer, the metadata
+// log, the live readers, the settings and the clock. The Durable Object shell builds one per incarnation;
+// tests can build one over an in-memory store. Also here: per-name locks for the paths that await the
+// metadata log, the writing of control records, and stream removal (delete, expiry, fork cascade).
+import { domainError, type DomainError } from "../core/errors.ts";
+import { sourceAfterForkRemoved } from "../core/protocol/fork.ts";
+import type { StreamRecord } from "../storage/record-codec.ts";
+import type { MetaLogClient } from "../../durable-objects/meta-log.ts";
+import type { LiveReaders } from "./live-readers.ts";
+import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
+import type { NodeSettings } from "./settings.ts";
+import type { StreamRegistry, StreamState } from "./stream-registry.ts";
+
+/** The part of the WAL writer the paths use. */
+export interface WalPort {
+  append(records: readonly StreamRecord[]): Promise<{ seq: number }>;
+}
+
+/** The part of the metadata log client the paths use. */
+export type MetaPort = Pick<MetaLogClient, "propose">;
+
+/** A reply before the HTTP layer adds the headers every response carries. */
+export type Reply =
+  | {
+      readonly kind: "reply";
+      readonly status: number;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly body: Uint8Array | string | ReadableStream<Uint8Array> | null;
+    }
+  | { readonly kind: "error"; readonly error: DomainError };
+
+export function reply(
+  status: number,
+  headers: Record<string, string>,
+  body: Uint8Array | string | ReadableStream<Uint8Array> | null = null,
+): Reply {
+  return { kind: "reply", status, headers, body };
+}
+
+export function errorReply(error: DomainError): Reply {
+  return { kind: "error", error };
+}
+
+/** An append or close that became durable and visible (for observers such as subscription delivery). */
+export interface AcknowledgedChange {
+  readonly streamId: string;
+  readonly name: string;
+  /** The stream's acknowledged tail after it, as a position (format with `formatOffset`). */
+  readonly tailPositionBytes: number;
+  readonly eof: boolean;
+}
+
+export interface NodeContext {
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly settings: NodeSettings;
+  readonly registry: StreamRegistry;
+  readonly readers: LiveReaders;
+  readonly wal: WalPort;
+  readonly meta: MetaPort;
+  readonly locks: KeyedLock;
+  now(): number;
+  /** A uniform draw in [0, 1) (cursor jitter). */
+  random(): number;
+  /** Keeps background work (removals) alive past the response. */
+  background(work: Promise<unknown>): void;
+  /**
+   * Called after every acknowledged append or close, in acknowledgement order, before readers wake.
+   * Observers must not throw or block (they queue their own work); subscriptions deliver from here.
+   */
+  readonly observers: Set<(change: AcknowledgedChange) => void>;
+  /** Set once the WAL writer stopped: the node acknowledges nothing more and must restart. */
+  stopped: DomainError | null;
+}
+
+/** Serializes async sections per key (a stream name): creates, deletes, opens. */
+export class KeyedLock {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, section: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const tail = previous.then(() => mine);
+    this.tails.set(key, tail);
+    await previous;
+    try {
+      return await section();
+    } finally {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
+export function unavailable(message: string, details?: DomainError["details"]): DomainError {
+  return domainError("unavailable", message, details);
+}
+
+/** A WAL or metadata failure as the domain error the client sees (503, retry). */
+export function asDomainError(error: unknown): DomainError {
+  if (typeof error === "object" && error !== null && "code" in error && error.code === "fenced") {
+    return domainError("fenced", "this node's WAL chain was sealed; retry");
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return unavailable(`the node could not complete the request: ${message}`);
+}
+
+/** Tells the observers, then the live readers, that the stream's acknowledged state moved on. */
+export function announce(ctx: NodeContext, stream: StreamState): void {
+  const change = { streamId: stream.id, name: stream.name, tailPositionBytes: stream.tail, eof: stream.eof };
+  for (const observe of ctx.observers) {
+    try {
+      observe(change);
+    } catch (error) {
+      console.error("an acknowledgement observer failed", error);
+    }
+  }
+  ctx.readers.notify(stream.id);
+}
+
+/** Waits until every decided append of the stream is acknowledged; null, or the error to answer with. */
+export async function settled(ctx: NodeContext, stream: StreamState): Promise<DomainError | null> {
+  try {
+    await stream.pending;
+    return ctx.stopped;
+  } catch (error) {
+    return asDomainError(error);
+  }
+}
+
+/**
+ * Writes a control record (soft delete, delete) for a stream at its acknowledged tail, after everything it
+ * decided before. Resolves once durable.
+ */
+export async function writeControlRecord(ctx: NodeContext, stream: StreamState, meta: RecordMeta): Promise<void> {
+  const record: StreamRecord = {
+    streamId: stream.id,
+    streamEpoch: stream.epoch,
+    firstOffset: stream.decided.tail,
+    // Never the eof flag: only a stream's closing record carries it (stream objects allow one, last).
+    flags: 0,
+    meta: encodeRecordMeta(meta),
+    data: new Uint8Array(0),
+  };
+  const ack = ctx.wal.append([record]);
+  const previous = stream.pending;
+  stream.pending = previous.then(() => ack).then(() => undefined);
+  await stream.pending;
+}
+
+/**
+ * Removes a stream for good (DELETE without forks, expiry, the last fork of a soft-deleted source gone):
+ * a delete record in the WAL, then the metadata log, then memory; wakes its readers; releases its source
+ * and cascades up a chain of soft-deleted sources.
+ */
+export async function removeStream(ctx: NodeContext, stream: StreamState): Promise<void> {
+  if (stream.removed) return;
+  // Refused from now on (the name is free once the record landed; creates of it wait on the name lock).
+  ctx.registry.remove(stream);
+  ctx.readers.notify(stream.id);
+  await writeControlRecord(ctx, stream, { k: "delete" });
+  const deleted = await ctx.meta.propose({
+    type: "DeleteStream",
+    streamId: stream.id,
+    by: { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch },
+  });
+  if (!deleted.ok && deleted.error.code !== "not_found") {
+    console.warn(`DeleteStream ${stream.id} refused by the metadata log: ${deleted.error.message}`);
+  }
+  const source = ctx.registry.sourceOf(stream);
+  if (source !== undefined) {
+    source.forkCount = Math.max(0, source.forkCount - 1);
+    if (source.removed) ctx.registry.release(source);
+    else if (sourceAfterForkRemoved(source) === "remove") await removeStream(ctx, source);
+  }
+}
+
+/** Soft-deletes a stream forks still read: durable first, then refused from now on. */
+export async function softDeleteStream(ctx: NodeContext, stream: StreamState): Promise<void> {
+  if (stream.lifecycle === "soft-deleted") return;
+  stream.lifecycle = "soft-deleted";
+  ctx.readers.notify(stream.id);
+  await writeControlRecord(ctx, stream, { k: "soft-delete" });
+}
+
+/**
+ * Makes sure this incarnation has opened the stream in the metadata log (a restarted node re-opens its
+ * streams lazily, at their first write): the stream epoch every record carries.
+ */
+export async function ensureOpened(ctx: NodeContext, stream: StreamState): Promise<DomainError | null> {
+  if (stream.opened) return null;
+  return ctx.locks.run(`open:${stream.id}`, async () => {
+    if (stream.opened) return null;
+    const opened = await ctx.meta.propose({
+      type: "OpenStream",
+      streamId: stream.id,
+      nodeId: ctx.nodeId,
+      nodeEpoch: ctx.nodeEpoch,
+    });
+    if (!opened.ok) return opened.error.code === "held_by" ? opened.error : unavailable(opened.error.message);
+    stream.epoch = opened.value.stream.epoch;
+    stream.opened = true;
+    return null;
+  });
+}

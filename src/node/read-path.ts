@@ -1,0 +1,175 @@
+// GET (catch-up, long-poll) and HEAD. Readers see acknowledged data only. A long-poll at the tail waits
+// for the stream's next acknowledged append (live-readers.ts) up to LONG_POLL_TIMEOUT_MS. SSE is in
+// sse-path.ts. Rules: docs/protocol-rules.md sections 6 to 8.
+import { domainError } from "../core/errors.ts";
+import { cacheControl, ifNoneMatchMatches, NO_STORE, readEtag } from "../core/protocol/caching.ts";
+import { readEndFlags } from "../core/protocol/closure.ts";
+import { isJsonContentType } from "../core/protocol/content-type.ts";
+import { HEADER } from "../core/protocol/headers.ts";
+import { decodeJsonMessages, frameJsonArray } from "../core/protocol/json-mode.ts";
+import { formatOffset, resolveReadStart, type ReadStart } from "../core/protocol/offsets.ts";
+import { decideLiveStart, isTailProbe, responseCursor, type ReadMode } from "../core/protocol/read.ts";
+import { formatExpiresAt } from "../core/protocol/ttl.ts";
+import { resolveLive } from "./create-path.ts";
+import { errorReply, reply, type NodeContext, type Reply } from "./node-context.ts";
+import type { StreamState } from "./stream-registry.ts";
+
+const decoder = new TextDecoder();
+
+export interface ReadInput {
+  readonly name: string;
+  readonly start: ReadStart;
+  readonly mode: ReadMode;
+  readonly cursor: number | null;
+  readonly ifNoneMatch: string | null;
+  /** Aborts when the client goes away. */
+  readonly signal?: AbortSignal;
+}
+
+/** The stream for a read-like request, or the 404/410 to answer. */
+export async function readable(ctx: NodeContext, name: string): Promise<StreamState | Reply> {
+  const stream = await resolveLive(ctx, name);
+  if (stream === undefined) return errorReply(domainError("not_found", "no such stream"));
+  if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
+  return stream;
+}
+
+export async function headStream(ctx: NodeContext, name: string): Promise<Reply> {
+  const stream = await readable(ctx, name);
+  if ("kind" in stream) return stream;
+  const headers: Record<string, string> = {
+    [HEADER.contentType]: stream.config.contentType,
+    [HEADER.streamNextOffset]: formatOffset(stream.tail),
+    [HEADER.cacheControl]: NO_STORE,
+  };
+  if (stream.eof) headers[HEADER.streamClosed] = "true";
+  if (stream.config.ttlSeconds !== null) headers[HEADER.streamTtl] = String(stream.config.ttlSeconds);
+  if (stream.config.expiresAtMs !== null) headers[HEADER.streamExpiresAt] = formatExpiresAt(stream.config.expiresAtMs);
+  return reply(200, headers);
+}
+
+export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Reply> {
+  const found = await readable(ctx, input.name);
+  if ("kind" in found) return found;
+  const stream = found;
+  const start = resolveReadStart(input.start, stream.tail);
+  if (!start.ok) return errorReply(start.error);
+  stream.lastAccessMs = ctx.now();
+
+  if (input.mode === "catch-up") {
+    if (isTailProbe(input.mode, input.start)) return tailProbe(stream);
+    return page(ctx, stream, start.value, input, null);
+  }
+  if (input.mode !== "long-poll") throw new Error("SSE reads go through sse-path.ts");
+
+  const deadline = ctx.now() + ctx.settings.longPollTimeoutMs;
+  for (;;) {
+    if (stream.removed) return errorReply(domainError("not_found", "the stream was deleted"));
+    if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
+    const live = decideLiveStart(start.value, stream.tail, stream.eof);
+    const cursor = responseCursor(input.cursor, ctx.now(), 1 + Math.floor(ctx.random() * 3600));
+    if (live.kind === "respond") {
+      stream.lastAccessMs = ctx.now();
+      return page(ctx, stream, start.value, input, cursor);
+    }
+    if (live.kind === "eof") {
+      return reply(204, {
+        [HEADER.streamNextOffset]: formatOffset(stream.tail),
+        [HEADER.streamUpToDate]: "true",
+        [HEADER.streamClosed]: "true",
+        [HEADER.cacheControl]: NO_STORE,
+      });
+    }
+    const remaining = deadline - ctx.now();
+    if (remaining <= 0) {
+      stream.lastAccessMs = ctx.now();
+      return reply(204, {
+        [HEADER.streamNextOffset]: formatOffset(stream.tail),
+        [HEADER.streamUpToDate]: "true",
+        [HEADER.streamCursor]: cursor,
+        [HEADER.cacheControl]: NO_STORE,
+      });
+    }
+    const reason = await ctx.readers.wait(stream.id, remaining, input.signal);
+    if (reason === "shutdown") return errorReply(domainError("unavailable", "the node is restarting"));
+    if (reason === "timeout" && input.signal?.aborted === true) {
+      return errorReply(domainError("unavailable", "the client went away"));
+    }
+  }
+}
+
+/** `offset=now` catch-up: the tail, no data, not cacheable, no ETag. */
+function tailProbe(stream: StreamState): Reply {
+  const headers: Record<string, string> = {
+    [HEADER.contentType]: stream.config.contentType,
+    [HEADER.streamNextOffset]: formatOffset(stream.tail),
+    [HEADER.streamUpToDate]: "true",
+    [HEADER.cacheControl]: NO_STORE,
+  };
+  if (stream.eof) headers[HEADER.streamClosed] = "true";
+  return reply(200, headers, isJsonContentType(stream.config.contentType) ? "[]" : null);
+}
+
+/** One page of data from `start`: bytes, or a JSON array of whole messages. */
+export async function readPage(
+  ctx: NodeContext,
+  stream: StreamState,
+  start: number,
+): Promise<{ end: number; bytes: Uint8Array; json: boolean }> {
+  const json = isJsonContentType(stream.config.contentType);
+  let end = Math.min(stream.tail, start + ctx.settings.maxReadBytes);
+  let bytes = await ctx.registry.readBytes(stream, start, end);
+  if (json && end < stream.tail) {
+    // A page never cuts a message: end after the last whole one (or the whole first one, if larger).
+    let cut = bytes.lastIndexOf(0x0a) + 1;
+    if (cut === 0) {
+      const rest = await ctx.registry.readBytes(stream, start, stream.tail);
+      cut = rest.indexOf(0x0a) + 1;
+      bytes = rest;
+    }
+    bytes = bytes.subarray(0, cut);
+    end = start + cut;
+  }
+  return { end, bytes, json };
+}
+
+export function pageBody(pageData: { bytes: Uint8Array; json: boolean }): Uint8Array | string {
+  return pageData.json ? frameJsonArray(decodeJsonMessages(decoder.decode(pageData.bytes))) : pageData.bytes;
+}
+
+async function page(
+  ctx: NodeContext,
+  stream: StreamState,
+  start: number,
+  input: ReadInput,
+  cursor: string | null,
+): Promise<Reply> {
+  const data = await readPage(ctx, stream, start);
+  const flags = readEndFlags(data.end, stream.tail, stream.eof);
+  const etag = readEtag(stream.id, formatOffset(start), formatOffset(data.end), flags.closed);
+  const headers: Record<string, string> = {
+    [HEADER.contentType]: stream.config.contentType,
+    [HEADER.streamNextOffset]: formatOffset(data.end),
+    [HEADER.etag]: etag,
+    [HEADER.cacheControl]: cacheControl("read", {
+      hasData: data.end > start,
+      closed: flags.closed,
+      lifetimeSeconds: lifetimeSeconds(stream, ctx.now()),
+    }),
+  };
+  if (flags.upToDate) headers[HEADER.streamUpToDate] = "true";
+  if (flags.closed) headers[HEADER.streamClosed] = "true";
+  if (cursor !== null) headers[HEADER.streamCursor] = cursor;
+  if (ifNoneMatchMatches(input.ifNoneMatch, etag)) {
+    const { [HEADER.contentType]: _contentType, ...rest } = headers;
+    return reply(304, rest);
+  }
+  return reply(200, headers, pageBody(data));
+}
+
+/** Seconds the stream has left (its deadline, or its TTL window after this access), null if unbounded. */
+export function lifetimeSeconds(stream: StreamState, nowMs: number): number | null {
+  if (stream.config.expiresAtMs !== null) return (stream.config.expiresAtMs - nowMs) / 1000;
+  if (stream.config.ttlSeconds !== null) return stream.config.ttlSeconds;
+  return null;
+}

@@ -1,0 +1,176 @@
+// Start-up of a node incarnation: fence the node's own WAL chain with a seal at the new epoch, replay
+// [checkpoint, seal) into stream state, and hand back the seq the new WAL writer starts at. Replay
+// rebuilds, per stream, what the records carry: configuration (create), data and offsets, eof, producer
+// state and Stream-Seq (append meta), soft deletes and removals. Lost: TTL idle clocks (every stream's
+// last access becomes the restart time) and in-memory stream epochs (streams re-open lazily).
+import { commitProducer } from "../core/protocol/producer.ts";
+import { readCheckpoint } from "../storage/checkpoint.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
+import { isEof, type StreamRecord } from "../storage/record-codec.ts";
+import { readManifest } from "../storage/manifest.ts";
+import { replayChain, sealChain } from "../storage/wal-chain.ts";
+import { applyInitial } from "./create-path.ts";
+import { decodeRecordMeta } from "./record-meta.ts";
+import { memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "./stream-registry.ts";
+
+/** Streams whose compacted data is read at once during start-up. */
+const LOAD_CONCURRENCY = 16;
+
+export interface RecoveryResult {
+  readonly fromSeq: number;
+  readonly sealSeq: number;
+  readonly objectsReplayed: number;
+  readonly recordsReplayed: number;
+  readonly streams: number;
+}
+
+export async function recoverNode(
+  store: ObjectStore,
+  registry: StreamRegistry,
+  nodeId: string,
+  nodeEpoch: number,
+  nowMs: number,
+): Promise<RecoveryResult> {
+  const checkpoint = await readCheckpoint(store, nodeId);
+  const fromSeq = checkpoint?.checkpoint.walSeq ?? 0;
+  const { sealSeq } = await sealChain(store, { nodeId, fromSeq, sealedBy: nodeId, sealEpoch: nodeEpoch });
+  let objectsReplayed = 0;
+  let recordsReplayed = 0;
+  const snapshotted = new Set<string>();
+  // The tail a snapshotted stream had at its snapshot: its stream objects end there.
+  const snapshotTails = new Map<string, number>();
+  for await (const object of replayChain(store, { nodeId, fromSeq, toSeq: sealSeq })) {
+    objectsReplayed++;
+    for (const record of object.records) {
+      const known = snapshotted.size;
+      replayRecord(registry, record, nowMs, snapshotted);
+      if (snapshotted.size > known) snapshotTails.set(record.streamId, record.firstOffset);
+      recordsReplayed++;
+    }
+  }
+  const toLoad = [...snapshotted];
+  for (let i = 0; i < toLoad.length; i += LOAD_CONCURRENCY) {
+    await Promise.all(
+      toLoad.slice(i, i + LOAD_CONCURRENCY).map(async (streamId) => {
+        const stream = registry.get(streamId);
+        if (stream !== undefined) await loadCompacted(store, stream, snapshotTails.get(streamId) ?? stream.base);
+      }),
+    );
+  }
+  return { fromSeq, sealSeq, objectsReplayed, recordsReplayed, streams: registry.size };
+}
+
+/** Applies one replayed record; records of streams already removed are passed over. */
+export function replayRecord(
+  registry: StreamRegistry,
+  record: StreamRecord,
+  nowMs: number,
+  snapshotted?: Set<string>,
+): void {
+  const meta = decodeRecordMeta(record.meta);
+  if (meta.k === "mark") return;
+  const existing = registry.get(record.streamId);
+  if (meta.k === "snapshot" && existing === undefined) {
+    const stream = newStreamState({
+      id: record.streamId,
+      name: meta.name,
+      config: meta.config,
+      createdAtMs: meta.at,
+      epoch: record.streamEpoch,
+      opened: false,
+    });
+    // Data below the snapshot's tail is in stream objects: loadCompacted reads it after the replay.
+    stream.tail = meta.tail;
+    stream.eof = meta.eof;
+    stream.lifecycle = meta.softDeleted ? "soft-deleted" : "live";
+    stream.lastAccessMs = nowMs;
+    const decided = stream.decided;
+    decided.tail = meta.tail;
+    decided.eof = meta.eof;
+    decided.lastStreamSeq = meta.q;
+    for (const [producerId, epoch, lastSeq, lastUpdatedMs] of meta.producers) {
+      decided.producers = commitProducer(decided.producers, producerId, { epoch, lastSeq, lastUpdatedMs });
+    }
+    registry.add(stream);
+    const source = registry.sourceOf(stream);
+    if (source !== undefined) source.forkCount++;
+    snapshotted?.add(stream.id);
+    return;
+  }
+  if (meta.k === "create") {
+    if (existing !== undefined) throw new Error(`replay: stream ${record.streamId} created twice`);
+    const stream = newStreamState({
+      id: record.streamId,
+      name: meta.name,
+      config: meta.config,
+      createdAtMs: meta.at,
+      epoch: record.streamEpoch,
+      opened: false,
+    });
+    if (record.firstOffset !== stream.base) throw new Error(`replay: ${record.streamId} created at ${record.firstOffset}`);
+    applyInitial(stream, record.data, isEof(record));
+    stream.lastAccessMs = nowMs;
+    registry.add(stream);
+    const source = registry.sourceOf(stream);
+    if (source !== undefined) source.forkCount++;
+    return;
+  }
+  if (existing === undefined || existing.removed) return;
+  existing.epoch = Math.max(existing.epoch, record.streamEpoch);
+  switch (meta.k) {
+    case "append": {
+      if (record.firstOffset !== existing.tail) {
+        throw new Error(`replay: ${record.streamId} record at ${record.firstOffset}, tail ${existing.tail}`);
+      }
+      if (record.data.byteLength > 0) {
+        existing.records.push(memoryRecord(record.firstOffset, record.data));
+        existing.memoryBytes += record.data.byteLength;
+      }
+      existing.tail += record.data.byteLength;
+      if (isEof(record)) existing.eof = true;
+      const decided = existing.decided;
+      decided.tail = existing.tail;
+      decided.eof = existing.eof;
+      if (meta.p !== undefined) {
+        const [producerId, epoch, lastSeq] = meta.p;
+        decided.producers = commitProducer(decided.producers, producerId, { epoch, lastSeq, lastUpdatedMs: meta.at });
+      }
+      if (meta.q !== undefined) decided.lastStreamSeq = meta.q;
+      return;
+    }
+    case "soft-delete":
+      existing.lifecycle = "soft-deleted";
+      return;
+    case "snapshot":
+      return; // replay began before this compaction: the stream's state is already rebuilt
+    case "delete": {
+      registry.remove(existing);
+      const source = registry.sourceOf(existing);
+      if (source !== undefined) {
+        source.forkCount = Math.max(0, source.forkCount - 1);
+        registry.release(source);
+      }
+      return;
+    }
+  }
+}
+
+/**
+ * Points a snapshotted stream's compacted range [base, snapshotTail) at its stream objects (read on demand),
+ * ahead of the records replayed after the snapshot. Its manifest must cover exactly that range.
+ */
+async function loadCompacted(store: ObjectStore, stream: StreamState, snapshotTail: number): Promise<void> {
+  if (snapshotTail === stream.base) return;
+  const manifest = await readManifest(store, stream.id);
+  if (manifest === null) throw new Error(`recovery: stream ${stream.id} has data below its snapshot but no manifest`);
+  const extents: CachedRecord[] = [];
+  let at = stream.base;
+  for (const ref of manifest.manifest.objects) {
+    if (ref.firstOffset >= snapshotTail) break;
+    if (ref.firstOffset !== at) throw new Error(`recovery: stream ${stream.id} objects jump from ${at} to ${ref.firstOffset}`);
+    extents.push({ first: ref.firstOffset, end: ref.endOffset, data: null, objectKey: ref.key });
+    at = ref.endOffset;
+  }
+  if (at < snapshotTail) throw new Error(`recovery: stream ${stream.id} objects end at ${at}, snapshot at ${snapshotTail}`);
+  stream.records.unshift(...extents);
+}

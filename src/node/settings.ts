@@ -1,0 +1,50 @@
+// The node's settings, read once per incarnation from the Worker's vars (wrangler.toml [vars]; locally
+// `--var`). Bad values fall back to the defaults with a warning rather than stopping the node.
+
+export interface NodeSettings {
+  /** How long a long-poll waits at the tail, and the SSE keep-alive interval (LONG_POLL_TIMEOUT_MS). */
+  readonly longPollTimeoutMs: number;
+  /** Largest accepted request body (MAX_BODY_BYTES); larger bodies get 413. */
+  readonly maxBodyBytes: number;
+  /** An SSE response is ended after this long so clients reconnect (and proxies never time out). */
+  readonly sseMaxDurationMs: number;
+  /** Largest catch-up page (bytes of stored data). */
+  readonly maxReadBytes: number;
+  /** Heartbeat interval towards the metadata log (and how often compaction is considered). */
+  readonly heartbeatMs: number;
+  /** Compact once this many WAL objects were written since the checkpoint (bounds restart replay). */
+  readonly compactAfterWalObjects: number;
+  /** ... or this many WAL bytes (bounds the tail cache: compacted data leaves memory). */
+  readonly compactAfterWalBytes: number;
+}
+
+export const DEFAULT_SETTINGS: NodeSettings = {
+  longPollTimeoutMs: 30_000,
+  maxBodyBytes: 8 * 1024 * 1024,
+  sseMaxDurationMs: 60_000,
+  maxReadBytes: 4 * 1024 * 1024,
+  heartbeatMs: 5_000,
+  compactAfterWalObjects: 256,
+  compactAfterWalBytes: 32 * 1024 * 1024,
+};
+
+export interface SettingsVars {
+  LONG_POLL_TIMEOUT_MS?: string;
+  MAX_BODY_BYTES?: string;
+}
+
+export function nodeSettings(vars: SettingsVars): NodeSettings {
+  return {
+    ...DEFAULT_SETTINGS,
+    longPollTimeoutMs: positiveInt(vars.LONG_POLL_TIMEOUT_MS, "LONG_POLL_TIMEOUT_MS", DEFAULT_SETTINGS.longPollTimeoutMs),
+    maxBodyBytes: positiveInt(vars.MAX_BODY_BYTES, "MAX_BODY_BYTES", DEFAULT_SETTINGS.maxBodyBytes),
+  };
+}
+
+function positiveInt(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (Number.isSafeInteger(value) && value > 0) return value;
+  console.warn(`${name}=${raw} is not a positive integer; using ${fallback}`);
+  return fallback;
+}

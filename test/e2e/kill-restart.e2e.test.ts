@@ -1,0 +1,62 @@
+// Issue 4: "A test kills the running service with SIGKILL in the middle of concurrent appends, restarts it,
+// and finds every acknowledged append at its offset and nothing unacknowledged half-visible; repeated for
+// 20 kills." The rounds and the checks are in kill-rounds.ts; this file starts mink (wrangler dev, its whole
+// process group SIGKILLed by service.kill()) and restarts it on the same port and persist dir.
+//
+//   MINK_E2E_KILL=1 npm run test:e2e -- test/e2e/kill-restart.e2e.test.ts
+//   knobs: MINK_E2E_KILL_ROUNDS (20), MINK_E2E_KILL_NODES (3), MINK_E2E_KILL_APPENDERS (16),
+//          MINK_E2E_KILL_STREAMS (4), MINK_E2E_KILL_S3=external (MINK_TEST_S3_*, radosgw)
+
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { runKillRounds } from "./kill-rounds.ts";
+import { startService, type Service } from "./service.ts";
+
+function intFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name}: not a positive integer: ${raw}`);
+  return value;
+}
+
+const ROUNDS = intFromEnv("MINK_E2E_KILL_ROUNDS", 20);
+const NODES = intFromEnv("MINK_E2E_KILL_NODES", 3);
+const APPENDERS = intFromEnv("MINK_E2E_KILL_APPENDERS", 16);
+const STREAMS = intFromEnv("MINK_E2E_KILL_STREAMS", 4);
+
+// Skipped until the StreamNode is durable (issue 4): today the Worker answers /health but has no stream
+// routes, so the first PUT fails. Set MINK_E2E_KILL=1 to run it; drop the skipIf once it passes.
+describe.skipIf(process.env.MINK_E2E_KILL !== "1")("SIGKILL in the middle of concurrent appends", () => {
+  let service: Service | undefined;
+
+  beforeAll(async () => {
+    // No persistDir: the service makes a temporary one (removed by stop() or at exit) and every restart()
+    // reuses it, so Durable Object state survives each kill. The embedded S3 endpoint is never killed.
+    service = await startService({
+      nodes: NODES,
+      longPollTimeoutMs: 500,
+      s3: process.env.MINK_E2E_KILL_S3 === "external" ? "external" : "embedded",
+    });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  test(`every acknowledged append survives ${ROUNDS} kills, and no append is half-visible`, async () => {
+    const running = service;
+    if (running === undefined) throw new Error("service not started");
+    const report = await runKillRounds(running, {
+      rounds: ROUNDS,
+      streams: STREAMS,
+      appenders: APPENDERS,
+      killDelayMs: { min: 50, max: 1_500 },
+      offsetSamplesPerStream: 8,
+      namePrefix: `kill-${Date.now().toString(36)}`,
+      log: (line) => console.log(`[kill-restart] ${line}`),
+    });
+    console.log(`[kill-restart] ${JSON.stringify(report)}`);
+    expect(report.rounds).toBe(ROUNDS);
+    expect(report.acknowledged).toBeGreaterThan(0);
+  }, 30 * 60_000);
+});

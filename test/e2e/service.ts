@@ -1,0 +1,372 @@
+// Starts mink for real, for the end-to-end suites: an object store (the embedded S3 endpoint, or an outside
+// S3 server named by MINK_TEST_S3_*) plus the Worker under `wrangler dev` as a child process.
+//
+// Why a child process and not the Miniflare API (faster to start, see docs/testing-e2e.md): the kill test
+// SIGKILLs the running service, which must be a real process tree (node wrangler -> workerd). The child is
+// spawned detached, so it leads its own process group and kill()/stop() signal the whole group (-pid):
+// killing only wrangler would leave workerd serving. restart() reuses the same port and persist dir, so
+// Durable Object storage survives, exactly as after a crash. The object store runs in this process and
+// keeps running across kill()/restart(): it stands for R2, which does not crash with the Worker.
+//
+// Everything started here is stopped by PID: stop() by the test (afterAll), and a synchronous SIGKILL of
+// every live group on process exit or SIGINT/SIGTERM, so a crashed test run leaks nothing.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, type WriteStream } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { AwsClient } from "aws4fetch";
+import { startEmbeddedS3, type EmbeddedS3 } from "../../scripts/embedded-s3.ts";
+
+export interface ServiceOptions {
+  /** Number of stream nodes: NODE_IDS = "node-0,...,node-<n-1>" (default 1). */
+  nodes?: number;
+  /** ROUTER_MODE: true = "forward" (the Worker forwards to the owner), false = "redirect" (307, the default). */
+  forwarding?: boolean;
+  /** LONG_POLL_TIMEOUT_MS; the conformance suite wants about 500. */
+  longPollTimeoutMs?: number;
+  /** "embedded" (default): the embedded S3 endpoint in this process; "external": MINK_TEST_S3_* (radosgw). */
+  s3?: "embedded" | "external";
+  /**
+   * Where Durable Object state (`<dir>/wrangler`), the embedded bucket (`<dir>/s3`) and the Worker's log
+   * (`<dir>/wrangler.log`) live. Default: a fresh temporary directory, removed by stop(). A directory passed
+   * here is kept. Without persistDir the embedded bucket lives in memory (it survives kill()/restart()
+   * anyway, because the endpoint keeps running).
+   */
+  persistDir?: string;
+  /** Port for the Worker on 127.0.0.1 (default: a free one). */
+  port?: number;
+  /** ADMIN_TOKEN (default "mink-e2e-admin"). */
+  adminToken?: string;
+  /** Extra Worker vars, applied last (settings this harness does not know about yet). */
+  vars?: Record<string, string>;
+  /** Bound on the wait for GET /health to answer 200 (default 60 s: a cold wrangler bundle on 2 busy cores). */
+  readyTimeoutMs?: number;
+  /** Copy the Worker's output to this process's stderr as well as to the log file (default: env MINK_E2E_VERBOSE=1). */
+  verbose?: boolean;
+}
+
+export interface Service {
+  /** `http://127.0.0.1:<port>`: the router. Streams live under `<baseUrl>/v1/stream/...`. */
+  baseUrl: string;
+  port: number;
+  adminToken: string;
+  /** The Worker's current process (the group leader): changes on restart(). */
+  readonly pid: number | undefined;
+  /** Where the Worker's output goes (appended across restarts). */
+  logFile: string;
+  /** The vars passed to the Worker (secrets included: test credentials only). */
+  vars: Readonly<Record<string, string>>;
+  /** SIGTERM the Worker's process group (SIGKILL after 5 s), stop the object store, remove a temporary dir. */
+  stop(): Promise<void>;
+  /** SIGKILL the Worker's whole process group and wait until every process in it is gone. */
+  kill(): Promise<void>;
+  /** Start the Worker again on the same port with the same persist dir and vars; resolves when healthy. */
+  restart(): Promise<void>;
+  /** The last lines of the Worker's output, for error messages. */
+  logTail(lines?: number): string;
+}
+
+const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const WRANGLER_BIN = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+const WRANGLER_CONFIG = join(REPO_ROOT, "wrangler.toml");
+const DEFAULT_ADMIN_TOKEN = "mink-e2e-admin";
+const STOP_GRACE_MS = 5_000;
+const GROUP_EXIT_TIMEOUT_MS = 10_000;
+
+/** Process groups started here and not yet reaped: killed synchronously if this process goes away. */
+const liveGroups = new Set<number>();
+/** Temporary persist dirs made here and not yet removed by stop(): removed on exit too. */
+const ownedDirs = new Set<string>();
+let exitHooksInstalled = false;
+
+function installExitHooks(): void {
+  if (exitHooksInstalled) return;
+  exitHooksInstalled = true;
+  const killAll = (): void => {
+    for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
+    liveGroups.clear();
+    for (const dir of ownedDirs) rmSync(dir, { recursive: true, force: true });
+    ownedDirs.clear();
+  };
+  process.on("exit", killAll);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    // once: after cleaning up, re-raise so the default action (or the runner's own handler) still happens.
+    process.once(signal, () => {
+      killAll();
+      process.kill(process.pid, signal);
+    });
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/**
+ * True while any process of the group is alive. A killed child can linger as a zombie until its parent (or
+ * PID 1, which may not reap in a container) collects it; a zombie holds no port or file, so it counts as gone.
+ */
+function groupAlive(pgid: number): boolean {
+  if (process.platform !== "linux") {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // exited while we looked
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z") return true;
+  }
+  return false;
+}
+
+async function waitForGroupExit(pgid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (groupAlive(pgid)) {
+    if (Date.now() > deadline) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A port that was free a moment ago (the kernel's pick for port 0). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      if (address === null || typeof address === "string") {
+        server.close();
+        reject(new Error("no port from listen(0)"));
+        return;
+      }
+      server.close(() => resolve(address.port));
+    });
+  });
+}
+
+interface ObjectStore {
+  vars: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+async function startObjectStore(kind: "embedded" | "external", persistDir: string, keepInMemory: boolean): Promise<ObjectStore> {
+  if (kind === "embedded") {
+    const s3: EmbeddedS3 = await startEmbeddedS3({ port: 0, ...(keepInMemory ? {} : { persistDir: join(persistDir, "s3") }) });
+    return {
+      vars: {
+        S3_ENDPOINT: s3.url,
+        S3_BUCKET: s3.bucket,
+        S3_REGION: "auto",
+        S3_ADDRESSING: "path",
+        S3_ACCESS_KEY_ID: s3.accessKeyId,
+        S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      },
+      stop: () => s3.stop(),
+    };
+  }
+  const endpoint = process.env.MINK_TEST_S3_ENDPOINT;
+  if (endpoint === undefined || endpoint === "") {
+    throw new Error("s3: \"external\" needs MINK_TEST_S3_ENDPOINT: start radosgw with scripts/radosgw/start.sh and source its env file");
+  }
+  const region = process.env.MINK_TEST_S3_REGION ?? "us-east-1";
+  const accessKeyId = process.env.MINK_TEST_S3_ACCESS_KEY_ID ?? "";
+  const secretAccessKey = process.env.MINK_TEST_S3_SECRET_ACCESS_KEY ?? "";
+  // A fresh bucket per service: runs share the server, and a node must not find another run's WAL chain,
+  // registrations or log. (The throwaway radosgw keeps data in RAM; nothing is deleted here.)
+  const bucket = `mink-e2e-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const client = new AwsClient({ accessKeyId, secretAccessKey, region, service: "s3", retries: 0 });
+  const response = await client.fetch(`${endpoint.replace(/\/$/, "")}/${bucket}`, { method: "PUT" });
+  if (!response.ok) throw new Error(`creating bucket ${bucket} on ${endpoint}: ${response.status} ${await response.text()}`);
+  return {
+    vars: {
+      S3_ENDPOINT: endpoint,
+      S3_BUCKET: bucket,
+      S3_REGION: region,
+      S3_ADDRESSING: "path",
+      S3_ACCESS_KEY_ID: accessKeyId,
+      S3_SECRET_ACCESS_KEY: secretAccessKey,
+    },
+    stop: async () => undefined,
+  };
+}
+
+/** Keeps the last `maxBytes` of a process's output in memory for error messages. */
+class OutputTail {
+  #text = "";
+  constructor(private readonly maxBytes = 64 * 1024) {}
+  push(chunk: string): void {
+    this.#text += chunk;
+    if (this.#text.length > this.maxBytes) this.#text = this.#text.slice(-this.maxBytes);
+  }
+  lines(count: number): string {
+    return this.#text.split("\n").slice(-count).join("\n");
+  }
+}
+
+export async function startService(options: ServiceOptions = {}): Promise<Service> {
+  installExitHooks();
+  const nodes = options.nodes ?? 1;
+  if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`nodes: not a positive integer: ${nodes}`);
+  const ownsDir = options.persistDir === undefined;
+  const persistDir = options.persistDir ?? mkdtempSync(join(tmpdir(), "mink-e2e-"));
+  if (ownsDir) ownedDirs.add(persistDir);
+  mkdirSync(persistDir, { recursive: true });
+  const port = options.port ?? (await freePort());
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const adminToken = options.adminToken ?? DEFAULT_ADMIN_TOKEN;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  const verbose = options.verbose ?? process.env.MINK_E2E_VERBOSE === "1";
+  const logFile = join(persistDir, "wrangler.log");
+  const tail = new OutputTail();
+
+  const store = await startObjectStore(options.s3 ?? "embedded", persistDir, ownsDir);
+  const vars: Record<string, string> = {
+    ...store.vars,
+    ADMIN_TOKEN: adminToken,
+    // Nodes advertise `<PUBLIC_ORIGIN>/n/<node-id>`: it must be this service's own origin for 307s to land.
+    PUBLIC_ORIGIN: baseUrl,
+    NODE_IDS: Array.from({ length: nodes }, (_, i) => `node-${i}`).join(","),
+    ROUTER_MODE: options.forwarding === true ? "forward" : "redirect",
+    ...(options.longPollTimeoutMs === undefined ? {} : { LONG_POLL_TIMEOUT_MS: String(options.longPollTimeoutMs) }),
+    ...options.vars,
+  };
+
+  let child: ChildProcess | undefined;
+  let log: WriteStream | undefined;
+  let stopped = false;
+
+  async function launch(): Promise<void> {
+    // A fresh inspector port each time: wrangler's default (9229) is shared by every wrangler on the machine.
+    const inspectorPort = await freePort();
+    const args = [
+      WRANGLER_BIN, "dev", "--local",
+      "--config", WRANGLER_CONFIG,
+      "--ip", "127.0.0.1", "--port", String(port),
+      "--inspector-port", String(inspectorPort),
+      "--persist-to", join(persistDir, "wrangler"),
+      "--show-interactive-dev-session=false",
+      "--log-level", "log",
+    ];
+    for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+    log ??= createWriteStream(logFile, { flags: "a" });
+    log.write(`\n=== ${new Date().toISOString()} wrangler dev on ${baseUrl}\n`);
+    const spawned = spawn(process.execPath, args, {
+      cwd: REPO_ROOT,
+      detached: true, // its own process group: kill(-pid) reaches workerd too
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" },
+    });
+    const pid = spawned.pid;
+    if (pid === undefined) throw new Error("spawning wrangler dev failed (no pid)");
+    liveGroups.add(pid);
+    child = spawned;
+    const sink = (chunk: Buffer): void => {
+      const text = chunk.toString("utf8");
+      tail.push(text);
+      log?.write(text);
+      if (verbose) process.stderr.write(text);
+    };
+    spawned.stdout?.on("data", sink);
+    spawned.stderr?.on("data", sink);
+    await waitForHealth(spawned);
+  }
+
+  async function waitForHealth(spawned: ChildProcess): Promise<void> {
+    const deadline = Date.now() + readyTimeoutMs;
+    let last = "no answer yet";
+    while (Date.now() < deadline) {
+      if (spawned.exitCode !== null || spawned.signalCode !== null) {
+        throw new Error(`wrangler dev exited (${spawned.exitCode ?? spawned.signalCode}) before ${baseUrl}/health answered 200\n${tail.lines(40)}`);
+      }
+      try {
+        const response = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
+        const body = await response.text();
+        if (response.status === 200) return;
+        last = `${response.status} ${body.slice(0, 300)}`;
+      } catch (error) {
+        last = error instanceof Error ? error.message : String(error);
+      }
+      await sleep(100);
+    }
+    throw new Error(`${baseUrl}/health did not answer 200 within ${readyTimeoutMs} ms (last: ${last})\n${tail.lines(40)}`);
+  }
+
+  async function terminate(signal: "SIGTERM" | "SIGKILL"): Promise<void> {
+    const current = child;
+    child = undefined;
+    const pgid = current?.pid;
+    if (current === undefined || pgid === undefined) return;
+    signalGroup(pgid, signal);
+    let gone = await waitForGroupExit(pgid, signal === "SIGTERM" ? STOP_GRACE_MS : GROUP_EXIT_TIMEOUT_MS);
+    if (!gone && signal === "SIGTERM") {
+      signalGroup(pgid, "SIGKILL");
+      gone = await waitForGroupExit(pgid, GROUP_EXIT_TIMEOUT_MS);
+    }
+    if (!gone) throw new Error(`process group ${pgid} (wrangler dev) still alive after SIGKILL`);
+    liveGroups.delete(pgid);
+  }
+
+  const service: Service = {
+    baseUrl,
+    port,
+    adminToken,
+    get pid() {
+      return child?.pid;
+    },
+    logFile,
+    vars,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        await terminate("SIGTERM");
+      } finally {
+        await store.stop();
+        await new Promise<void>((resolve) => (log === undefined ? resolve() : log.end(resolve)));
+        if (ownsDir && existsSync(persistDir)) rmSync(persistDir, { recursive: true, force: true });
+        ownedDirs.delete(persistDir);
+      }
+    },
+    async kill() {
+      await terminate("SIGKILL");
+    },
+    async restart() {
+      if (stopped) throw new Error("restart() after stop()");
+      await terminate("SIGTERM"); // no-op after kill()
+      await launch();
+    },
+    logTail: (lines = 40) => tail.lines(lines),
+  };
+
+  try {
+    await launch();
+  } catch (error) {
+    await service.stop().catch(() => undefined);
+    throw error;
+  }
+  return service;
+}
