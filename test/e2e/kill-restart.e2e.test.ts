@@ -3,7 +3,7 @@
 // 20 kills." The rounds and the checks are in kill-rounds.ts; this file starts mink (wrangler dev, its whole
 // process group SIGKILLed by service.kill()) and restarts it on the same port and persist dir.
 //
-//   MINK_E2E_KILL=1 npm run test:e2e -- test/e2e/kill-restart.e2e.test.ts
+//   npm run test:e2e -- test/e2e/kill-restart.e2e.test.ts
 //   knobs: MINK_E2E_KILL_ROUNDS (20), MINK_E2E_KILL_NODES (3), MINK_E2E_KILL_APPENDERS (16),
 //          MINK_E2E_KILL_STREAMS (4), MINK_E2E_KILL_S3=external (MINK_TEST_S3_*, radosgw)
 
@@ -24,9 +24,7 @@ const NODES = intFromEnv("MINK_E2E_KILL_NODES", 3);
 const APPENDERS = intFromEnv("MINK_E2E_KILL_APPENDERS", 16);
 const STREAMS = intFromEnv("MINK_E2E_KILL_STREAMS", 4);
 
-// Skipped until the StreamNode is durable (issue 4): today the Worker answers /health but has no stream
-// routes, so the first PUT fails. Set MINK_E2E_KILL=1 to run it; drop the skipIf once it passes.
-describe.skipIf(process.env.MINK_E2E_KILL !== "1")("SIGKILL in the middle of concurrent appends", () => {
+describe("SIGKILL in the middle of concurrent appends", () => {
   let service: Service | undefined;
 
   beforeAll(async () => {
