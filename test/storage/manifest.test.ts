@@ -2,8 +2,9 @@
 // change one, whatever the interleaving: the epochs of the writes that land never go down.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { interceptStore, rejection, scheduledStore } from "../support/store-wrappers.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
-import type { ByteRange, ListOptions, ObjectStore, PutOptions } from "../../src/storage/object-store.ts";
+import type { ObjectStore } from "../../src/storage/object-store.ts";
 import { manifestKey } from "../../src/storage/keys.ts";
 import {
   InvalidManifestError,
@@ -21,35 +22,18 @@ const S = "stream-1";
 const addRange = (fromSeq: number) => (m: Manifest): Manifest =>
   m.walRanges.some((r) => r.fromSeq === fromSeq) ? m : { ...m, walRanges: [...m.walRanges, { nodeId: "n1", fromSeq, toSeq: fromSeq + 1 }] };
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 /** Scheduled store calls, and a log of the manifest writes that landed (their epochs, in store order). */
-function scheduledStore(s: fc.Scheduler, inner: ObjectStore, landedEpochs: number[]): ObjectStore {
-  const wrap = <A extends unknown[], T>(name: string, op: (...args: A) => Promise<T>) =>
-    async (...args: A): Promise<T> => {
-      await s.schedule(Promise.resolve(), `${name} ${String(args[0])}`);
-      const result = await op(...args);
-      await s.schedule(Promise.resolve(), `${name} answered`);
+function manifestScheduledStore(s: fc.Scheduler, inner: ObjectStore, landedEpochs: number[]): ObjectStore {
+  const recording: ObjectStore = {
+    ...interceptStore(inner, (_op, _key, run) => run()),
+    put: async (key, body, options) => {
+      const result = await inner.put(key, body, options);
+      landedEpochs.push(decodeManifest(body, key, S).epoch);
       return result;
-    };
-  return {
-    put: wrap("put", async (k: string, b: Uint8Array, o?: PutOptions) => {
-      const result = await inner.put(k, b, o);
-      landedEpochs.push(decodeManifest(b, k, S).epoch);
-      return result;
-    }),
-    get: wrap("get", (k: string, r?: ByteRange) => inner.get(k, r)),
-    head: wrap("head", (k: string) => inner.head(k)),
-    list: wrap("list", (p: string, o?: ListOptions) => inner.list(p, o)),
-    delete: wrap("delete", (k: string) => inner.delete(k)),
+    },
   };
+  return scheduledStore(s, recording);
 }
 
 describe("manifest", () => {
@@ -114,7 +98,7 @@ describe("manifest", () => {
         const memory = new MemoryStore();
         await openManifest(memory, S, 1);
         const landed: number[] = [];
-        const store = scheduledStore(s, memory, landed);
+        const store = manifestScheduledStore(s, memory, landed);
         const succeeded: number[] = [];
         const failed: number[] = [];
         const oldOwner = Array.from({ length: updates }, async (_, i) => {

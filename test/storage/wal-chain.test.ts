@@ -2,8 +2,9 @@
 // what was acknowledged, in order, whatever the interleaving and whatever faults the store injects.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { scheduledStore } from "../support/store-wrappers.ts";
 import { MemoryStore, type StoreOperation } from "../../src/storage/memory-store.ts";
-import type { ByteRange, ListOptions, ObjectStore, PutOptions } from "../../src/storage/object-store.ts";
+import type { ObjectStore } from "../../src/storage/object-store.ts";
 import { walKey } from "../../src/storage/keys.ts";
 import { StaleEpochError } from "../../src/storage/manifest.ts";
 import type { StreamRecord } from "../../src/storage/record-codec.ts";
@@ -31,23 +32,6 @@ async function replayed(store: ObjectStore, fromSeq: number, toSeq: number): Pro
   return (await readChain(store, { nodeId: NODE, fromSeq, toSeq })).flatMap((o) => o.records.map(label));
 }
 
-/** Every store call waits for the scheduler before it runs and again before its answer returns. */
-function scheduledStore(s: fc.Scheduler, inner: ObjectStore): ObjectStore {
-  const wrap = <A extends unknown[], T>(name: string, op: (...args: A) => Promise<T>) =>
-    async (...args: A): Promise<T> => {
-      await s.schedule(Promise.resolve(), `${name} ${String(args[0])}`);
-      const result = await op(...args);
-      await s.schedule(Promise.resolve(), `${name} ${String(args[0])} answered`);
-      return result;
-    };
-  return {
-    put: wrap("put", (k: string, b: Uint8Array, o?: PutOptions) => inner.put(k, b, o)),
-    get: wrap("get", (k: string, r?: ByteRange) => inner.get(k, r)),
-    head: wrap("head", (k: string) => inner.head(k)),
-    list: wrap("list", (p: string, o?: ListOptions) => inner.list(p, o)),
-    delete: wrap("delete", (k: string) => inner.delete(k)),
-  };
-}
 
 type FaultStep = "ok" | "fail" | "lost_answer";
 

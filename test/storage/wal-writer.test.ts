@@ -19,6 +19,7 @@ import { InvalidRecordError, type StreamRecord } from "../../src/storage/record-
 import { decodeWalObject, encodeWalObject, walObjectOverheadBytes, walRecordBytes } from "../../src/storage/wal-format.ts";
 import { readChain, sealChain } from "../../src/storage/wal-chain.ts";
 import { WalFencedError, WalWriter, WalWriterFailedError } from "../../src/storage/wal-writer.ts";
+import { rejection, scheduledStore } from "../support/store-wrappers.ts";
 
 const noSleep = async (): Promise<void> => {};
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -65,37 +66,7 @@ class GatedStore implements ObjectStore {
   }
 }
 
-/** Every store call waits for the scheduler before it runs and again before its answer returns. */
-function scheduledStore(s: fc.Scheduler, inner: ObjectStore, stats = { inFlight: 0, maxInFlight: 0 }): ObjectStore {
-  const wrap = <A extends unknown[], T>(name: string, op: (...args: A) => Promise<T>) =>
-    async (...args: A): Promise<T> => {
-      stats.maxInFlight = Math.max(stats.maxInFlight, ++stats.inFlight);
-      try {
-        await s.schedule(Promise.resolve(), `${name} ${String(args[0])}`);
-        const result = await op(...args);
-        await s.schedule(Promise.resolve(), `${name} ${String(args[0])} answered`);
-        return result;
-      } finally {
-        stats.inFlight--;
-      }
-    };
-  return {
-    put: wrap("put", (k: string, b: Uint8Array, o?: PutOptions) => inner.put(k, b, o)),
-    get: wrap("get", (k: string, r?: ByteRange) => inner.get(k, r)),
-    head: wrap("head", (k: string) => inner.head(k)),
-    list: wrap("list", (p: string, o?: ListOptions) => inner.list(p, o)),
-    delete: wrap("delete", (k: string) => inner.delete(k)),
-  };
-}
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("WalWriter group commit", () => {
   it("a lone append on an idle writer costs exactly one PUT", async () => {
