@@ -30,8 +30,20 @@ import {
   type ViewChanges,
 } from "../src/core/meta/index.ts";
 import type { DomainError } from "../src/core/errors.ts";
+import type {
+  AckReply,
+  AckRequest,
+  ClaimGrant,
+  StreamTail,
+  SubscriptionConfig,
+  SubscriptionView,
+  WakeRef,
+} from "../src/core/subscriptions/index.ts";
 import type { Env } from "../src/env.ts";
+import { appendWakeEventByFetch, performSubscriptionEffects, type PreparedEffect } from "../src/subscriptions/effects.ts";
+import type { WebhookJwks } from "../src/subscriptions/webhook-signing.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore, type LogStats, type SnapshotInfo } from "./meta-log-store.ts";
+import { MetaLogSubscriptions, type PutOutcome, type SubscriptionAnswer, type SubscriptionSet } from "./meta-log-subscriptions.ts";
 
 /** The one MetaLog of a deployment: `env.META_LOG.getByName(META_LOG_NAME)`. */
 export const META_LOG_NAME = "meta";
@@ -81,6 +93,9 @@ export class MetaLog extends DurableObject<Env> {
   private snapshotVersion: number;
   private readonly lastSeenMs: Map<string, number>;
   private readonly waiters = new Set<() => void>();
+  private readonly subscriptions: MetaLogSubscriptions;
+  /** The alarm this incarnation set for the earliest subscription lease deadline (null: none known). */
+  private subscriptionAlarmAtMs: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -93,6 +108,8 @@ export class MetaLog extends DurableObject<Env> {
     this.snapshotVersion = base.version;
     this.state = replay(base, this.store.entriesAfter(base.version));
     this.lastSeenMs = seedLiveness(this.state, Date.now());
+    this.subscriptions = new MetaLogSubscriptions(ctx.storage.sql, (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs));
+    this.scheduleSubscriptionAlarm(this.subscriptions.earliestDeadlineMs());
   }
 
   /**
@@ -158,6 +175,95 @@ export class MetaLog extends DurableObject<Env> {
     };
   }
 
+  // Subscriptions (docs/subscriptions.md): records and wake/lease state in their own tables
+  // (meta-log-subscriptions.ts), not log entries. Each answer carries the effects the caller performs.
+
+  putSubscription(id: string, config: SubscriptionConfig, origin: string): Promise<SubscriptionAnswer<PutOutcome>> {
+    return this.subscriptions.put(id, config, origin);
+  }
+
+  getSubscription(id: string): Promise<SubscriptionAnswer<SubscriptionView>> {
+    return this.subscriptions.get(id);
+  }
+
+  deleteSubscription(id: string): void {
+    this.subscriptions.delete(id);
+  }
+
+  addStreams(id: string, paths: readonly string[]): SubscriptionAnswer<null> {
+    return this.subscriptions.addStreams(id, paths);
+  }
+
+  removeStream(id: string, path: string): SubscriptionAnswer<null> {
+    return this.subscriptions.removeStream(id, path);
+  }
+
+  webhookCallback(id: string, request: AckRequest, bearer: string | null): Promise<SubscriptionAnswer<AckReply>> {
+    return this.subscriptions.callback(id, request, bearer);
+  }
+
+  claim(id: string, worker: string): Promise<SubscriptionAnswer<ClaimGrant>> {
+    return this.subscriptions.claim(id, worker);
+  }
+
+  ack(id: string, request: AckRequest, bearer: string | null): Promise<SubscriptionAnswer<AckReply>> {
+    return this.subscriptions.ack(id, request, bearer);
+  }
+
+  release(id: string, ref: WakeRef, bearer: string | null): Promise<SubscriptionAnswer<null>> {
+    return this.subscriptions.release(id, ref, bearer);
+  }
+
+  jwks(): Promise<WebhookJwks> {
+    return this.subscriptions.jwks();
+  }
+
+  /**
+   * A node's acknowledged appends (a batch, in acknowledgement order) → the effects it must perform. The
+   * tails are recorded before the first await, so a request that reaches the MetaLog after this call began
+   * sees them. `subscriptions` is how many exist, so a node can stop reporting while there are none.
+   */
+  async onStreamAppended(tails: readonly StreamTail[]): Promise<{ effects: readonly PreparedEffect[]; subscriptions: number }> {
+    const effects = await this.subscriptions.streamsAppended(tails);
+    return { effects, subscriptions: this.subscriptions.size };
+  }
+
+  async onWebhookReply(id: string, ref: WakeRef, done: boolean): Promise<readonly PreparedEffect[]> {
+    return (await this.subscriptions.webhookReplied(id, ref, done)).effects;
+  }
+
+  /** A node's long-poll on the set of subscriptions (it reports appends only while some exist). */
+  watchSubscriptions(nodeId: string, since: number, timeoutMs: number): Promise<SubscriptionSet> {
+    const waitMs = Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.tuning.maxWatchMs));
+    return this.subscriptions.watch(nodeId, since, waitMs);
+  }
+
+  /** How many appends nodes reported (tests: a node stays quiet while no subscription exists). */
+  subscriptionReports(): number {
+    return this.subscriptions.reports;
+  }
+
+  /** Subscription lease deadlines: settle what lapsed and perform the next generations' effects. */
+  override async alarm(): Promise<void> {
+    this.subscriptionAlarmAtMs = null;
+    const effects = await this.subscriptions.settleDue(Date.now());
+    await performSubscriptionEffects(effects, {
+      appendWakeEvent: (effect) => appendWakeEventByFetch(effect),
+      webhookReplied: (id, ref, done) => this.onWebhookReply(id, ref, done),
+    });
+  }
+
+  private scheduleSubscriptionAlarm(deadlineMs: number | null): void {
+    if (deadlineMs === null) return;
+    if (this.subscriptionAlarmAtMs !== null && this.subscriptionAlarmAtMs <= deadlineMs) return;
+    this.subscriptionAlarmAtMs = deadlineMs;
+    // A lapsed lease is also settled by the next step that touches its record; the alarm only adds retries.
+    this.ctx.storage.setAlarm(deadlineMs).catch((error: unknown) => {
+      this.subscriptionAlarmAtMs = null;
+      console.error("MetaLog could not set its subscription alarm", error);
+    });
+  }
+
   private changesSince(since: number): ViewChanges {
     const { version } = this.state;
     if (since > version) return fullChanges(this.state, since);
@@ -213,6 +319,20 @@ export interface MetaLogClient {
   heartbeat(nodeId: string, nodeEpoch: number): Promise<HeartbeatResult>;
   liveNodes(nowMs?: number): Promise<NodeRecord[]>;
   stats(): Promise<MetaLogStats>;
+  putSubscription(id: string, config: SubscriptionConfig, origin: string): Promise<SubscriptionAnswer<PutOutcome>>;
+  getSubscription(id: string): Promise<SubscriptionAnswer<SubscriptionView>>;
+  deleteSubscription(id: string): Promise<void>;
+  addStreams(id: string, paths: readonly string[]): Promise<SubscriptionAnswer<null>>;
+  removeStream(id: string, path: string): Promise<SubscriptionAnswer<null>>;
+  webhookCallback(id: string, request: AckRequest, bearer: string | null): Promise<SubscriptionAnswer<AckReply>>;
+  claim(id: string, worker: string): Promise<SubscriptionAnswer<ClaimGrant>>;
+  ack(id: string, request: AckRequest, bearer: string | null): Promise<SubscriptionAnswer<AckReply>>;
+  release(id: string, ref: WakeRef, bearer: string | null): Promise<SubscriptionAnswer<null>>;
+  jwks(): Promise<WebhookJwks>;
+  onStreamAppended(tails: readonly StreamTail[]): Promise<{ effects: readonly PreparedEffect[]; subscriptions: number }>;
+  onWebhookReply(id: string, ref: WakeRef, done: boolean): Promise<readonly PreparedEffect[]>;
+  watchSubscriptions(nodeId: string, since: number, timeoutMs: number): Promise<SubscriptionSet>;
+  subscriptionReports(): Promise<number>;
 }
 
 /** Every client method exists on MetaLog with the same parameters (checked by the compiler). */

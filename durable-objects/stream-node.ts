@@ -16,11 +16,19 @@ import { recoverNode, type RecoveryResult } from "../src/node/recovery.ts";
 import { nodeSettings } from "../src/node/settings.ts";
 import { nodeObjectStore } from "../src/node/store-factory.ts";
 import { StreamRegistry } from "../src/node/stream-registry.ts";
+import { subscriptionDelivery } from "../src/node/subscription-delivery.ts";
 import type { ObjectStore } from "../src/storage/object-store.ts";
 import { WalWriter } from "../src/storage/wal-writer.ts";
+import { ViewCache } from "../src/router/view-cache.ts";
 import { META_LOG_NAME, metaLogClient, type MetaLogClient } from "./meta-log.ts";
 
 const NODE_ID_KEY = "nodeId";
+
+/**
+ * How long the node trusts a cached lookup of a stream it holds but has not opened since its start. Names it
+ * does not hold are always looked up afresh (node-routing.ts).
+ */
+const NODE_VIEW_TTL_MS = 1_000;
 
 /** How long a stopped node keeps answering 503 before it resets itself. */
 const RESET_AFTER_STOP_MS = 200;
@@ -39,6 +47,7 @@ export class StreamNode extends DurableObject<Env> {
   /** WAL bytes this incarnation had written when its last compaction began. */
   private bytesAtCheckpoint = 0;
   private readonly meta: MetaLogClient;
+  private readonly viewCache = new ViewCache({ ttlMs: NODE_VIEW_TTL_MS });
   private readonly app: Hono;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -61,6 +70,11 @@ export class StreamNode extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     if (this.nodeId === "") return new Response("a StreamNode is addressed by name (getByName)", { status: 500 });
     return this.app.fetch(request);
+  }
+
+  /** Starts the node (constructor start-up) and says who it is: the router wakes every node with it. */
+  ping(): { nodeId: string; nodeEpoch: number; started: boolean } {
+    return { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, started: this.node !== null };
   }
 
   override async alarm(): Promise<void> {
@@ -148,6 +162,10 @@ export class StreamNode extends DurableObject<Env> {
       readers: new LiveReaders(),
       wal: port,
       meta: this.meta,
+      view: {
+        lookup: (name, fresh) => this.viewCache.lookup((n) => this.meta.lookupStream({ name: n }), name, fresh),
+        invalidate: (name) => this.viewCache.invalidate(name),
+      },
       locks: new KeyedLock(),
       observers: new Set(),
       now: () => Date.now(),
@@ -155,6 +173,7 @@ export class StreamNode extends DurableObject<Env> {
       background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => console.error("background work failed", error))),
       stopped: null,
     };
+    this.node.observers.add(subscriptionDelivery(this.node, this.meta));
     await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
   }
 

@@ -16,8 +16,14 @@ export interface Env {
   LONG_POLL_TIMEOUT_MS?: string;
   /** Largest request body in bytes (default 8 MiB); larger gets 413. */
   MAX_BODY_BYTES?: string;
-  /** The node ids of the deployment, comma-separated ("node-0" for now). */
+  /** The node ids of the deployment, comma-separated. */
   NODE_IDS?: string;
+  /** The node this Worker acts for (R1 and R7 serve there); default the first of NODE_IDS. */
+  LOCAL_NODE?: string;
+  /** "redirect" (307 to the owner's address, the default) or "forward" (the Worker forwards to the owner). */
+  ROUTER_MODE?: string;
+  /** How long the router trusts a cached lookup (ms; default 1000). */
+  VIEW_CACHE_TTL_MS?: string;
   /** The public origin nodes advertise as `<origin>/n/<node-id>` (default http://127.0.0.1:8787). */
   PUBLIC_ORIGIN?: string;
 }

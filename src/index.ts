@@ -1,9 +1,8 @@
 // The mink Worker: the router in front of the metadata log and the stream nodes.
 import { Hono } from "hono";
 import type { Env } from "./env.ts";
-import { domainError } from "./core/errors.ts";
-import { preflightResponse } from "./http/security-headers.ts";
-import { errorResponse } from "./http/stream-routes.ts";
+import { routeRequest, toNodeAddress } from "./router/router.ts";
+import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { objectStoreFromSettings } from "./storage/store-from-env.ts";
 
 export { MetaLog } from "../durable-objects/meta-log.ts";
@@ -24,36 +23,13 @@ app.get("/health", async (c) => {
 });
 
 /**
- * The stream API. For this slice every stream lives on the first node of NODE_IDS; the router (issue 4,
- * DESIGN section 5) will resolve each name in the metadata view and redirect or forward to its owner.
+ * The stream API (DESIGN section 5, docs/router.md): the router resolves each name in its cached view and
+ * serves it through the local node, redirects (307) to its owner, or forwards to it (ROUTER_MODE=forward).
  * `/n/<node-id>/v1/stream/...` is a node's advertised address and goes straight to that node.
  */
-app.all("/v1/stream/*", (c) => toNode(c.env, firstNode(c.env), c.req.raw));
-app.all("/n/:node/v1/stream/*", (c) => {
-  const nodeId = c.req.param("node");
-  if (!nodeIds(c.env).includes(nodeId)) return errorResponse(domainError("not_found", "no such node"));
-  return toNode(c.env, nodeId, c.req.raw);
-});
-
-function nodeIds(env: Env): string[] {
-  const ids = (env.NODE_IDS ?? "").split(",").map((id) => id.trim()).filter((id) => id !== "");
-  return ids.length > 0 ? ids : ["node-0"];
-}
-
-function firstNode(env: Env): string {
-  return nodeIds(env)[0] ?? "node-0";
-}
-
-/** A node that cannot start (object store or metadata log unreachable) answers 503, never a bare 500. */
-async function toNode(env: Env, nodeId: string, request: Request): Promise<Response> {
-  if (request.method === "OPTIONS") return preflightResponse();
-  try {
-    return await env.STREAM_NODE.getByName(nodeId).fetch(request);
-  } catch (error) {
-    console.error(`node ${nodeId} did not answer`, error);
-    return errorResponse(domainError("unavailable", `node ${nodeId} is unavailable; retry`));
-  }
-}
+app.route("/v1/stream/__ds", subscriptionRoutes); // NAME-3: the reserved subscription API, before streams
+app.all("/v1/stream/*", (c) => routeRequest(c.env, c.req.raw));
+app.all("/n/:node/v1/stream/*", (c) => toNodeAddress(c.env, c.req.param("node"), c.req.raw));
 
 app.notFound((c) => c.json({ error: { code: "not_found", message: "no such route" } }, 404));
 

@@ -1,6 +1,7 @@
 // The Durable Streams protocol over HTTP (hono), as served by the node that owns the streams: parses
 // requests (every stateless check: name, method, headers, parameters, body size), calls the node's
-// paths, and writes their replies with the headers every response carries. Mounted at `/v1/stream/*`
+// paths, and writes their replies with the headers every response carries. A stream the node does not own
+// is answered with a 307 to its owner, decided from the node's own view (src/node/node-routing.ts). Mounted at `/v1/stream/*`
 // (and `/n/<node-id>/v1/stream/*`, the node's advertised address). Order of evaluation:
 // docs/protocol-rules.md section 0.
 import { Hono, type Context } from "hono";
@@ -16,6 +17,7 @@ import { appendToStream } from "../node/append-path.ts";
 import { createStream } from "../node/create-path.ts";
 import { deleteStream } from "../node/delete-path.ts";
 import type { NodeContext, Reply } from "../node/node-context.ts";
+import { routeAtNode } from "../node/node-routing.ts";
 import { headStream, readStream } from "../node/read-path.ts";
 import { sseStream } from "../node/sse-path.ts";
 import { errorResponseParts } from "./error-table.ts";
@@ -23,6 +25,8 @@ import { preflightResponse, withSecurityHeaders } from "./security-headers.ts";
 
 const NODE_ADDRESS = /^\/n\/[^/]+(?=\/)/;
 const ALLOWED_METHODS = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
+/** Other methods get their 405 wherever they land. */
+const ROUTED_METHODS = new Set(["GET", "HEAD", "PUT", "POST", "DELETE"]);
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The protocol app of one node; `node()` is the node's context once it has started. */
@@ -48,6 +52,15 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
   const name = parseStreamName(path.slice(STREAM_PATH_PREFIX.length));
   if (!name.ok) return errorResponse(name.error);
   const header = (key: string): string | null => request.headers.get(key);
+  // Streams this node does not own go back to the client as a 307 to their owner (node-routing.ts).
+  const routed = ROUTED_METHODS.has(request.method) ? await routeAtNode(ctx, name.value) : null;
+  if (routed !== null) {
+    const refused = routed.kind === "redirect" ? await readBeforeRedirect(request, ctx.settings.maxBodyBytes) : null;
+    if (refused !== null) return refused;
+    if (routed.kind !== "redirect") await request.body?.cancel().catch(() => undefined);
+    return toResponse(routed, request.method === "HEAD", url);
+  }
+  const answer = (result: Reply, head = false): Response => toResponse(result, head, url);
 
   switch (request.method) {
     case "PUT": {
@@ -64,7 +77,7 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
       const body = await readBody(request, ctx.settings.maxBodyBytes);
       if ("code" in body) return errorResponse(body);
       const location = `${url.origin}${url.pathname}`;
-      return toResponse(
+      return answer(
         await createStream(ctx, { name: name.value, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)), location }),
       );
     }
@@ -84,7 +97,7 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
         ctx.settings.maxBodyBytes,
       );
       if (!parsed.ok) return errorResponse(parsed.error);
-      return toResponse(
+      return answer(
         await appendToStream(ctx, { name: name.value, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)) }),
       );
     }
@@ -102,12 +115,12 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
         ifNoneMatch: header(HEADER.ifNoneMatch),
         signal: request.signal,
       };
-      return toResponse(mode.value === "sse" ? await sseStream(ctx, input) : await readStream(ctx, input));
+      return answer(mode.value === "sse" ? await sseStream(ctx, input) : await readStream(ctx, input));
     }
     case "HEAD":
-      return toResponse(await headStream(ctx, name.value), true);
+      return answer(await headStream(ctx, name.value), true);
     case "DELETE":
-      return toResponse(await deleteStream(ctx, name.value));
+      return answer(await deleteStream(ctx, name.value));
     default: {
       const response = errorResponse(domainError("invalid", `method ${request.method} is not allowed`));
       const headers = new Headers(response.headers);
@@ -117,16 +130,34 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
   }
 }
 
-/** The body, or `too_large` without reading further when the declared or actual length is over the limit. */
+/**
+ * Before a 307 the request body is read to its end (and dropped): answering while the client is still
+ * sending makes it see a reset connection instead of the redirect. A body over the limit gets its 413
+ * here instead, without the hop. Null: go on with the redirect.
+ */
+export async function readBeforeRedirect(request: Request, maxBytes: number): Promise<Response | null> {
+  if (request.body === null) return null;
+  const body = await readBody(request, maxBytes);
+  return "code" in body ? errorResponse(body) : null;
+}
+
+/**
+ * A refused body is still read to its end (and dropped), up to this multiple of the limit: a client that
+ * is still sending when the answer comes sees a reset connection instead of the 413 (undici 7 does).
+ * Beyond it the body is cancelled.
+ */
+const DRAIN_LIMIT_FACTOR = 4;
+
+/** The body, or `too_large` (the rest of the body read and dropped) when the declared or actual length is over the limit. */
 async function readBody(request: Request, maxBytes: number): Promise<Uint8Array | DomainError> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    // Drain nothing, but release the stream so the runtime does not keep feeding it after the answer.
-    await request.body?.cancel().catch(() => undefined);
-    return domainError("too_large", "the request body is over the size limit", { maxBytes });
-  }
+  const tooLarge = domainError("too_large", "the request body is over the size limit", { maxBytes });
   if (request.body === null) return new Uint8Array(0);
   const reader = (request.body as ReadableStream<Uint8Array>).getReader();
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await drain(reader, maxBytes * DRAIN_LIMIT_FACTOR);
+    return tooLarge;
+  }
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -134,8 +165,8 @@ async function readBody(request: Request, maxBytes: number): Promise<Uint8Array 
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      return domainError("too_large", "the request body is over the size limit", { maxBytes });
+      await drain(reader, maxBytes * DRAIN_LIMIT_FACTOR - total);
+      return tooLarge;
     }
     chunks.push(value);
   }
@@ -147,6 +178,21 @@ async function readBody(request: Request, maxBytes: number): Promise<Uint8Array 
     at += chunk.byteLength;
   }
   return body;
+}
+
+/** Reads and drops up to `limitBytes` more of a body; cancels it past that. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, limitBytes: number): Promise<void> {
+  let left = limitBytes;
+  try {
+    while (left > 0) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      left -= value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The client went away: nothing left to drain.
+  }
 }
 
 /**
@@ -163,7 +209,8 @@ function textOf(body: Uint8Array, contentType: string | null): string | null {
   }
 }
 
-function toResponse(result: Reply, head = false): Response {
+function toResponse(result: Reply, head: boolean, url: URL): Response {
+  if (result.kind === "redirect") return redirectResponse(result.node.addr, url);
   if (result.kind === "error") {
     const response = errorResponse(result.error);
     return head ? new Response(null, { status: response.status, headers: response.headers }) : response;
@@ -172,6 +219,16 @@ function toResponse(result: Reply, head = false): Response {
   if (!headers.has("cache-control")) headers.set("cache-control", "no-store");
   const body = head || result.status === 204 || result.status === 304 ? null : result.body;
   return new Response(body, { status: result.status, headers });
+}
+
+/**
+ * A 307 to a node's advertised address, `<PUBLIC_ORIGIN>/n/<node-id>`, with the same stream path and query:
+ * 307 keeps the method, the body and the headers.
+ */
+export function redirectResponse(nodeAddr: string, url: URL): Response {
+  const path = url.pathname.replace(NODE_ADDRESS, "");
+  const headers = withSecurityHeaders(new Headers({ location: `${nodeAddr}${path}${url.search}`, "cache-control": "no-store" }));
+  return new Response(null, { status: 307, headers });
 }
 
 export function errorResponse(error: DomainError): Response {

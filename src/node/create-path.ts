@@ -1,9 +1,11 @@
 // PUT: create a stream (or a fork), or answer a repeated create. Serialized per name. The new stream is
-// registered in the metadata log (CreateStream, PlaceStream, OpenStream: its id and stream epoch), then
-// its create record (name, configuration, initial body) is written to the WAL; only once that landed is
-// the stream visible and the 201 sent. Rules: docs/protocol-rules.md sections 3 and 4.
+// registered in the metadata log (CreateStream, PlaceStream, OpenStream: its id and stream epoch; placed on
+// another node, the PUT is redirected there: see claimInMeta), then its create record (name, configuration,
+// initial body) is written to the WAL; only once that landed is the stream visible and the 201 sent.
+// Rules: docs/protocol-rules.md sections 3 and 4; the multi-node create: docs/router.md.
 import { domainError, type DomainError } from "../core/errors.ts";
 import type { JsonObject } from "../core/meta/index.ts";
+import type { NodeRecord, StreamRecord } from "../core/meta/state.ts";
 import { checkAccess, checkForkSource, resolveForkPoint, type ForkSourceView } from "../core/protocol/fork.ts";
 import { HEADER } from "../core/protocol/headers.ts";
 import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
@@ -20,6 +22,7 @@ import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
 import {
   announce,
   errorReply,
+  redirectReply,
   reply,
   removeStream,
   settled,
@@ -28,6 +31,7 @@ import {
   type NodeContext,
   type Reply,
 } from "./node-context.ts";
+import { routeAtNode } from "./node-routing.ts";
 import { encodeRecordMeta } from "./record-meta.ts";
 import { lifecycleView, memoryRecord, newStreamState, type StreamState } from "./stream-registry.ts";
 
@@ -76,6 +80,11 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
   let source: StreamState | undefined;
   if (request.fork !== null) {
     source = await resolveLive(ctx, request.fork.sourceName);
+    if (source === undefined) {
+      // A fork is created where its source lives: it reads the source's bytes below the fork point.
+      const elsewhere = await routeAtNode(ctx, request.fork.sourceName);
+      if (elsewhere !== null && elsewhere.kind === "redirect") return elsewhere;
+    }
     if (source !== undefined) {
       const error = await settled(ctx, source);
       if (error !== null) return errorReply(error);
@@ -106,10 +115,10 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
   // The source cannot be removed while this create is in flight: the fork holds it from here on.
   if (source !== undefined) source.forkCount++;
   try {
-    const registered = await registerInMeta(ctx, name, config);
-    if ("code" in registered) {
+    const registered = await claimInMeta(ctx, name, config);
+    if (registered.kind !== "claimed") {
       releaseSource(ctx, source);
-      return errorReply(registered);
+      return registered.kind === "redirect" ? redirectReply(registered.node) : errorReply(registered.error);
     }
     const nowMs = ctx.now();
     const stream = newStreamState({ id: registered.id, name, config, createdAtMs: nowMs, epoch: registered.epoch, opened: true });
@@ -170,53 +179,73 @@ export function streamHeaders(stream: StreamState): Record<string, string> {
   return headers;
 }
 
+type Claim =
+  | { readonly kind: "claimed"; readonly id: string; readonly epoch: number }
+  | { readonly kind: "redirect"; readonly node: NodeRecord }
+  | { readonly kind: "error"; readonly error: DomainError };
+
 /**
- * Registers a new stream in the metadata log and opens it here: its id and stream epoch. A name the log
- * still holds while this node does not (a create whose WAL record never landed, a delete whose log entry
- * was lost) is a leftover of this node's own past: it is adopted when the configuration matches, and
- * otherwise deleted and created afresh. (Single node; with several nodes the router sends a name held
- * elsewhere to its owner before it gets here.)
+ * The metadata side of a create (DESIGN section 9, "a create that lands on a non-owner"), from a node that
+ * does not hold the name. CreateStream (a no-op when the log holds the name with this configuration), then
+ * PlaceStream when nobody owns it yet. Placed here: OpenStream, and the caller writes the create record
+ * (201). Placed elsewhere: a 307 to the owner, where the same PUT comes back and finds the stream placed on
+ * that node and never opened: it opens it and writes the body there (201). So the body is written once,
+ * by the owner, and the 201 goes to the one request that opened the stream; a repeat finds it held (200,
+ * or 409 for another configuration, answered by the owner from its registry).
+ *
+ * A name this node opened (in an earlier incarnation, or before its create record landed) but does not
+ * hold is a create that never completed: adopted with the same configuration, deleted and created again
+ * with another. A name placed on this node, never opened, with another configuration is another client's
+ * create on its way here: 409.
  */
-async function registerInMeta(
-  ctx: NodeContext,
-  name: string,
-  config: StreamConfig,
-): Promise<{ id: string; epoch: number } | DomainError> {
+async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig): Promise<Claim> {
   const by = { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch };
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const created = await ctx.meta.propose({
-      type: "CreateStream",
-      name,
-      config: config as unknown as JsonObject,
-      by,
-    });
-    let leftover: string | null = null;
-    if (!created.ok) {
-      const streamId = created.error.details?.["streamId"];
-      if (created.error.code !== "conflict" || typeof streamId !== "string") return unavailable(created.error.message);
-      leftover = streamId;
-    } else if (!created.changed && ctx.registry.get(created.value.stream.id) !== undefined) {
-      leftover = created.value.stream.id;
+  const fail = (error: DomainError): Claim => ({ kind: "error", error });
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const created = await ctx.meta.propose({ type: "CreateStream", name, config: config as unknown as JsonObject, by });
+    ctx.view.invalidate(name);
+    let record: StreamRecord;
+    const sameConfig = created.ok;
+    if (created.ok) {
+      record = created.value.stream;
+    } else {
+      if (created.error.code !== "conflict") return fail(unavailable(created.error.message));
+      const found = (await ctx.view.lookup(name, true)).stream;
+      if (found === null) continue; // deleted meanwhile: create again
+      record = found;
     }
-    if (leftover !== null) {
-      if (attempt > 0) break;
-      const deleted = await ctx.meta.propose({ type: "DeleteStream", streamId: leftover, by });
-      if (!deleted.ok && deleted.error.code !== "not_found") return unavailable(deleted.error.message);
+    const mine = record.owner === ctx.nodeId;
+    if (mine && (record.ownership === "opened" || record.ownership === "closed") && !sameConfig) {
+      // A leftover of this node's own unfinished create with another configuration: replace it.
+      const deleted = await ctx.meta.propose({ type: "DeleteStream", streamId: record.id, by });
+      ctx.view.invalidate(name);
+      if (!deleted.ok && deleted.error.code !== "not_found") return fail(unavailable(deleted.error.message));
       continue;
     }
-    if (!created.ok) break;
-    const streamId = created.value.stream.id;
-    const placed = await ctx.meta.propose({ type: "PlaceStream", streamId, by });
-    if (!placed.ok) return unavailable(placed.error.message);
-    if (placed.value.stream.owner !== ctx.nodeId) {
-      return domainError("held_by", "the stream was placed on another node", {
-        streamId,
-        owner: placed.value.stream.owner,
-      });
+    if (record.ownership === "unplaced") {
+      if (!sameConfig) return fail(domainError("conflict", "the stream is being created with another configuration"));
+      const placed = await ctx.meta.propose({ type: "PlaceStream", streamId: record.id, by });
+      if (!placed.ok) return fail(unavailable(placed.error.message));
+      record = placed.value.stream;
     }
-    const opened = await ctx.meta.propose({ type: "OpenStream", streamId, nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch });
-    if (!opened.ok) return unavailable(opened.error.message);
-    return { id: streamId, epoch: opened.value.stream.epoch };
+    if (record.owner !== ctx.nodeId) {
+      if (config.fork !== null && record.ownership === "placed" && record.epoch === 0) {
+        // Placement chose another node for a fork whose source is here: ask for the fork to be handed
+        // here. The other node completes the hand-off when the redirected PUT reaches it (node-routing.ts).
+        const moving = await ctx.meta.propose({ type: "BeginTransfer", streamId: record.id, target: ctx.nodeId, by });
+        if (!moving.ok) return fail(unavailable(moving.error.message));
+      }
+      const lookup = await ctx.view.lookup(name, true);
+      const owner = lookup.stream?.transfer?.source ?? lookup.stream?.owner;
+      const node = owner === lookup.ownerNode?.id ? lookup.ownerNode : null;
+      if (node === null) return fail(unavailable(`no address known for the owner of ${name}`));
+      return { kind: "redirect", node };
+    }
+    if (!sameConfig) return fail(domainError("conflict", "the stream is being created with another configuration"));
+    const opened = await ctx.meta.propose({ type: "OpenStream", streamId: record.id, nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch });
+    ctx.view.invalidate(name);
+    if (!opened.ok) return fail(unavailable(opened.error.message));
+    return { kind: "claimed", id: record.id, epoch: opened.value.stream.epoch };
   }
-  return unavailable("the metadata log keeps a conflicting record of this name");
+  return fail(unavailable("the metadata log keeps a conflicting record of this name; retry"));
 }

@@ -6,6 +6,8 @@ import { domainError, type DomainError } from "../core/errors.ts";
 import { sourceAfterForkRemoved } from "../core/protocol/fork.ts";
 import type { StreamRecord } from "../storage/record-codec.ts";
 import type { MetaLogClient } from "../../durable-objects/meta-log.ts";
+import type { NodeRecord } from "../core/meta/state.ts";
+import type { StreamLookup } from "../core/meta/view.ts";
 import type { LiveReaders } from "./live-readers.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import type { NodeSettings } from "./settings.ts";
@@ -27,7 +29,9 @@ export type Reply =
       readonly headers: Readonly<Record<string, string>>;
       readonly body: Uint8Array | string | ReadableStream<Uint8Array> | null;
     }
-  | { readonly kind: "error"; readonly error: DomainError };
+  | { readonly kind: "error"; readonly error: DomainError }
+  /** Not served here: 307 to the node's advertised address (same path and query). */
+  | { readonly kind: "redirect"; readonly node: NodeRecord };
 
 export function reply(
   status: number,
@@ -39,6 +43,18 @@ export function reply(
 
 export function errorReply(error: DomainError): Reply {
   return { kind: "error", error };
+}
+
+export function redirectReply(node: NodeRecord): Reply {
+  return { kind: "redirect", node };
+}
+
+/** The node's view of the metadata log, for routing: cached lookups by name (src/router/view-cache.ts). */
+export interface ViewPort {
+  /** What the log says about a name; `fresh` skips the cache. */
+  lookup(name: string, fresh?: boolean): Promise<StreamLookup>;
+  /** Forget a name after this node changed its record. */
+  invalidate(name: string): void;
 }
 
 /** An append or close that became durable and visible (for observers such as subscription delivery). */
@@ -58,6 +74,7 @@ export interface NodeContext {
   readonly readers: LiveReaders;
   readonly wal: WalPort;
   readonly meta: MetaPort;
+  readonly view: ViewPort;
   readonly locks: KeyedLock;
   now(): number;
   /** A uniform draw in [0, 1) (cursor jitter). */
@@ -168,6 +185,7 @@ export async function removeStream(ctx: NodeContext, stream: StreamState): Promi
   if (!deleted.ok && deleted.error.code !== "not_found") {
     console.warn(`DeleteStream ${stream.id} refused by the metadata log: ${deleted.error.message}`);
   }
+  ctx.view.invalidate(stream.name);
   const source = ctx.registry.sourceOf(stream);
   if (source !== undefined) {
     source.forkCount = Math.max(0, source.forkCount - 1);

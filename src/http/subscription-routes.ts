@@ -1,0 +1,199 @@
+// The reserved subscription API (`/v1/stream/__ds/...`, SUB-1..7 and NAME-3; docs/subscriptions.md), served
+// by the Worker: every route parses its request with the pure core, asks the MetaLog (where records and
+// wake state live, so every node and Worker sees the same ones), answers, and performs the effects the
+// MetaLog returned after the answer (waitUntil). Anything else under `__ds` is 404 SUBSCRIPTION_NOT_FOUND.
+import { Hono, type Context } from "hono";
+import {
+  parseAckRequest,
+  parseBearer,
+  parseClaimRequest,
+  parseStreamList,
+  parseStreamPath,
+  parseSubscriptionConfig,
+  parseSubscriptionId,
+  parseWakeRef,
+  subscriptionError,
+  JWKS_CONTENT_TYPE,
+  type Checked,
+  type SplitUrl,
+  type SubscriptionError,
+} from "../core/subscriptions/index.ts";
+import type { Env } from "../env.ts";
+import { META_LOG_NAME, metaLogClient, type MetaLogClient } from "../../durable-objects/meta-log.ts";
+import type { SubscriptionAnswer } from "../../durable-objects/meta-log-subscriptions.ts";
+import { appendWakeEventByFetch, performSubscriptionEffects, type PreparedEffect } from "../subscriptions/effects.ts";
+import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
+import { preflightResponse, withSecurityHeaders } from "./security-headers.ts";
+
+type Ctx = Context<{ Bindings: Env }>;
+
+const splitUrl: SplitUrl = (raw) => {
+  try {
+    const url = new URL(raw);
+    return { scheme: url.protocol.slice(0, -1), host: url.hostname };
+  } catch {
+    return null;
+  }
+};
+
+/** Callback and JWKS URLs name this origin: the configured one, else the request's. */
+export function publicOrigin(env: Env, request: Request): string {
+  const configured = env.PUBLIC_ORIGIN;
+  return (configured !== undefined && configured !== "" ? configured : new URL(request.url).origin).replace(/\/+$/, "");
+}
+
+function metaOf(c: Ctx): MetaLogClient {
+  return metaLogClient(c.env.META_LOG.getByName(META_LOG_NAME));
+}
+
+function json(status: number, body: unknown, contentType = "application/json"): Response {
+  const headers = withSecurityHeaders(new Headers({ "content-type": contentType, "cache-control": "no-store" }));
+  return new Response(status === 204 ? null : JSON.stringify(body), { status, headers });
+}
+
+function rejection(error: SubscriptionError): Response {
+  const { status, body } = subscriptionErrorResponse(error);
+  const headers = withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store" }));
+  return new Response(body, { status, headers });
+}
+
+/** The request body as JSON; a body that is not JSON is 400 INVALID_REQUEST. */
+async function jsonBody(c: Ctx): Promise<Checked<unknown>> {
+  const text = await c.req.text();
+  try {
+    return { ok: true, value: text === "" ? undefined : (JSON.parse(text) as unknown) };
+  } catch {
+    return { ok: false, error: subscriptionError("invalid", "the request body must be JSON") };
+  }
+}
+
+/** Effects run after the answer; performSubscriptionEffects never throws. */
+function perform(c: Ctx, meta: MetaLogClient, effects: readonly PreparedEffect[]): void {
+  if (effects.length === 0) return;
+  c.executionCtx.waitUntil(
+    performSubscriptionEffects(effects, {
+      appendWakeEvent: (effect) => appendWakeEventByFetch(effect),
+      webhookReplied: (id, ref, done) => meta.onWebhookReply(id, ref, done),
+    }),
+  );
+}
+
+/** Answers a MetaLog step: its value as JSON (or 204), or the rejection; then performs its effects. */
+function answer<T>(c: Ctx, meta: MetaLogClient, result: SubscriptionAnswer<T>, ok: (value: T) => Response): Response {
+  perform(c, meta, result.effects);
+  return result.ok ? ok(result.value) : rejection(result.error);
+}
+
+export const subscriptionRoutes = new Hono<{ Bindings: Env }>();
+
+subscriptionRoutes.options("*", () => preflightResponse());
+
+subscriptionRoutes.get("/jwks.json", async (c) => json(200, await metaOf(c).jwks(), JWKS_CONTENT_TYPE));
+
+subscriptionRoutes.put("/subscriptions/:id", async (c) => {
+  const id = parseSubscriptionId(c.req.param("id"));
+  if (!id.ok) return rejection(id.error);
+  const body = await jsonBody(c);
+  if (!body.ok) return rejection(body.error);
+  const config = parseSubscriptionConfig(body.value, splitUrl);
+  if (!config.ok) return rejection(config.error);
+  const meta = metaOf(c);
+  const put = await meta.putSubscription(id.value, config.value, publicOrigin(c.env, c.req.raw));
+  return answer(c, meta, put, (value) => json(value.created ? 201 : 200, value.view));
+});
+
+subscriptionRoutes.get("/subscriptions/:id", async (c) => {
+  const id = parseSubscriptionId(c.req.param("id"));
+  if (!id.ok) return rejection(id.error);
+  const meta = metaOf(c);
+  return answer(c, meta, await meta.getSubscription(id.value), (view) => json(200, view));
+});
+
+subscriptionRoutes.delete("/subscriptions/:id", async (c) => {
+  const id = parseSubscriptionId(c.req.param("id"));
+  if (!id.ok) return rejection(id.error);
+  await metaOf(c).deleteSubscription(id.value);
+  return json(204, null);
+});
+
+subscriptionRoutes.post("/subscriptions/:id/streams", async (c) => {
+  const id = parseSubscriptionId(c.req.param("id"));
+  if (!id.ok) return rejection(id.error);
+  const body = await jsonBody(c);
+  if (!body.ok) return rejection(body.error);
+  const raw = typeof body.value === "object" && body.value !== null ? (body.value as Record<string, unknown>)["streams"] : undefined;
+  const paths = parseStreamList(raw, false);
+  if (!paths.ok) return rejection(paths.error);
+  const meta = metaOf(c);
+  return answer(c, meta, await meta.addStreams(id.value, paths.value), () => json(204, null));
+});
+
+subscriptionRoutes.delete("/subscriptions/:id/streams/*", async (c) => {
+  const id = parseSubscriptionId(c.req.param("id"));
+  if (!id.ok) return rejection(id.error);
+  // The stream path is one encoded segment (`manual%2Fb`) or several; decode it from the raw URL, since a
+  // router may decode %2F before matching.
+  const pathname = new URL(c.req.url).pathname;
+  const marker = "/streams/";
+  const encoded = pathname.slice(pathname.indexOf(marker, pathname.indexOf("/subscriptions/")) + marker.length);
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(encoded);
+  } catch {
+    return rejection(subscriptionError("invalid", "the stream path is not valid percent-encoding"));
+  }
+  const path = parseStreamPath(decoded);
+  if (!path.ok) return rejection(path.error);
+  const meta = metaOf(c);
+  return answer(c, meta, await meta.removeStream(id.value, path.value), () => json(204, null));
+});
+
+subscriptionRoutes.post("/subscriptions/:id/callback", (c) => acknowledgeRoute(c, "callback"));
+subscriptionRoutes.post("/subscriptions/:id/ack", (c) => acknowledgeRoute(c, "ack"));
+
+async function acknowledgeRoute(c: Ctx, kind: "callback" | "ack"): Promise<Response> {
+  const id = parseSubscriptionId(c.req.param("id"));
+  if (!id.ok) return rejection(id.error);
+  const body = await jsonBody(c);
+  if (!body.ok) return rejection(body.error);
+  const request = parseAckRequest(body.value);
+  if (!request.ok) return rejection(request.error);
+  const bearer = parseBearer(c.req.header("authorization") ?? null);
+  const meta = metaOf(c);
+  const result =
+    kind === "callback"
+      ? await meta.webhookCallback(id.value, request.value, bearer)
+      : await meta.ack(id.value, request.value, bearer);
+  return answer(c, meta, result, (reply) => json(200, reply));
+}
+
+subscriptionRoutes.post("/subscriptions/:id/claim", async (c) => {
+  const id = parseSubscriptionId(c.req.param("id"));
+  if (!id.ok) return rejection(id.error);
+  const body = await jsonBody(c);
+  if (!body.ok) return rejection(body.error);
+  const request = parseClaimRequest(body.value);
+  if (!request.ok) return rejection(request.error);
+  const meta = metaOf(c);
+  return answer(c, meta, await meta.claim(id.value, request.value.worker), (grant) => json(200, grant));
+});
+
+subscriptionRoutes.post("/subscriptions/:id/release", async (c) => {
+  const id = parseSubscriptionId(c.req.param("id"));
+  if (!id.ok) return rejection(id.error);
+  const body = await jsonBody(c);
+  if (!body.ok) return rejection(body.error);
+  const ref = parseWakeRef(body.value);
+  if (!ref.ok) return rejection(ref.error);
+  const bearer = parseBearer(c.req.header("authorization") ?? null);
+  const meta = metaOf(c);
+  return answer(c, meta, await meta.release(id.value, ref.value, bearer), () => json(204, null));
+});
+
+// NAME-3: the reserved segment never reaches stream handling.
+subscriptionRoutes.all("*", () => rejection(subscriptionError("not_found", "no such subscription route")));
+
+subscriptionRoutes.onError((error) => {
+  console.error("subscription request failed", error);
+  return json(503, { error: { code: "UNAVAILABLE", message: "the subscription service is unavailable; retry" } });
+});

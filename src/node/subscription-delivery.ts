@@ -1,0 +1,73 @@
+// Subscription delivery on the node that acknowledged the append (DESIGN section 9, docs/subscriptions.md):
+// an acknowledgement observer that reports each acknowledged append (and create with data) to the MetaLog
+// and performs the effects it answers: signed webhooks, wake events appended to wake streams.
+//
+// Ordering: observers run synchronously inside the append path, before its answer is written, so the
+// MetaLog call is dispatched (not awaited) before the client can see the answer; the MetaLog records the
+// tail on arrival, before any await. A claim sent after the answer is therefore normally ordered after the
+// report (pull-wake's "append, then claim at once"); docs/subscriptions.md says why this is not yet a hard
+// guarantee and what would make it one.
+import { formatOffset } from "../core/protocol/offsets.ts";
+import type { StreamTail } from "../core/subscriptions/record.ts";
+import { streamRoutes } from "../http/stream-routes.ts";
+import type { MetaLogClient } from "../../durable-objects/meta-log.ts";
+import type { SubscriptionSet } from "../../durable-objects/meta-log-subscriptions.ts";
+import { appendWakeEventByFetch, performSubscriptionEffects, type EffectPorts, type PreparedEffect } from "../subscriptions/effects.ts";
+import type { AcknowledgedChange, NodeContext } from "./node-context.ts";
+
+export type DeliveryMetaPort = Pick<MetaLogClient, "onStreamAppended" | "onWebhookReply" | "watchSubscriptions">;
+
+/** How long one watch of the subscription set waits at the MetaLog. */
+const WATCH_TIMEOUT_MS = 25_000;
+/** Pause after a failed watch (the MetaLog restarting); meanwhile every append is reported. */
+const WATCH_RETRY_MS = 1_000;
+
+/** The observer to add to `NodeContext.observers`. */
+export function subscriptionDelivery(ctx: NodeContext, meta: DeliveryMetaPort): (change: AcknowledgedChange) => void {
+  // Wake streams this node owns are appended through its own protocol app (no network hop); others go
+  // through the public origin, which routes them to their owner.
+  const local = streamRoutes(() => ctx);
+  const ports: EffectPorts = {
+    appendWakeEvent: async (effect) => {
+      if (ctx.registry.byName(effect.stream) === undefined) return appendWakeEventByFetch(effect);
+      const url = `http://node.local/v1/stream/${effect.stream.split("/").map(encodeURIComponent).join("/")}`;
+      const response = await local.fetch(
+        new Request(url, { method: "POST", headers: { "content-type": "application/json" }, body: effect.rawBody }),
+      );
+      await response.body?.cancel();
+      if (!response.ok && response.status !== 404) throw new Error(`wake event append to ${effect.stream} answered ${response.status}`);
+    },
+    webhookReplied: (id, ref, done) => meta.onWebhookReply(id, ref, done),
+  };
+  // The cached set of subscriptions: appends are not reported while none exist. Unknown (null) until the
+  // first watch answers, and after a failed one: then every append is reported. The MetaLog holds a new
+  // subscription's PUT until this node confirmed the new version (its next watch call, made right after
+  // the cache was updated), so no append answered after that PUT goes unreported.
+  let known: SubscriptionSet | null = null;
+  const watchLoop = async (): Promise<void> => {
+    let since = -1;
+    while (ctx.stopped === null) {
+      try {
+        known = await meta.watchSubscriptions(ctx.nodeId, since, WATCH_TIMEOUT_MS);
+        since = known.version;
+      } catch (error) {
+        known = null;
+        since = -1;
+        console.warn("watching the subscription set failed; reporting every append meanwhile", error);
+        await new Promise((resolve) => setTimeout(resolve, WATCH_RETRY_MS));
+      }
+    }
+  };
+  ctx.background(watchLoop());
+  return (change) => {
+    if (known !== null && known.subscriptions === 0) return;
+    const tail: StreamTail = { path: change.name, tailOffset: formatOffset(change.tailPositionBytes) };
+    // Dispatched now, inside the observer: see the ordering note above.
+    const reported = meta.onStreamAppended([tail]);
+    ctx.background(reported.then(({ effects }) => perform(effects, ports)));
+  };
+}
+
+function perform(effects: readonly PreparedEffect[], ports: EffectPorts): Promise<void> {
+  return effects.length === 0 ? Promise.resolve() : performSubscriptionEffects(effects, ports);
+}

@@ -1,0 +1,166 @@
+// The router: the Worker's part of routing (DESIGN section 5, seed 000; the table is src/core/routing.ts).
+// It acts for one local node (LOCAL_NODE, default the first of NODE_IDS), resolves the stream name in a
+// per-isolate cached view, and then serves through the local node, answers a 307 to the owner's advertised
+// address, or (ROUTER_MODE=forward, for clients that cannot follow a redirect) sends the request to the
+// owner itself and follows the owner's own redirects. docs/router.md has the flows.
+import { domainError } from "../core/errors.ts";
+import type { StreamLookup } from "../core/meta/view.ts";
+import { STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
+import { parseStreamName } from "../core/protocol/stream-name.ts";
+import { routeStream, type RoutingMode } from "../core/routing.ts";
+import type { Env } from "../env.ts";
+import { errorResponse, readBeforeRedirect, redirectResponse } from "../http/stream-routes.ts";
+import { preflightResponse } from "../http/security-headers.ts";
+import { META_LOG_NAME, metaLogClient } from "../../durable-objects/meta-log.ts";
+import { ViewCache, type LookupSource } from "./view-cache.ts";
+
+/** Default trust in a cached lookup: short, since a stale entry costs a hop. */
+export const DEFAULT_VIEW_CACHE_TTL_MS = 1_000;
+/** Redirects a forwarding router follows for one request (a create placed elsewhere, a fork hand-off). */
+const MAX_FORWARD_HOPS = 4;
+const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+const NODE_PATH = /^\/n\/([^/]+)\//;
+
+export interface RouterSettings {
+  readonly nodeIds: readonly string[];
+  readonly localNodeId: string;
+  readonly mode: RoutingMode;
+  readonly viewCacheTtlMs: number;
+  readonly maxBodyBytes: number;
+}
+
+export function nodeIdsOf(env: Env): string[] {
+  const ids = (env.NODE_IDS ?? "").split(",").map((id) => id.trim()).filter((id) => id !== "");
+  return ids.length > 0 ? ids : ["node-0"];
+}
+
+export function routerSettings(env: Env): RouterSettings {
+  const nodeIds = nodeIdsOf(env);
+  const local = (env.LOCAL_NODE ?? "").trim();
+  const ttl = Number(env.VIEW_CACHE_TTL_MS ?? "");
+  const maxBody = Number(env.MAX_BODY_BYTES ?? "");
+  return {
+    nodeIds,
+    localNodeId: local !== "" && nodeIds.includes(local) ? local : (nodeIds[0] ?? "node-0"),
+    mode: env.ROUTER_MODE === "forward" ? "forward" : "redirect",
+    viewCacheTtlMs: Number.isFinite(ttl) && ttl >= 0 && env.VIEW_CACHE_TTL_MS !== "" ? ttl : DEFAULT_VIEW_CACHE_TTL_MS,
+    maxBodyBytes: Number.isSafeInteger(maxBody) && maxBody > 0 ? maxBody : DEFAULT_MAX_BODY_BYTES,
+  };
+}
+
+/** What the router needs besides its settings; tests pass their own cache. */
+export interface RouterDeps {
+  readonly cache: ViewCache;
+  readonly lookup: LookupSource;
+}
+
+let isolateCache: ViewCache | null = null;
+/** Node lists already woken by this isolate (each start registers the node, so placement can pick it). */
+const woken = new Set<string>();
+
+export function defaultRouterDeps(env: Env, settings: RouterSettings): RouterDeps {
+  isolateCache ??= new ViewCache({ ttlMs: settings.viewCacheTtlMs });
+  const meta = metaLogClient(env.META_LOG.getByName(META_LOG_NAME));
+  return { cache: isolateCache, lookup: (name) => meta.lookupStream({ name }) };
+}
+
+/** A request to `/v1/stream/<path>` at the router. */
+export async function routeRequest(env: Env, request: Request, deps?: RouterDeps): Promise<Response> {
+  if (request.method === "OPTIONS") return preflightResponse();
+  const settings = routerSettings(env);
+  const { cache, lookup: source } = deps ?? defaultRouterDeps(env, settings);
+  await wakeNodes(env, settings.nodeIds);
+  const url = new URL(request.url);
+  const name = parseStreamName(url.pathname.slice(STREAM_PATH_PREFIX.length));
+  // A bad name is the local node's to refuse (400), with the same checks as everywhere.
+  if (!name.ok) return toNode(env, settings.localNodeId, request);
+
+  let lookup: StreamLookup;
+  try {
+    lookup = await cache.lookup(source, name.value);
+  } catch (error) {
+    console.error("the metadata log did not answer a lookup", error);
+    return errorResponse(domainError("unavailable", "the metadata log is unavailable; retry"));
+  }
+  const decision = routeStream({ lookup, hereNodeId: settings.localNodeId, at: "router", mode: settings.mode });
+  switch (decision.kind) {
+    case "serve":
+    case "park":
+      // R2: the local node is the transfer target and parks the request itself.
+      return settings.mode === "forward" ? forward(env, settings, settings.localNodeId, request) : toNode(env, settings.localNodeId, request);
+    case "redirect":
+      return (await readBeforeRedirect(request, settings.maxBodyBytes)) ?? redirectResponse(decision.node.addr, url);
+    case "forward":
+      return forward(env, settings, decision.node.id, request);
+    case "transfer_pending":
+      return errorResponse(domainError("conflict", `the stream is being transferred to node ${decision.target}; retry`));
+    case "unavailable":
+      return errorResponse(domainError("unavailable", `${decision.reason}; retry`));
+  }
+}
+
+/** `/n/<node-id>/v1/stream/<path>`: straight to that node, which answers from its own view. */
+export async function toNodeAddress(env: Env, nodeId: string, request: Request): Promise<Response> {
+  if (!nodeIdsOf(env).includes(nodeId)) return errorResponse(domainError("not_found", "no such node"));
+  if (request.method === "OPTIONS") return preflightResponse();
+  return toNode(env, nodeId, request);
+}
+
+/**
+ * Forwarding mode: the router sends the request to the node and follows the node's 307s to other nodes'
+ * addresses (a create placed elsewhere, a stale view at the node), so the client sees one answer. The body
+ * is read once and resent on each hop; a body over the limit goes once, to be refused with 413.
+ */
+async function forward(env: Env, settings: RouterSettings, firstNodeId: string, request: Request): Promise<Response> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  const replayable = request.body === null || !(Number.isFinite(declared) && declared > settings.maxBodyBytes);
+  if (!replayable) return toNode(env, firstNodeId, request);
+  const body = request.body === null ? null : await request.arrayBuffer();
+  let nodeId = firstNodeId;
+  for (let hop = 0; ; hop++) {
+    const attempt = new Request(request.url, { method: request.method, headers: request.headers, body, signal: request.signal });
+    const response = await toNode(env, nodeId, attempt);
+    if (response.status !== 307 || hop >= MAX_FORWARD_HOPS) return response;
+    const next = nodeOfLocation(response.headers.get("location"), settings.nodeIds);
+    if (next === null) return response;
+    nodeId = next;
+  }
+}
+
+/** The node a `<origin>/n/<node-id>/...` Location names, when it is one of ours. */
+function nodeOfLocation(location: string | null, nodeIds: readonly string[]): string | null {
+  if (location === null) return null;
+  let path: string;
+  try {
+    path = new URL(location).pathname;
+  } catch {
+    return null;
+  }
+  const id = NODE_PATH.exec(path)?.[1];
+  return id !== undefined && nodeIds.includes(decodeURIComponent(id)) ? decodeURIComponent(id) : null;
+}
+
+/** A node that cannot start (object store or metadata log unreachable) answers 503, never a bare 500. */
+async function toNode(env: Env, nodeId: string, request: Request): Promise<Response> {
+  try {
+    // "manual": a node's 307 is an answer for the client (or for forward()), never followed by the stub.
+    return await env.STREAM_NODE.getByName(nodeId).fetch(new Request(request, { redirect: "manual" }));
+  } catch (error) {
+    console.error(`node ${nodeId} did not answer`, error);
+    return errorResponse(domainError("unavailable", `node ${nodeId} is unavailable; retry`));
+  }
+}
+
+/**
+ * Starts every node of the deployment once per isolate: a node registers when it starts, and placement only
+ * chooses registered nodes. Only the fact that it was done is shared between requests (a request must not
+ * await another request's I/O): concurrent first requests each wake the nodes, which is harmless. A node
+ * that fails to start is started again by the next request that reaches it.
+ */
+async function wakeNodes(env: Env, nodeIds: readonly string[]): Promise<void> {
+  const key = nodeIds.join(",");
+  if (woken.has(key)) return;
+  const results = await Promise.allSettled(nodeIds.map((id) => env.STREAM_NODE.getByName(id).ping()));
+  for (const result of results) if (result.status === "rejected") console.error("a node did not start", result.reason);
+  woken.add(key);
+}

@@ -1,0 +1,105 @@
+// Performing the subscription state machine's effects (docs/subscriptions.md). The MetaLog turns the core's
+// `send_webhook` / `append_wake_event` into prepared effects: the webhook body serialized once and signed
+// there (the private key never leaves the MetaLog), the wake event serialized with the origin of its
+// subscription. Whoever receives them (the node that acknowledged the append, the Worker answering a
+// callback, the MetaLog's alarm) performs them with `performSubscriptionEffects`: failures are logged and
+// dropped, because the lease lapses and the next generation retries.
+import type { WakeRef } from "../core/subscriptions/wire.ts";
+
+export type PreparedEffect =
+  | {
+      readonly kind: "send_webhook";
+      readonly subscriptionId: string;
+      readonly wakeId: string;
+      readonly generation: number;
+      readonly url: string;
+      /** The exact body sent, the bytes the signature covers. */
+      readonly rawBody: string;
+      readonly signature: string;
+    }
+  | {
+      readonly kind: "append_wake_event";
+      /** The wake stream's path, e.g. `wake/pool-1`. */
+      readonly stream: string;
+      /** The public origin of the subscription (its PUT's), where the wake stream can be reached. */
+      readonly origin: string;
+      /** One JSON message (`WakeEvent`). */
+      readonly rawBody: string;
+    };
+
+export interface EffectPorts {
+  /** Appends one JSON message to a wake stream; resolves once it is acknowledged (or throws). */
+  appendWakeEvent(effect: Extract<PreparedEffect, { kind: "append_wake_event" }>): Promise<void>;
+  /** Reports a 2xx webhook reply to the MetaLog; resolves to the effects that step returned. */
+  webhookReplied(subscriptionId: string, ref: WakeRef, done: boolean): Promise<readonly PreparedEffect[]>;
+  /** Defaults to the global fetch (tests pass their own). */
+  fetch?: typeof fetch;
+}
+
+/** A receiver that never answers must not hold the sender forever; its lease lapses anyway. */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** A reply can wake the next generation at once; bound the chain one performer follows. */
+const MAX_CHAINED_STEPS = 8;
+
+/** Performs every effect (in order, one at a time); never throws. */
+export async function performSubscriptionEffects(
+  effects: readonly PreparedEffect[],
+  ports: EffectPorts,
+  depth = 0,
+): Promise<void> {
+  for (const effect of effects) {
+    try {
+      if (effect.kind === "append_wake_event") {
+        await ports.appendWakeEvent(effect);
+        continue;
+      }
+      const next = await sendWebhook(effect, ports);
+      if (next.length > 0 && depth < MAX_CHAINED_STEPS) await performSubscriptionEffects(next, ports, depth + 1);
+    } catch (error) {
+      console.error(`subscription effect ${effect.kind} failed`, error);
+    }
+  }
+}
+
+async function sendWebhook(
+  effect: Extract<PreparedEffect, { kind: "send_webhook" }>,
+  ports: EffectPorts,
+): Promise<readonly PreparedEffect[]> {
+  const doFetch = ports.fetch ?? fetch;
+  const response = await doFetch(effect.url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "webhook-signature": effect.signature },
+    body: effect.rawBody,
+    signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+  });
+  const text = await response.text();
+  if (response.status < 200 || response.status > 299) return [];
+  // SUB-4: a 2xx `{"done": true}` acks the wake's snapshot; anything else leaves the wake to callbacks.
+  let done = false;
+  try {
+    const reply: unknown = JSON.parse(text);
+    done = typeof reply === "object" && reply !== null && (reply as Record<string, unknown>)["done"] === true;
+  } catch {
+    done = false;
+  }
+  if (!done) return [];
+  return ports.webhookReplied(effect.subscriptionId, { wakeId: effect.wakeId, generation: effect.generation }, true);
+}
+
+/** Appends a wake event through the public stream API (`POST <origin>/v1/stream/<stream>`). */
+export async function appendWakeEventByFetch(
+  effect: Extract<PreparedEffect, { kind: "append_wake_event" }>,
+  doFetch: typeof fetch = fetch,
+): Promise<void> {
+  const url = `${effect.origin}/v1/stream/${effect.stream.split("/").map(encodeURIComponent).join("/")}`;
+  const response = await doFetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: effect.rawBody,
+  });
+  await response.body?.cancel();
+  // A missing wake stream is skipped (docs/subscriptions.md); anything else is worth a log line.
+  if (!response.ok && response.status !== 404) {
+    throw new Error(`wake event append to ${effect.stream} answered ${response.status}`);
+  }
+}

@@ -1,0 +1,208 @@
+// The router with three nodes (DESIGN section 5, seed 000; docs/router.md), in workerd over the in-memory
+// object store: streams spread by the slots ratio, a 307 to the owner's advertised address, a create placed
+// on another node answered exactly (201 once, 200, 409; the body written once), forwarding mode, a closed
+// stream revived on the node that served it, and a stale view answered with one more redirect.
+// NODE_IDS is overridden per call (the Worker's env is the test's env plus these vars).
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { META_LOG_NAME, metaLogClient } from "../../durable-objects/meta-log.ts";
+import type { Env } from "../../src/env.ts";
+import { closeOwnership } from "../../src/node/ownership.ts";
+import { routeRequest, toNodeAddress, type RouterDeps } from "../../src/router/router.ts";
+import { ViewCache } from "../../src/router/view-cache.ts";
+
+const baseEnv = env as unknown as Env;
+const NODES = ["rt-0", "rt-1", "rt-2"];
+const routerEnv = (vars: Partial<Env> = {}): Env => ({ ...baseEnv, NODE_IDS: NODES.join(","), ...vars });
+const meta = metaLogClient(baseEnv.META_LOG.getByName(META_LOG_NAME));
+/** Nodes advertise `<PUBLIC_ORIGIN>/n/<id>` (the default origin here). */
+const ORIGIN = "http://127.0.0.1:8787";
+const TEXT = { "content-type": "text/plain" };
+
+function deps(ttlMs: number): RouterDeps {
+  return { cache: new ViewCache({ ttlMs }), lookup: (name) => meta.lookupStream({ name }) };
+}
+
+interface Hop {
+  status: number;
+  location: string | null;
+}
+
+/** Sends a request to the router, then follows 307s to node addresses as a client does; records each hop. */
+async function send(
+  method: string,
+  path: string,
+  init: { body?: string; headers?: Record<string, string>; vars?: Partial<Env>; router?: RouterDeps } = {},
+): Promise<{ response: Response; hops: Hop[]; text: string }> {
+  const hops: Hop[] = [];
+  const e = routerEnv(init.vars);
+  const request = (url: string): Request => new Request(url, { method, headers: init.headers, body: init.body ?? null });
+  let response = await routeRequest(e, request(`${ORIGIN}/v1/stream/${path}`), init.router ?? deps(1_000));
+  for (let i = 0; response.status === 307 && i < 5; i++) {
+    const location = response.headers.get("location");
+    hops.push({ status: 307, location });
+    const nodeId = /^\/n\/([^/]+)\//.exec(new URL(location ?? "").pathname)?.[1] ?? "";
+    response = await toNodeAddress(e, nodeId, request(location ?? ""));
+  }
+  const text = method === "HEAD" ? "" : await response.text();
+  return { response, hops, text };
+}
+
+async function ownerOf(name: string): Promise<{ owner: string | null; ownership: string; epoch: number }> {
+  const { stream } = await meta.lookupStream({ name });
+  if (stream === null) throw new Error(`${name} is not registered`);
+  return { owner: stream.owner, ownership: stream.ownership, epoch: stream.epoch };
+}
+
+async function setSlots(slots: Record<string, number>): Promise<void> {
+  for (const [nodeId, count] of Object.entries(slots)) {
+    const result = await meta.propose({ type: "SetSlots", nodeId, slots: count });
+    if (!result.ok) throw new Error(result.error.message);
+  }
+}
+
+describe("router", () => {
+  it("spreads streams over the nodes by the slots ratio", async () => {
+    // The first routed request wakes (registers) every node.
+    expect((await send("GET", "spread-probe")).response.status).toBe(404);
+    const view = await meta.view();
+    expect(view.nodes.map((node) => node.id)).toEqual(NODES);
+    await setSlots({ "rt-1": 2 });
+
+    const names = Array.from({ length: 12 }, (_, i) => `spread-${i}`);
+    for (const name of names) {
+      const { response, text } = await send("PUT", name, { headers: TEXT, body: `body of ${name}` });
+      expect(response.status, text).toBe(201);
+    }
+    const owners = await Promise.all(names.map(async (name) => (await ownerOf(name)).owner));
+    const count = (id: string): number => owners.filter((owner) => owner === id).length;
+    expect([count("rt-0"), count("rt-1"), count("rt-2")]).toEqual([3, 6, 3]);
+    // Every stream holds its body once, wherever it landed.
+    for (const name of names) expect((await send("GET", name)).text).toBe(`body of ${name}`);
+    await setSlots({ "rt-1": 1 });
+  });
+
+  it("answers a 307 to the owner's advertised address for a stream owned elsewhere, query included", async () => {
+    let name = "";
+    for (let i = 0; i < 12 && name === ""; i++) if ((await ownerOf(`spread-${i}`)).owner === "rt-1") name = `spread-${i}`;
+    const routed = await routeRequest(routerEnv(), new Request(`${ORIGIN}/v1/stream/${name}?offset=-1`), deps(1_000));
+    expect(routed.status).toBe(307);
+    expect(routed.headers.get("location")).toBe(`${ORIGIN}/n/rt-1/v1/stream/${name}?offset=-1`);
+    // A node answers from its own view the same way (it never forwards).
+    const atNode = await toNodeAddress(routerEnv(), "rt-2", new Request(`${ORIGIN}/n/rt-2/v1/stream/${name}?offset=-1`));
+    expect(atNode.status).toBe(307);
+    expect(atNode.headers.get("location")).toBe(`${ORIGIN}/n/rt-1/v1/stream/${name}?offset=-1`);
+    // The owner serves it.
+    const served = await toNodeAddress(routerEnv(), "rt-1", new Request(`${ORIGIN}/n/rt-1/v1/stream/${name}?offset=-1`));
+    expect(served.status).toBe(200);
+    expect(await served.text()).toBe(`body of ${name}`);
+  });
+
+  it("answers a create placed on another node exactly: 201 once with the body written once, 200, then 409", async () => {
+    await setSlots({ "rt-0": 0 }); // the local node registers the name; placement must choose another
+    const first = await send("PUT", "placed-away", { headers: TEXT, body: "initial" });
+    expect(first.hops).toHaveLength(1);
+    const { owner } = await ownerOf("placed-away");
+    expect(owner).not.toBe("rt-0");
+    expect(first.hops[0]?.location).toBe(`${ORIGIN}/n/${owner}/v1/stream/placed-away`);
+    expect(first.response.status).toBe(201);
+
+    const repeat = await send("PUT", "placed-away", { headers: TEXT, body: "initial" });
+    expect(repeat.response.status).toBe(200);
+    const other = await send("PUT", "placed-away", { headers: { "content-type": "application/json" } });
+    expect(other.response.status).toBe(409);
+    expect((await send("GET", "placed-away")).text).toBe("initial");
+
+    // Two racing creates of a new name: exactly one 201.
+    const racing = await Promise.all([1, 2, 3].map(() => send("PUT", "placed-race", { headers: TEXT, body: "x" })));
+    expect(racing.map((r) => r.response.status).sort()).toEqual([200, 200, 201]);
+    expect((await send("GET", "placed-race")).text).toBe("x");
+    await setSlots({ "rt-0": 1 });
+  });
+
+  it("forwards to the owner in forwarding mode: the client sees no redirect", async () => {
+    await setSlots({ "rt-0": 0 });
+    const vars = { ROUTER_MODE: "forward" };
+    const created = await send("PUT", "forwarded", { headers: TEXT, body: "a", vars });
+    expect(created.hops).toHaveLength(0);
+    expect(created.response.status).toBe(201);
+    expect((await ownerOf("forwarded")).owner).not.toBe("rt-0");
+    const appended = await send("POST", "forwarded", { headers: TEXT, body: "b", vars });
+    expect(appended.hops).toHaveLength(0);
+    expect(appended.response.status).toBe(204);
+    const read = await send("GET", "forwarded?offset=-1", { vars });
+    expect(read.hops).toHaveLength(0);
+    expect(read.text).toBe("ab");
+    await setSlots({ "rt-0": 1 });
+  });
+
+  it("revives a closed stream on the node that served it", async () => {
+    await setSlots({ "rt-0": 0, "rt-1": 0 });
+    expect((await send("PUT", "revived", { headers: TEXT, body: "before," })).response.status).toBe(201);
+    await setSlots({ "rt-0": 1, "rt-1": 1 });
+    const opened = await ownerOf("revived");
+    expect(opened).toMatchObject({ owner: "rt-2", ownership: "opened" });
+
+    const rt2 = baseEnv.STREAM_NODE.getByName("rt-2");
+    const closeError = await runInDurableObject(rt2, async (node) => closeOwnership(node.node!, "revived"));
+    expect(closeError).toBeNull();
+    expect(await ownerOf("revived")).toMatchObject({ ownership: "closed", epoch: opened.epoch });
+
+    // Through a router acting for rt-0 (which does not hold it): R7, then rt-0 sends it to its last owner.
+    const read = await send("GET", "revived");
+    expect(read.hops.map((hop) => hop.location)).toEqual([`${ORIGIN}/n/rt-2/v1/stream/revived`]);
+    expect(read.text).toBe("before,");
+    // Through a router acting for rt-2: served locally, and the write re-opens it there at a new epoch.
+    const write = await send("POST", "revived", { headers: TEXT, body: "after", vars: { LOCAL_NODE: "rt-2" } });
+    expect(write.hops).toHaveLength(0);
+    expect(write.response.status).toBe(204);
+    expect(await ownerOf("revived")).toEqual({ owner: "rt-2", ownership: "opened", epoch: opened.epoch + 1 });
+    expect((await send("GET", "revived")).text).toBe("before,after");
+  });
+
+  it("answers a request routed by a stale view with one more redirect", async () => {
+    const stale = deps(60_000);
+    await setSlots({ "rt-0": 0, "rt-2": 0 });
+    expect((await send("PUT", "moved", { headers: TEXT, body: "old" })).response.status).toBe(201);
+    expect((await ownerOf("moved")).owner).toBe("rt-1");
+    // The router caches the owner.
+    expect((await send("GET", "moved", { router: stale })).text).toBe("old");
+
+    // Deleted at its owner and created again elsewhere; the router's cache still says rt-1.
+    const e = routerEnv();
+    expect((await toNodeAddress(e, "rt-1", new Request(`${ORIGIN}/n/rt-1/v1/stream/moved`, { method: "DELETE" }))).status).toBe(204);
+    await setSlots({ "rt-1": 0, "rt-2": 1 });
+    const recreated = await toNodeAddress(e, "rt-2", new Request(`${ORIGIN}/n/rt-2/v1/stream/moved`, { method: "PUT", headers: TEXT, body: "new" }));
+    expect(recreated.status).toBe(201);
+    expect((await ownerOf("moved")).owner).toBe("rt-2");
+
+    const read = await send("GET", "moved", { router: stale });
+    expect(read.hops.map((hop) => hop.location)).toEqual([`${ORIGIN}/n/rt-1/v1/stream/moved`, `${ORIGIN}/n/rt-2/v1/stream/moved`]);
+    expect(read.text).toBe("new");
+    await setSlots({ "rt-0": 1, "rt-1": 1 });
+  });
+
+  it("creates a fork next to its source, whichever node placement chose", async () => {
+    await setSlots({ "rt-0": 0, "rt-2": 0 });
+    expect((await send("PUT", "fork-source", { headers: TEXT, body: "shared," })).response.status).toBe(201);
+    expect((await ownerOf("fork-source")).owner).toBe("rt-1");
+    await setSlots({ "rt-2": 100 }); // placement now chooses rt-2 for the fork (rt-1 must keep slots to take it back)
+
+    const fork = await send("PUT", "fork-child", { headers: { ...TEXT, "stream-forked-from": "/v1/stream/fork-source" } });
+    expect(fork.response.status, fork.text).toBe(201);
+    // rt-0 (not registered) sends it to the source's owner, which registers it; placement chose rt-2,
+    // which hands the never-opened fork back to rt-1.
+    expect(fork.hops.map((hop) => hop.location)).toEqual([
+      `${ORIGIN}/n/rt-1/v1/stream/fork-child`,
+      `${ORIGIN}/n/rt-2/v1/stream/fork-child`,
+      `${ORIGIN}/n/rt-1/v1/stream/fork-child`,
+    ]);
+    expect(await ownerOf("fork-child")).toMatchObject({ owner: "rt-1", ownership: "opened" });
+    expect((await send("POST", "fork-child", { headers: TEXT, body: "own" })).response.status).toBe(204);
+    expect((await send("GET", "fork-child")).text).toBe("shared,own");
+    const repeat = await send("PUT", "fork-child", { headers: { ...TEXT, "stream-forked-from": "/v1/stream/fork-source" } });
+    expect(repeat.response.status).toBe(200);
+    await setSlots({ "rt-0": 1, "rt-2": 1 });
+  });
+});
