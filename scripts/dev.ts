@@ -1,5 +1,6 @@
 // `npm run dev`: mink on one machine with no outside service. Starts the embedded S3 endpoint (a local R2
-// bucket kept in .mink/s3) and the Worker under `wrangler dev` on http://127.0.0.1:$PORT (default 8787),
+// bucket kept in .mink/s3) and the Worker (the router and three nodes) under `wrangler dev` on
+// http://127.0.0.1:$PORT (default 8787),
 // with Durable Object state in .mink/wrangler. Both keep their data across restarts; Ctrl-C stops both.
 import { spawn } from "node:child_process";
 import { startEmbeddedS3 } from "./embedded-s3.ts";
@@ -12,7 +13,13 @@ const devAdminToken = process.env.ADMIN_TOKEN ?? "mink-dev-admin";
 const s3 = await startEmbeddedS3({ port: s3Port, persistDir: ".mink/s3" });
 console.log(`embedded S3 endpoint on ${s3.url} (bucket ${s3.bucket}, data in .mink/s3)`);
 
+/** Three owning nodes by default (MINK_NODES overrides: a comma-separated list of node ids). */
+const nodeIds = process.env.MINK_NODES ?? "node-0,node-1,node-2";
+
 const vars = {
+  NODE_IDS: nodeIds,
+  // Nodes advertise `<PUBLIC_ORIGIN>/n/<id>`: the 307s of the router point there.
+  PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
   S3_ENDPOINT: s3.url,
   S3_BUCKET: s3.bucket,
   S3_REGION: "auto",
@@ -25,7 +32,7 @@ const args = ["wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", Strin
 for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
 
 const wrangler = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
-console.log(`mink on http://127.0.0.1:${port} (admin token: ${devAdminToken})`);
+console.log(`mink on http://127.0.0.1:${port}: nodes ${nodeIds} (admin token: ${devAdminToken})`);
 
 let stopping = false;
 async function stop(code: number): Promise<void> {
