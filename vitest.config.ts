@@ -47,8 +47,8 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            // A small body limit so the 413 tests need no 8 MiB bodies.
-            miniflare: { bindings: { S3_ENDPOINT: "memory://workers", MAX_BODY_BYTES: "65536" } },
+            // A small body limit so the 413 tests need no 8 MiB bodies; an admin token for /admin and /metrics.
+            miniflare: { bindings: { S3_ENDPOINT: "memory://workers", MAX_BODY_BYTES: "65536", ADMIN_TOKEN: "mink-test-admin" } },
           }),
         ],
         test: {

@@ -15,6 +15,13 @@ import { asDomainError, KeyedLock, type NodeContext, type WalPort } from "../src
 import { recoverNode, type RecoveryResult } from "../src/node/recovery.ts";
 import { nodeSettings } from "../src/node/settings.ts";
 import { nodeObjectStore } from "../src/node/store-factory.ts";
+import {
+  countAcknowledged,
+  countingStore,
+  emptyStoreRequestCounts,
+  type AppendCounts,
+  type NodeMetrics,
+} from "../src/node/store-metrics.ts";
 import { StreamRegistry } from "../src/node/stream-registry.ts";
 import { subscriptionDelivery } from "../src/node/subscription-delivery.ts";
 import type { ObjectStore } from "../src/storage/object-store.ts";
@@ -49,6 +56,9 @@ export class StreamNode extends DurableObject<Env> {
   private readonly meta: MetaLogClient;
   private readonly viewCache = new ViewCache({ ttlMs: NODE_VIEW_TTL_MS });
   private readonly app: Hono;
+  /** Counters for /metrics, from construction on (recovery's store requests included). */
+  private readonly storeRequests = emptyStoreRequestCounts();
+  private readonly appendCounts: AppendCounts = { appends: 0, bytes: 0 };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -75,6 +85,25 @@ export class StreamNode extends DurableObject<Env> {
   /** Starts the node (constructor start-up) and says who it is: the router wakes every node with it. */
   ping(): { nodeId: string; nodeEpoch: number; started: boolean } {
     return { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, started: this.node !== null };
+  }
+
+  /** This incarnation's counters and gauges (the Worker's GET /metrics asks every node). */
+  metrics(): NodeMetrics {
+    const node = this.node;
+    let openStreams = 0;
+    if (node !== null) for (const stream of node.registry.all()) if (!stream.removed) openStreams++;
+    return {
+      nodeId: this.nodeId,
+      nodeEpoch: this.nodeEpoch,
+      started: node !== null,
+      appendsAcknowledged: this.appendCounts.appends,
+      bytesAppended: this.appendCounts.bytes,
+      storeRequests: { ...this.storeRequests },
+      walFlushes: this.wal?.stats.objectsWritten ?? 0,
+      walBytesWritten: this.wal?.stats.bytesWritten ?? 0,
+      openStreams,
+      liveReaders: node?.readers.size ?? 0,
+    };
   }
 
   override async alarm(): Promise<void> {
@@ -128,7 +157,7 @@ export class StreamNode extends DurableObject<Env> {
 
   private async start(): Promise<void> {
     const settings = nodeSettings(this.env);
-    const store = nodeObjectStore(this.env);
+    const store = countingStore(nodeObjectStore(this.env), this.storeRequests);
     const origin = this.env.PUBLIC_ORIGIN ?? "http://127.0.0.1:8787";
     const registered = await this.meta.propose({
       type: "RegisterNode",
@@ -146,12 +175,15 @@ export class StreamNode extends DurableObject<Env> {
     this.wal = wal;
     const port: WalPort = {
       append: async (records) => {
+        let ack: { seq: number };
         try {
-          return await wal.append(records);
+          ack = await wal.append(records);
         } catch (error) {
           this.stopServing(error);
           throw error;
         }
+        countAcknowledged(this.appendCounts, records);
+        return ack;
       },
     };
     this.node = {

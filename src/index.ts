@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import type { Env } from "./env.ts";
 import { routeRequest, toNodeAddress } from "./router/router.ts";
+import { adminRoutes, metricsResponse, requireAdmin } from "./http/admin-routes.ts";
 import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { objectStoreFromSettings } from "./storage/store-from-env.ts";
 
@@ -30,6 +31,10 @@ app.get("/health", async (c) => {
 app.route("/v1/stream/__ds", subscriptionRoutes); // NAME-3: the reserved subscription API, before streams
 app.all("/v1/stream/*", (c) => routeRequest(c.env, c.req.raw));
 app.all("/n/:node/v1/stream/*", (c) => toNodeAddress(c.env, c.req.param("node"), c.req.raw));
+
+/** Operations (docs/operations.md): JSON views of the metadata log and Prometheus metrics, admin token only. */
+app.route("/admin", adminRoutes);
+app.get("/metrics", requireAdmin, (c) => metricsResponse(c.env));
 
 app.notFound((c) => c.json({ error: { code: "not_found", message: "no such route" } }, 404));
 

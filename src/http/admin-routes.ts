@@ -1,0 +1,187 @@
+// Operations endpoints (issue 4 item 5; docs/operations.md), served by the Worker and guarded by the admin
+// bearer token (ADMIN_TOKEN): `GET /admin/nodes` and `GET /admin/streams/<path>` as JSON from the metadata
+// log, and `GET /metrics` in the Prometheus text format, gathered from every node of NODE_IDS over RPC plus
+// the metadata log's stats. Errors use the one error table (src/http/error-table.ts).
+import { Hono, type MiddlewareHandler } from "hono";
+import { domainError } from "../core/errors.ts";
+import { formatMetrics, METRICS_CONTENT_TYPE, type MetricFamily, type MetricSample } from "../core/metrics-text.ts";
+import { parseStreamName } from "../core/protocol/stream-name.ts";
+import { parseBearer } from "../core/subscriptions/index.ts";
+import type { Env } from "../env.ts";
+import { STORE_REQUEST_KINDS, type NodeMetrics } from "../node/store-metrics.ts";
+import { nodeIdsOf } from "../router/router.ts";
+import { META_LOG_NAME, metaLogClient, type MetaLogClient, type MetaLogStats } from "../../durable-objects/meta-log.ts";
+import { withSecurityHeaders } from "./security-headers.ts";
+import { errorResponse } from "./stream-routes.ts";
+
+type AdminEnv = { Bindings: Env };
+
+const STREAMS_PREFIX = "/admin/streams/";
+const encoder = new TextEncoder();
+
+function metaOf(env: Env): MetaLogClient {
+  return metaLogClient(env.META_LOG.getByName(META_LOG_NAME));
+}
+
+function json(body: unknown): Response {
+  const headers = withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store" }));
+  return new Response(JSON.stringify(body), { status: 200, headers });
+}
+
+/**
+ * Compares digests, not the tokens: equal lengths for timingSafeEqual, and neither the token's content
+ * nor its length leaks through timing.
+ */
+async function sameToken(presented: string, expected: string): Promise<boolean> {
+  const [a, b] = await Promise.all([
+    crypto.subtle.digest("SHA-256", encoder.encode(presented)),
+    crypto.subtle.digest("SHA-256", encoder.encode(expected)),
+  ]);
+  return crypto.subtle.timingSafeEqual(a, b);
+}
+
+/**
+ * The admin bearer token check. No ADMIN_TOKEN configured: 503 (the endpoints are disabled, never open);
+ * missing or wrong token: 401 with `WWW-Authenticate: Bearer`.
+ */
+export const requireAdmin: MiddlewareHandler<AdminEnv> = async (c, next) => {
+  const expected = c.env.ADMIN_TOKEN ?? "";
+  if (expected === "") {
+    return errorResponse(domainError("unavailable", "the admin endpoints are disabled: ADMIN_TOKEN is not configured"));
+  }
+  const presented = parseBearer(c.req.header("authorization") ?? null);
+  if (presented === null || !(await sameToken(presented, expected))) {
+    const response = errorResponse(domainError("unauthorized", "a valid admin bearer token is required"));
+    response.headers.set("www-authenticate", 'Bearer realm="mink-admin"');
+    return response;
+  }
+  return next();
+};
+
+export const adminRoutes = new Hono<AdminEnv>();
+adminRoutes.use("*", requireAdmin);
+
+/** Registered nodes with liveness and how many streams each owns (counted over the whole view: admin only). */
+adminRoutes.get("/nodes", async (c) => {
+  const meta = metaOf(c.env);
+  const [view, live] = await Promise.all([meta.view(), meta.liveNodes()]);
+  const liveIds = new Set(live.map((node) => node.id));
+  const owned = new Map<string, { streams: number; opened: number }>();
+  for (const stream of view.streams) {
+    if (stream.owner === null) continue;
+    const count = owned.get(stream.owner) ?? { streams: 0, opened: 0 };
+    count.streams++;
+    if (stream.ownership === "opened") count.opened++;
+    owned.set(stream.owner, count);
+  }
+  return json({
+    version: view.version,
+    nodes: view.nodes.map((node) => ({
+      id: node.id,
+      epoch: node.epoch,
+      address: node.addr,
+      slots: node.slots,
+      draining: node.draining,
+      live: liveIds.has(node.id),
+      streams: owned.get(node.id)?.streams ?? 0,
+      openedStreams: owned.get(node.id)?.opened ?? 0,
+    })),
+  });
+});
+
+/** One stream's record in the metadata log: owner, epoch, ownership state, pending transfer. */
+adminRoutes.get("/streams/*", async (c) => {
+  const path = new URL(c.req.url).pathname;
+  const name = parseStreamName(path.startsWith(STREAMS_PREFIX) ? path.slice(STREAMS_PREFIX.length) : "");
+  if (!name.ok) return errorResponse(name.error);
+  const lookup = await metaOf(c.env).lookupStream({ name: name.value });
+  const stream = lookup.stream;
+  if (stream === null) return errorResponse(domainError("not_found", "no such stream"));
+  return json({
+    version: lookup.version,
+    id: stream.id,
+    name: stream.name,
+    owner: stream.owner,
+    ownerAddress: lookup.ownerNode?.addr ?? null,
+    epoch: stream.epoch,
+    ownership: stream.ownership,
+    closedAtEpoch: stream.closedAtEpoch ?? null,
+    pendingTransfer:
+      stream.transfer === undefined
+        ? null
+        : { source: stream.transfer.source, target: stream.transfer.target, targetAddress: lookup.targetNode?.addr ?? null },
+    config: stream.config,
+  });
+});
+
+type Settled<T> = { ok: true; value: T } | { ok: false };
+
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => {
+      console.error("a metrics source did not answer", error);
+      return { ok: false as const };
+    },
+  );
+}
+
+/** GET /metrics (behind requireAdmin): every node's counters and the metadata log's size, as text. */
+export async function metricsResponse(env: Env): Promise<Response> {
+  const ids = nodeIdsOf(env);
+  const [stats, ...nodes] = await Promise.all([
+    settle(metaOf(env).stats()),
+    ...ids.map((id) => settle<NodeMetrics>(env.STREAM_NODE.getByName(id).metrics())),
+  ]);
+  const answered = new Map<string, NodeMetrics>();
+  ids.forEach((id, i) => {
+    const node = nodes[i];
+    if (node?.ok === true) answered.set(id, node.value);
+  });
+  const body = formatMetrics(metricFamilies(ids, answered, stats?.ok === true ? stats.value : null));
+  const headers = withSecurityHeaders(new Headers({ "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" }));
+  return new Response(body, { status: 200, headers });
+}
+
+/** The samples: per-node families (nodes that did not answer only show `mink_node_up 0`), then the log's. */
+export function metricFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeMetrics>, meta: MetaLogStats | null): MetricFamily[] {
+  const perNode = (pick: (m: NodeMetrics) => number): MetricSample[] =>
+    ids.flatMap((id) => {
+      const m = nodes.get(id);
+      return m === undefined ? [] : [{ labels: { node: id }, value: pick(m) }];
+    });
+  const families: MetricFamily[] = [
+    {
+      name: "mink_node_up",
+      help: "1 when the node answered and has started, else 0.",
+      type: "gauge",
+      samples: ids.map((id) => ({ labels: { node: id }, value: nodes.get(id)?.started === true ? 1 : 0 })),
+    },
+    { name: "mink_node_epoch", help: "The node's epoch (ms at its start); counters reset when it changes.", type: "gauge", samples: perNode((m) => m.nodeEpoch) },
+    { name: "mink_appends_total", help: "Appends acknowledged (data and/or close).", type: "counter", samples: perNode((m) => m.appendsAcknowledged) },
+    { name: "mink_appended_bytes_total", help: "Stream data bytes acknowledged (appends and create bodies).", type: "counter", samples: perNode((m) => m.bytesAppended) },
+    {
+      name: "mink_object_store_requests_total",
+      help: "Object-store requests made by the node, by kind.",
+      type: "counter",
+      samples: ids.flatMap((id) => {
+        const m = nodes.get(id);
+        return m === undefined ? [] : STORE_REQUEST_KINDS.map((kind) => ({ labels: { node: id, kind }, value: m.storeRequests[kind] }));
+      }),
+    },
+    { name: "mink_wal_flushes_total", help: "WAL objects written (one per flushed batch).", type: "counter", samples: perNode((m) => m.walFlushes) },
+    { name: "mink_wal_written_bytes_total", help: "Bytes of WAL objects written.", type: "counter", samples: perNode((m) => m.walBytesWritten) },
+    { name: "mink_open_streams", help: "Streams the node holds in memory.", type: "gauge", samples: perNode((m) => m.openStreams) },
+    { name: "mink_live_readers", help: "Long-poll and SSE readers waiting at a tail.", type: "gauge", samples: perNode((m) => m.liveReaders) },
+    { name: "mink_meta_log_up", help: "1 when the metadata log answered.", type: "gauge", samples: [{ value: meta === null ? 0 : 1 }] },
+  ];
+  if (meta !== null) {
+    families.push(
+      { name: "mink_meta_log_version", help: "The metadata log's version (last applied entry).", type: "gauge", samples: [{ value: meta.version }] },
+      { name: "mink_meta_log_nodes", help: "Nodes registered in the metadata log.", type: "gauge", samples: [{ value: meta.nodes }] },
+      { name: "mink_meta_log_streams", help: "Streams registered in the metadata log.", type: "gauge", samples: [{ value: meta.streams }] },
+      { name: "mink_meta_log_pending_transfers", help: "Stream transfers pending.", type: "gauge", samples: [{ value: meta.pendingTransfers }] },
+    );
+  }
+  return families;
+}
