@@ -97,11 +97,13 @@ for (const setup of selectedSetups()) {
     const builtinFetch = globalThis.fetch;
 
     beforeAll(async () => {
-      if (setup.undiciFetch) globalThis.fetch = undiciFetch as unknown as typeof globalThis.fetch;
       if (setup.service !== undefined) {
         service = await startService(setup.service);
         options.baseUrl = service.baseUrl;
       }
+      // Only the suite's requests go through undici 7: swapped after the start, because aws4fetch (which
+      // creates the external bucket) builds Node's own Request objects, which undici's fetch refuses.
+      if (setup.undiciFetch) globalThis.fetch = undiciFetch as unknown as typeof globalThis.fetch;
     }, SERVICE_HOOK_TIMEOUT_MS);
 
     // The hook gets (fixtures, suite); vitest insists the first parameter is a destructuring pattern.
