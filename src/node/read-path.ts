@@ -48,17 +48,24 @@ export async function headStream(ctx: NodeContext, name: string): Promise<Reply>
   return reply(200, headers);
 }
 
-export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Reply> {
+/** A read's stream and resolved start offset (the access renews the TTL clock), or the reply to send. */
+export async function openRead(ctx: NodeContext, input: ReadInput): Promise<{ stream: StreamState; startOffset: number } | Reply> {
   const found = await readable(ctx, input.name);
   if ("kind" in found) return found;
-  const stream = found;
-  const start = resolveReadStart(input.start, stream.tail);
+  const start = resolveReadStart(input.start, found.tail);
   if (!start.ok) return errorReply(start.error);
-  stream.lastAccessMs = ctx.now();
+  found.lastAccessMs = ctx.now();
+  return { stream: found, startOffset: start.value };
+}
+
+export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Reply> {
+  const opened = await openRead(ctx, input);
+  if ("kind" in opened) return opened;
+  const { stream, startOffset } = opened;
 
   if (input.mode === "catch-up") {
     if (isTailProbe(input.mode, input.start)) return tailProbe(stream);
-    return page(ctx, stream, start.value, input, null);
+    return page(ctx, stream, startOffset, input, null);
   }
   if (input.mode !== "long-poll") throw new Error("SSE reads go through sse-path.ts");
 
@@ -66,11 +73,11 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
   for (;;) {
     if (stream.removed) return errorReply(domainError("not_found", "the stream was deleted"));
     if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
-    const live = decideLiveStart(start.value, stream.tail, stream.eof);
+    const live = decideLiveStart(startOffset, stream.tail, stream.eof);
     const cursor = responseCursor(input.cursor, ctx.now(), 1 + Math.floor(ctx.random() * 3600));
     if (live.kind === "respond") {
       stream.lastAccessMs = ctx.now();
-      return page(ctx, stream, start.value, input, cursor);
+      return page(ctx, stream, startOffset, input, cursor);
     }
     if (live.kind === "eof") {
       return reply(204, {

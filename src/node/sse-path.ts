@@ -6,23 +6,20 @@ import { readEndFlags } from "../core/protocol/closure.ts";
 import { sseDataEncoding } from "../core/protocol/content-type.ts";
 import { HEADER } from "../core/protocol/headers.ts";
 import { decodeJsonMessages, frameJsonArray } from "../core/protocol/json-mode.ts";
-import { formatOffset, resolveReadStart } from "../core/protocol/offsets.ts";
+import { formatOffset } from "../core/protocol/offsets.ts";
 import { responseCursor } from "../core/protocol/read.ts";
 import { encodeBase64, SSE_CONTENT_TYPE, sseControlEvent, sseDataEvent } from "../core/protocol/sse.ts";
-import { errorReply, reply, type NodeContext, type Reply } from "./node-context.ts";
-import { readable, readPage, type ReadInput } from "./read-path.ts";
+import { reply, type NodeContext, type Reply } from "./node-context.ts";
+import { openRead, readPage, type ReadInput } from "./read-path.ts";
 import type { StreamState } from "./stream-registry.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export async function sseStream(ctx: NodeContext, input: ReadInput): Promise<Reply> {
-  const found = await readable(ctx, input.name);
-  if ("kind" in found) return found;
-  const stream = found;
-  const start = resolveReadStart(input.start, stream.tail);
-  if (!start.ok) return errorReply(start.error);
-  stream.lastAccessMs = ctx.now();
+  const opened = await openRead(ctx, input);
+  if ("kind" in opened) return opened;
+  const { stream, startOffset } = opened;
 
   const encoding = sseDataEncoding(stream.config.contentType);
   const { readable: body, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -31,7 +28,7 @@ export async function sseStream(ctx: NodeContext, input: ReadInput): Promise<Rep
   writer.closed.catch(() => gone.abort());
   input.signal?.addEventListener("abort", () => gone.abort());
   ctx.background(
-    pump(ctx, stream, start.value, input.cursor, encoding, writer, gone.signal).finally(() =>
+    pump(ctx, stream, startOffset, input.cursor, encoding, writer, gone.signal).finally(() =>
       writer.close().catch(() => undefined),
     ),
   );
