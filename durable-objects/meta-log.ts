@@ -10,6 +10,13 @@ import {
   checkHeartbeat,
   decodeSnapshot,
   DEFAULT_LEASE_TTL_MS,
+  drainProgress,
+  isHandedTo,
+  pendingTransfers,
+  planDrain,
+  transferDuties,
+  type DrainProgress,
+  type StreamView,
   emptyState,
   encodeSnapshot,
   fullChanges,
@@ -70,6 +77,17 @@ export const DEFAULT_TUNING: MetaLogTuning = {
 
 /** A proposal's answer: the typed result and the log version after it. */
 export type ProposeResult<T extends CommandType = CommandType> = ResultOf<T> & { readonly version: number };
+
+/** What the metadata log asks of one node now (see `watchDuties`). */
+export interface NodeDuties {
+  readonly version: number;
+  readonly transfers: readonly StreamView[];
+  readonly handedTo: readonly StreamView[];
+}
+
+export type DrainAnswer =
+  | { readonly ok: true; readonly begun: number; readonly unplaceable: number; readonly progress: DrainProgress | null }
+  | { readonly ok: false; readonly error: DomainError };
 
 export type HeartbeatResult = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: DomainError };
 
@@ -149,6 +167,54 @@ export class MetaLog extends DurableObject<Env> {
     const waitMs = Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.tuning.maxWatchMs));
     if (since === this.state.version && waitMs > 0) await this.nextChange(waitMs);
     return this.changesSince(since);
+  }
+
+  /**
+   * The watcher loop of a node (seed 003): the pending transfers it is source or target of, and the streams
+   * handed to it since `since` (to open at once). Waits like `watch` when nothing changed since `since`.
+   * After a gap in the retained log (or `since` 0) `handedTo` is empty: a missed pre-warm only means the
+   * first request opens the stream.
+   */
+  async watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties> {
+    if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
+    const waitMs = Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.tuning.maxWatchMs));
+    if (since === this.state.version && waitMs > 0) await this.nextChange(waitMs);
+    const changes = since === 0 ? null : this.changesSince(since);
+    const handedTo = changes === null || changes.full ? [] : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
+    return { version: this.state.version, transfers: transferDuties(this.state, nodeId), handedTo };
+  }
+
+  /** Every pending transfer (admin). */
+  pendingTransfers(): { version: number; streams: StreamView[] } {
+    return { version: this.state.version, streams: pendingTransfers(this.state) };
+  }
+
+  /**
+   * Drain (seed 003, issue 5): marks the node draining (no new placements), then begins a transfer of each
+   * stream assigned to it to the node placement chooses. One synchronous step, so no other proposal
+   * interleaves with the plan. Idempotent: a second drain plans only what is not moving yet.
+   */
+  drain(nodeId: string): DrainAnswer {
+    const marked = this.propose({ type: "SetDraining", nodeId, draining: true });
+    if (!marked.ok) return { ok: false, error: marked.error };
+    const { moves, unplaceable } = planDrain(this.state, nodeId);
+    let begun = 0;
+    for (const move of moves) {
+      const result = this.propose({ type: "BeginTransfer", streamId: move.streamId, target: move.target });
+      if (result.ok) begun++;
+    }
+    return { ok: true, begun, unplaceable, progress: this.drainProgress(nodeId) };
+  }
+
+  /** Ends a drain: the node takes placements again (what moved stays where it is). */
+  undrain(nodeId: string): DrainAnswer {
+    const marked = this.propose({ type: "SetDraining", nodeId, draining: false });
+    if (!marked.ok) return { ok: false, error: marked.error };
+    return { ok: true, begun: 0, unplaceable: 0, progress: this.drainProgress(nodeId) };
+  }
+
+  drainProgress(nodeId: string): DrainProgress | null {
+    return drainProgress(this.state, nodeId);
   }
 
   /** Records a heartbeat (soft state: lost on restart, see seedLiveness). */
@@ -316,6 +382,11 @@ export interface MetaLogClient {
   view(): Promise<MetaView>;
   lookupStream(query: StreamQuery): Promise<StreamLookup>;
   watch(since: number, timeoutMs: number): Promise<ViewChanges>;
+  watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties>;
+  pendingTransfers(): Promise<{ version: number; streams: StreamView[] }>;
+  drain(nodeId: string): Promise<DrainAnswer>;
+  undrain(nodeId: string): Promise<DrainAnswer>;
+  drainProgress(nodeId: string): Promise<DrainProgress | null>;
   heartbeat(nodeId: string, nodeEpoch: number): Promise<HeartbeatResult>;
   liveNodes(nowMs?: number): Promise<NodeRecord[]>;
   stats(): Promise<MetaLogStats>;

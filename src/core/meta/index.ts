@@ -9,3 +9,4 @@ export * from "./validate.ts";
 export * from "./view.ts";
 export { jsonEqual, type JsonObject, type JsonValue } from "./json.ts";
 export { ChunkedMap } from "./chunked-map.ts";
+export * from "./duties.ts";

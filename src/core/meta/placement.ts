@@ -14,22 +14,22 @@ export function isEligible(node: NodeRecord): boolean {
  * The eligible node with the lowest ratio of assigned streams to slots; ties go to the lowest id (plain
  * string order). Ratios compare by cross-multiplication, so no floating point decides anything.
  */
-export function chooseNode(state: MetaState): NodeRecord | null {
+export function chooseNode(state: MetaState, assigned: ReadonlyMap<string, number> = state.assigned): NodeRecord | null {
   let best: NodeRecord | null = null;
   let bestAssigned = 0;
   for (const node of state.nodes.values()) {
     if (!isEligible(node)) continue;
-    const assigned = state.assigned.get(node.id) ?? 0;
+    const count = assigned.get(node.id) ?? 0;
     if (best === null) {
       best = node;
-      bestAssigned = assigned;
+      bestAssigned = count;
       continue;
     }
-    const lhs = assigned * best.slots;
+    const lhs = count * best.slots;
     const rhs = bestAssigned * node.slots;
     if (lhs < rhs || (lhs === rhs && node.id < best.id)) {
       best = node;
-      bestAssigned = assigned;
+      bestAssigned = count;
     }
   }
   return best;

@@ -1,0 +1,87 @@
+// What the state asks of one node, and the plans built from it (seed 003, DESIGN section 6): the pending
+// transfers a node takes part in (the watcher loop on every node acts on them), every pending transfer
+// (admin), and a drain plan: each stream assigned to a draining node, to the node placement would choose,
+// counting the streams already planned so the plan spreads them by the slots ratio.
+import { chooseNode } from "./placement.ts";
+import { countsAsAssigned, type MetaState } from "./state.ts";
+import { streamView, type StreamView } from "./view.ts";
+
+/** Streams with a pending transfer whose source or target is `nodeId`. */
+export function transferDuties(state: MetaState, nodeId: string): StreamView[] {
+  const duties: StreamView[] = [];
+  for (const [streamId, transfer] of state.transfers.entries()) {
+    if (transfer.source !== nodeId && transfer.target !== nodeId) continue;
+    const stream = state.streams.get(streamId);
+    if (stream !== undefined) duties.push(streamView(state, stream));
+  }
+  return duties;
+}
+
+/** Every stream with a pending transfer. */
+export function pendingTransfers(state: MetaState): StreamView[] {
+  const views: StreamView[] = [];
+  for (const [streamId] of state.transfers.entries()) {
+    const stream = state.streams.get(streamId);
+    if (stream !== undefined) views.push(streamView(state, stream));
+  }
+  return views;
+}
+
+/**
+ * A stream a transfer just handed to `nodeId` (placed on it at a non-zero epoch: CompleteTransfer leaves it
+ * `placed` at the closed epoch) that it should open at once (pre-warm). A fresh placement is at epoch 0: its
+ * create is on its way and opens it.
+ */
+export function isHandedTo(stream: StreamView, nodeId: string): boolean {
+  return stream.owner === nodeId && stream.ownership === "placed" && stream.epoch > 0 && stream.transfer === undefined;
+}
+
+export interface DrainMove {
+  readonly streamId: string;
+  readonly name: string;
+  readonly target: string;
+}
+
+/**
+ * The transfers that empty `nodeId`: every stream assigned to it (placed or opened) without a pending
+ * transfer, each to `chooseNode` over the other eligible nodes, as if the moves planned before it had
+ * completed. `nodeId` itself is never a target (the caller marks it draining first). Null target: no
+ * eligible node is left, and the plan stops short (the caller reports it).
+ */
+export function planDrain(state: MetaState, nodeId: string): { moves: DrainMove[]; unplaceable: number } {
+  const assigned = new Map(state.assigned);
+  assigned.delete(nodeId);
+  const others: MetaState = { ...state, nodes: new Map([...state.nodes].filter(([id]) => id !== nodeId)) };
+  const moves: DrainMove[] = [];
+  let unplaceable = 0;
+  for (const stream of state.streams.values()) {
+    if (stream.owner !== nodeId || !countsAsAssigned(stream) || state.transfers.get(stream.id) !== undefined) continue;
+    const target = chooseNode(others, assigned);
+    if (target === null) {
+      unplaceable++;
+      continue;
+    }
+    moves.push({ streamId: stream.id, name: stream.name, target: target.id });
+    assigned.set(target.id, (assigned.get(target.id) ?? 0) + 1);
+  }
+  return { moves, unplaceable };
+}
+
+export interface DrainProgress {
+  readonly nodeId: string;
+  readonly draining: boolean;
+  /** Streams still placed on or opened by the node. */
+  readonly remaining: number;
+  /** Of those, how many have a transfer pending. */
+  readonly transferring: number;
+}
+
+export function drainProgress(state: MetaState, nodeId: string): DrainProgress | null {
+  const node = state.nodes.get(nodeId);
+  if (node === undefined) return null;
+  let transferring = 0;
+  for (const [streamId, transfer] of state.transfers.entries()) {
+    if (transfer.source === nodeId && state.streams.get(streamId) !== undefined) transferring++;
+  }
+  return { nodeId, draining: node.draining, remaining: state.assigned.get(nodeId) ?? 0, transferring };
+}
