@@ -11,6 +11,7 @@ import {
   decodeSnapshot,
   DEFAULT_LEASE_TTL_MS,
   drainProgress,
+  handedToNode,
   isHandedTo,
   pendingTransfers,
   planDrain,
@@ -172,15 +173,16 @@ export class MetaLog extends DurableObject<Env> {
   /**
    * The watcher loop of a node (seed 003): the pending transfers it is source or target of, and the streams
    * handed to it since `since` (to open at once). Waits like `watch` when nothing changed since `since`.
-   * After a gap in the retained log (or `since` 0) `handedTo` is empty: a missed pre-warm only means the
-   * first request opens the stream.
+   * With `since` 0 (a node's start) or after a gap in the retained log, `handedTo` comes from a scan of
+   * every stream, so a target that crashed between a completion and its open still opens at once.
    */
   async watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties> {
     if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
     const waitMs = Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.tuning.maxWatchMs));
     if (since === this.state.version && waitMs > 0) await this.nextChange(waitMs);
     const changes = since === 0 ? null : this.changesSince(since);
-    const handedTo = changes === null || changes.full ? [] : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
+    const handedTo =
+      changes === null || changes.full ? handedToNode(this.state, nodeId) : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
     return { version: this.state.version, transfers: transferDuties(this.state, nodeId), handedTo };
   }
 

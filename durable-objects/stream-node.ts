@@ -9,7 +9,9 @@ import type { Hono } from "hono";
 import type { Env } from "../src/env.ts";
 import { streamRoutes } from "../src/http/stream-routes.ts";
 import { compactNode, type CompactionReport } from "../src/node/compaction.ts";
+import { attachMissingSources } from "../src/node/adopt.ts";
 import { LiveReaders } from "../src/node/live-readers.ts";
+import { TransferWatcher } from "../src/node/transfer-watcher.ts";
 import { StreamObjectCache } from "../src/node/object-cache.ts";
 import { asDomainError, KeyedLock, type NodeContext, type WalPort } from "../src/node/node-context.ts";
 import { recoverNode, type RecoveryResult } from "../src/node/recovery.ts";
@@ -47,6 +49,7 @@ export class StreamNode extends DurableObject<Env> {
   node: NodeContext | null = null;
   recovery: RecoveryResult | null = null;
   wal: WalWriter | null = null;
+  watcher: TransferWatcher | null = null;
   private store: ObjectStore | null = null;
   /** The WAL seq replay starts at (the checkpoint), as far as this incarnation knows. */
   private checkpointSeq = 0;
@@ -193,6 +196,7 @@ export class StreamNode extends DurableObject<Env> {
       registry,
       readers: new LiveReaders(),
       wal: port,
+      store,
       meta: this.meta,
       view: {
         lookup: (name, fresh) => this.viewCache.lookup((n) => this.meta.lookupStream({ name: n }), name, fresh),
@@ -206,7 +210,11 @@ export class StreamNode extends DurableObject<Env> {
       stopped: null,
     };
     this.node.observers.add(subscriptionDelivery(this.node, this.meta));
+    await attachMissingSources(this.node);
     await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
+    // Transfers this node takes part in, from now on and left over from before a crash (seed 003).
+    this.watcher = new TransferWatcher(this.node, this.meta);
+    void this.watcher.run();
   }
 
   /** The WAL writer stopped: acknowledge nothing more, end live readers, and reset shortly. */

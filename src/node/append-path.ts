@@ -12,6 +12,7 @@ import { formatOffset } from "../core/protocol/offsets.ts";
 import { commitProducer } from "../core/protocol/producer.ts";
 import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
 import { resolveLive } from "./create-path.ts";
+import { afterHandOff } from "./node-routing.ts";
 import { announce, asDomainError, ensureOpened, errorReply, reply, settled, type NodeContext, type Reply } from "./node-context.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import type { StreamState } from "./stream-registry.ts";
@@ -30,10 +31,13 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   const stream = await resolveLive(ctx, input.name);
   if (stream === undefined) return errorReply(domainError("not_found", "no such stream"));
   if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
+  if (stream.handingOff !== null) return afterHandOff(ctx, stream);
   const openError = await ensureOpened(ctx, stream);
   if (openError !== null) return errorReply(openError);
-  if (stream.removed) return errorReply(domainError("not_found", "no such stream"));
+  if (stream.removed) return stream.movedAway ? afterHandOff(ctx, stream) : errorReply(domainError("not_found", "no such stream"));
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
+  // A hand-off that began since the open: no append is decided once it has (hand-off.ts, step 1).
+  if (!stream.opened || stream.handingOff !== null) return afterHandOff(ctx, stream);
 
   // From here to wal.append: no await, so this decision and the offsets it assigns are serialized.
   const nowMs = ctx.now();
@@ -103,16 +107,21 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   if (producer !== null) decided.producers = commitProducer(decided.producers, producer.producerId, producer.state);
   if (decision.kind === "append") decided.lastStreamSeq = decision.lastStreamSeq;
 
+  let announced: Promise<void> = Promise.resolve();
   const applied = stream.pending.then(
     () => ack,
     () => ack,
-  ).then(() => applyAcknowledged(ctx, stream, first, data, close));
+  ).then(() => {
+    // Not chained: the next append of the stream applies without waiting for this one's observers.
+    announced = applyAcknowledged(ctx, stream, first, data, close);
+  });
   stream.pending = applied;
   try {
     await applied;
   } catch (error) {
     return errorReply(asDomainError(error));
   }
+  await announced;
   stream.lastAccessMs = ctx.now();
   const headers: Record<string, string> = { [HEADER.streamNextOffset]: formatOffset(first + data.byteLength) };
   if (close) headers[HEADER.streamClosed] = "true";
@@ -124,17 +133,20 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   return reply(producer !== null && decision.kind === "append" ? 200 : 204, headers);
 }
 
-/** An acknowledged record becomes readable, in WAL order, and wakes the stream's live readers. */
+/**
+ * An acknowledged record becomes readable, in WAL order, and wakes the stream's live readers. Resolves when
+ * the observers are done with it (the answer waits for that).
+ */
 export function applyAcknowledged(
   ctx: NodeContext,
   stream: StreamState,
   first: number,
   data: Uint8Array,
   close: boolean,
-): void {
+): Promise<void> {
   ctx.registry.pushRecord(stream, first, data);
   stream.tail = first + data.byteLength;
   if (close) stream.eof = true;
-  announce(ctx, stream);
+  return announce(ctx, stream);
 }
 

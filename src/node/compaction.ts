@@ -56,7 +56,14 @@ export function snapshotRecord(stream: StreamState): StreamRecord {
   };
 }
 
+/** Held by a compaction and by a hand-off's flush: both write stream objects and manifests. */
+export const STORE_WRITE_LOCK = "~stream-objects";
+
 export async function compactNode(ctx: NodeContext, store: ObjectStore): Promise<CompactionReport> {
+  return ctx.locks.run(STORE_WRITE_LOCK, () => compactLocked(ctx, store));
+}
+
+async function compactLocked(ctx: NodeContext, store: ObjectStore): Promise<CompactionReport> {
   const checkpoint = await readCheckpoint(store, ctx.nodeId);
   const fromSeq = checkpoint?.checkpoint.walSeq ?? 0;
 
@@ -84,11 +91,16 @@ export async function compactNode(ctx: NodeContext, store: ObjectStore): Promise
   }
   let recordsCompacted = 0;
   let streamsCompacted = 0;
-  for (const [streamId, streamRecords] of byStream) {
+  for (const [streamId, replayed] of byStream) {
     const stream = ctx.registry.get(streamId);
-    if (stream === undefined || stream.removed) continue; // deleted: its data goes with it
+    if (stream === undefined || stream.removed) continue; // deleted or handed off: nothing to keep here
+    // Records a hand-off already flushed (an earlier ownership of this stream, or a fork's source flushed
+    // for it) are in stream objects: only what follows them is compacted.
+    const done = ctx.registry.compactedEnd(stream);
+    const streamRecords = replayed.filter((record) => record.firstOffset >= done);
+    if (streamRecords.length === 0) continue;
     const writerEpoch = Math.max(stream.epoch, ...streamRecords.map((record) => record.streamEpoch));
-    await ensureManifest(store, stream, writerEpoch);
+    await ensureManifest(store, stream.id, stream.base, writerEpoch);
     const { object } = await compactStream(store, {
       streamId,
       writerEpoch,
@@ -108,9 +120,9 @@ export async function compactNode(ctx: NodeContext, store: ObjectStore): Promise
 }
 
 /** The stream's manifest exists at `epoch` (created at its first offset, or raised to it). */
-async function ensureManifest(store: ObjectStore, stream: StreamState, epoch: number): Promise<void> {
+export async function ensureManifest(store: ObjectStore, streamId: string, base: number, epoch: number): Promise<void> {
   try {
-    await openManifest(store, stream.id, epoch, { startOffset: stream.base });
+    await openManifest(store, streamId, epoch, { startOffset: base });
   } catch (error) {
     if (error instanceof StaleEpochError && error.currentEpoch === epoch) return; // already open at it
     throw error;

@@ -143,7 +143,7 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
     applyInitial(stream, data, request.closed);
     stream.lastAccessMs = ctx.now();
     ctx.registry.add(stream);
-    if (stream.tail > stream.base || stream.eof) announce(ctx, stream);
+    if (stream.tail > stream.base || stream.eof) await announce(ctx, stream);
     return reply(201, { ...streamHeaders(stream), [HEADER.location]: input.location });
   } catch (error) {
     releaseSource(ctx, source);

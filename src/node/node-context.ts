@@ -4,6 +4,7 @@
 // metadata log, the writing of control records, and stream removal (delete, expiry, fork cascade).
 import { domainError, type DomainError } from "../core/errors.ts";
 import { sourceAfterForkRemoved } from "../core/protocol/fork.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
 import type { StreamRecord } from "../storage/record-codec.ts";
 import type { MetaLogClient } from "../../durable-objects/meta-log.ts";
 import type { NodeRecord } from "../core/meta/state.ts";
@@ -19,7 +20,7 @@ export interface WalPort {
 }
 
 /** The part of the metadata log client the paths use. */
-export type MetaPort = Pick<MetaLogClient, "propose">;
+export type MetaPort = Pick<MetaLogClient, "propose" | "lookupStream">;
 
 /** A reply before the HTTP layer adds the headers every response carries. */
 export type Reply =
@@ -73,6 +74,8 @@ export interface NodeContext {
   readonly registry: StreamRegistry;
   readonly readers: LiveReaders;
   readonly wal: WalPort;
+  /** The object store (stream objects and manifests: hand-offs and adoptions read and write them). */
+  readonly store: ObjectStore;
   readonly meta: MetaPort;
   readonly view: ViewPort;
   readonly locks: KeyedLock;
@@ -83,9 +86,10 @@ export interface NodeContext {
   background(work: Promise<unknown>): void;
   /**
    * Called after every acknowledged append or close, in acknowledgement order, before readers wake.
-   * Observers must not throw or block (they queue their own work); subscriptions deliver from here.
+   * Observers must not throw; the answer waits (bounded) for the promise one returns. Subscriptions
+   * report appends from here.
    */
-  readonly observers: Set<(change: AcknowledgedChange) => void>;
+  readonly observers: Set<(change: AcknowledgedChange) => Promise<unknown> | undefined>;
   /** Set once the WAL writer stopped: the node acknowledges nothing more and must restart. */
   stopped: DomainError | null;
 }
@@ -123,17 +127,31 @@ export function asDomainError(error: unknown): DomainError {
   return unavailable(`the node could not complete the request: ${message}`);
 }
 
-/** Tells the observers, then the live readers, that the stream's acknowledged state moved on. */
-export function announce(ctx: NodeContext, stream: StreamState): void {
+/** How long an answer waits for the observers' work on its change (a report to the metadata log). */
+export const OBSERVER_WAIT_MS = 2_000;
+
+/**
+ * Tells the observers, then the live readers, that the stream's acknowledged state moved on. Resolves when
+ * the observers' work for it is done (at most OBSERVER_WAIT_MS): the append's answer waits for it, so what
+ * a client does after the answer (a pull-wake claim) is ordered after the report.
+ */
+export async function announce(ctx: NodeContext, stream: StreamState): Promise<void> {
   const change = { streamId: stream.id, name: stream.name, tailPositionBytes: stream.tail, eof: stream.eof };
+  const work: Promise<unknown>[] = [];
   for (const observe of ctx.observers) {
     try {
-      observe(change);
+      const done = observe(change);
+      if (done !== undefined) work.push(done.catch((error: unknown) => console.error("an acknowledgement observer failed", error)));
     } catch (error) {
       console.error("an acknowledgement observer failed", error);
     }
   }
   ctx.readers.notify(stream.id);
+  if (work.length === 0) return;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, OBSERVER_WAIT_MS)));
+  await Promise.race([Promise.all(work), timeout]);
+  if (timer !== null) clearTimeout(timer);
 }
 
 /** Waits until every decided append of the stream is acknowledged; null, or the error to answer with. */

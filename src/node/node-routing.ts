@@ -7,6 +7,9 @@
 import { domainError } from "../core/errors.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
 import { routeStream } from "../core/routing.ts";
+import { opensFromStore, transferStep } from "../core/transfer-steps.ts";
+import { adoptStream } from "./adopt.ts";
+import { complete, handOff, HandOffError } from "./hand-off.ts";
 import { errorReply, redirectReply, unavailable, type NodeContext, type Reply } from "./node-context.ts";
 import type { StreamState } from "./stream-registry.ts";
 
@@ -16,18 +19,33 @@ const PARK_POLL_MS = 200;
 
 /** Null: serve here. Otherwise the reply (307, 409, 503). */
 export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply | null> {
-  const held = ctx.registry.byName(name);
+  let held = ctx.registry.byName(name);
   if (held?.opened === true) return null;
   const parkUntilMs = ctx.now() + PARK_TIMEOUT_MS;
+  if (held?.handingOff != null) {
+    // This node is handing the stream off: wait for that, then route the request to where it went.
+    await held.handingOff;
+    held = ctx.registry.byName(name);
+    if (held?.opened === true) return null;
+  }
   // A stream replayed after a restart (held, not opened yet) is served from the cached view.
   let lookup = await ctx.view.lookup(name, held === undefined);
-  for (;;) {
-    const handedOff = await handOffUnopened(ctx, name, lookup, held);
-    if (handedOff !== null) lookup = handedOff;
+  for (let adoptions = 0; ; ) {
+    const settledHere = await settleTransferHere(ctx, lookup, held);
+    if (settledHere !== null) lookup = settledHere;
     const decision = routeStream({ lookup, hereNodeId: ctx.nodeId, at: "node", mode: "redirect" });
     switch (decision.kind) {
-      case "serve":
-        return decision.rule === "R7" ? closedElsewhere(lookup, held) : null;
+      case "serve": {
+        const stream = lookup.stream;
+        if (held !== undefined || stream === null || !opensFromStore(stream, ctx.nodeId)) return null;
+        // R7 (closed) or R5 for a stream handed here and not opened yet: open it from the object store.
+        const error = await adoptStream(ctx, stream);
+        if (error === null || error.code === "not_found") return null;
+        if (error.code !== "held_by" || ++adoptions > 2) return errorReply(error);
+        lookup = await ctx.view.lookup(name, true); // someone else opened it first: route there
+        held = ctx.registry.byName(name);
+        continue;
+      }
       case "redirect":
         return redirectReply(decision.node);
       case "forward":
@@ -52,49 +70,31 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
 }
 
 /**
- * R7 (closed, or created and never placed) says "serve here: the open re-places it here". That needs the
- * stream's data: a node that holds it (it served the stream last) revives it at its next write. A node
- * that does not hold it cannot read another node's WAL yet (adoption from the manifest comes with
- * failover, issue 5), so it sends the request to the stream's last owner instead.
+ * A transfer whose source is this node and which needs no flush here (T2, T3 of src/core/transfer-steps.ts:
+ * a stream placed here and never opened, like a fork created next to its source, or one already closed):
+ * settled at once rather than at the watcher's next run. Returns the lookup after it, or null.
  */
-function closedElsewhere(lookup: StreamLookup, held: StreamState | undefined): Reply | null {
+async function settleTransferHere(ctx: NodeContext, lookup: StreamLookup, held: StreamState | undefined): Promise<StreamLookup | null> {
   const stream = lookup.stream;
-  if (held !== undefined || stream === null || stream.ownership !== "closed" || stream.owner === null) return null;
-  if (lookup.ownerNode === null) return errorReply(unavailable(`no address known for node ${stream.owner}`));
-  return redirectReply(lookup.ownerNode);
+  if (stream === null) return null;
+  const step = transferStep({ nodeId: ctx.nodeId, stream, holds: held !== undefined });
+  try {
+    if (step.kind === "close_and_complete") await handOff(ctx, stream.id, stream.name, step.epoch);
+    else if (step.kind === "complete") await complete(ctx, stream.id, step.closedEpoch);
+    else return null;
+  } catch (error) {
+    if (error instanceof HandOffError) return null; // the log moved on; route from a fresh view
+    throw error;
+  }
+  return ctx.view.lookup(stream.name, true);
 }
 
 /**
- * The source side of a transfer of a stream this node was placed on and never opened (a fork created next
- * to its source: see create-path.ts). There is nothing to flush, so the hand-off is immediate: close at
- * the placed epoch and complete the transfer. Returns the lookup after it, or null when it does not apply.
+ * The answer to a write that found the stream being handed off: once the hand-off is over, a redirect to
+ * where the stream went (or a 503 to retry, if it stayed: the hand-off failed and the watcher retries it).
  */
-async function handOffUnopened(
-  ctx: NodeContext,
-  name: string,
-  lookup: StreamLookup,
-  held: StreamState | undefined,
-): Promise<StreamLookup | null> {
-  const stream = lookup.stream;
-  if (stream === null || held !== undefined || stream.transfer === undefined) return null;
-  if (stream.transfer.source !== ctx.nodeId || stream.owner !== ctx.nodeId) return null;
-  if (stream.ownership !== "placed" && stream.ownership !== "closed") return null;
-  if (stream.ownership === "placed") {
-    const closed = await ctx.meta.propose({
-      type: "CloseStream",
-      streamId: stream.id,
-      nodeId: ctx.nodeId,
-      nodeEpoch: ctx.nodeEpoch,
-      epoch: stream.epoch,
-    });
-    if (!closed.ok) return null;
-  }
-  const completed = await ctx.meta.propose({
-    type: "CompleteTransfer",
-    streamId: stream.id,
-    closedEpoch: stream.epoch,
-    by: { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch },
-  });
-  if (!completed.ok && completed.error.code !== "not_found") return null;
-  return ctx.view.lookup(name, true);
+export async function afterHandOff(ctx: NodeContext, stream: StreamState): Promise<Reply> {
+  if (stream.handingOff !== null) await stream.handingOff;
+  const routed = await routeAtNode(ctx, stream.name);
+  return routed ?? errorReply(unavailable("the stream is being handed to another node; retry"));
 }

@@ -18,6 +18,8 @@ export type RecordMeta =
   | { readonly k: "soft-delete" }
   /** Removed (deleted, expired, or a soft-deleted source whose last fork went): the name is free. */
   | { readonly k: "delete" }
+  /** Handed to another node (a transfer): flushed to stream objects first; this node holds it no more. */
+  | { readonly k: "release" }
   /**
    * A stream's whole state at a compaction (its data is in stream objects up to `tail`): replay can
    * start here instead of at the stream's create record. Producers are [id, epoch, lastSeq, lastUpdatedMs].
@@ -83,6 +85,8 @@ export function decodeRecordMeta(bytes: Uint8Array): RecordMeta {
       return { k: "soft-delete" };
     case "delete":
       return { k: "delete" };
+    case "release":
+      return { k: "release" };
     case "mark":
       return { k: "mark" };
     case "snapshot": {

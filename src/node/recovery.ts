@@ -7,7 +7,7 @@ import { commitProducer } from "../core/protocol/producer.ts";
 import { readCheckpoint } from "../storage/checkpoint.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { isEof, type StreamRecord } from "../storage/record-codec.ts";
-import { readManifest } from "../storage/manifest.ts";
+import { readManifest, type Manifest } from "../storage/manifest.ts";
 import { replayChain, sealChain } from "../storage/wal-chain.ts";
 import { applyInitial } from "./create-path.ts";
 import { decodeRecordMeta } from "./record-meta.ts";
@@ -42,9 +42,7 @@ export async function recoverNode(
   for await (const object of replayChain(store, { nodeId, fromSeq, toSeq: sealSeq })) {
     objectsReplayed++;
     for (const record of object.records) {
-      const known = snapshotted.size;
-      replayRecord(registry, record, nowMs, snapshotted);
-      if (snapshotted.size > known) snapshotTails.set(record.streamId, record.firstOffset);
+      if (replayRecord(registry, record, nowMs, snapshotted)) snapshotTails.set(record.streamId, record.firstOffset);
       recordsReplayed++;
     }
   }
@@ -53,24 +51,29 @@ export async function recoverNode(
     await Promise.all(
       toLoad.slice(i, i + LOAD_CONCURRENCY).map(async (streamId) => {
         const stream = registry.get(streamId);
-        if (stream !== undefined) await loadCompacted(store, stream, snapshotTails.get(streamId) ?? stream.base);
+        if (stream !== undefined && !stream.removed) await loadCompacted(store, stream, snapshotTails.get(streamId) ?? stream.base);
       }),
     );
   }
   return { fromSeq, sealSeq, objectsReplayed, recordsReplayed, streams: registry.size };
 }
 
-/** Applies one replayed record; records of streams already removed are passed over. */
+/**
+ * Applies one replayed record; records of streams already removed are passed over. True when the record
+ * (re)built a stream from a snapshot: its data below the record's offset is in stream objects.
+ */
 export function replayRecord(
   registry: StreamRegistry,
   record: StreamRecord,
   nowMs: number,
   snapshotted?: Set<string>,
-): void {
+): boolean {
   const meta = decodeRecordMeta(record.meta);
-  if (meta.k === "mark") return;
+  if (meta.k === "mark") return false;
   const existing = registry.get(record.streamId);
-  if (meta.k === "snapshot" && existing === undefined) {
+  if (meta.k === "snapshot" && (existing === undefined || existing.removed)) {
+    // A compaction's snapshot replayed from its checkpoint, or a stream handed to this node (adopted: see
+    // adopt.ts), possibly one it handed away before and still keeps for its forks.
     const stream = newStreamState({
       id: record.streamId,
       name: meta.name,
@@ -91,11 +94,12 @@ export function replayRecord(
     for (const [producerId, epoch, lastSeq, lastUpdatedMs] of meta.producers) {
       decided.producers = commitProducer(decided.producers, producerId, { epoch, lastSeq, lastUpdatedMs });
     }
+    stream.forkCount = existing?.forkCount ?? 0;
     registry.add(stream);
     const source = registry.sourceOf(stream);
     if (source !== undefined) source.forkCount++;
     snapshotted?.add(stream.id);
-    return;
+    return true;
   }
   if (meta.k === "create") {
     if (existing !== undefined) throw new Error(`replay: stream ${record.streamId} created twice`);
@@ -113,9 +117,9 @@ export function replayRecord(
     registry.add(stream);
     const source = registry.sourceOf(stream);
     if (source !== undefined) source.forkCount++;
-    return;
+    return false;
   }
-  if (existing === undefined || existing.removed) return;
+  if (existing === undefined || existing.removed) return false;
   existing.epoch = Math.max(existing.epoch, record.streamEpoch);
   switch (meta.k) {
     case "append": {
@@ -136,21 +140,22 @@ export function replayRecord(
         decided.producers = commitProducer(decided.producers, producerId, { epoch, lastSeq, lastUpdatedMs: meta.at });
       }
       if (meta.q !== undefined) decided.lastStreamSeq = meta.q;
-      return;
+      return false;
     }
     case "soft-delete":
       existing.lifecycle = "soft-deleted";
-      return;
+      return false;
     case "snapshot":
-      return; // replay began before this compaction: the stream's state is already rebuilt
-    case "delete": {
+      return false; // replay began before this compaction: the stream's state is already rebuilt
+    case "delete":
+    case "release": {
       registry.remove(existing);
       const source = registry.sourceOf(existing);
       if (source !== undefined) {
         source.forkCount = Math.max(0, source.forkCount - 1);
         registry.release(source);
       }
-      return;
+      return false;
     }
   }
 }
@@ -163,14 +168,20 @@ async function loadCompacted(store: ObjectStore, stream: StreamState, snapshotTa
   if (snapshotTail === stream.base) return;
   const manifest = await readManifest(store, stream.id);
   if (manifest === null) throw new Error(`recovery: stream ${stream.id} has data below its snapshot but no manifest`);
+  pointAtObjects(stream, manifest.manifest, snapshotTail);
+}
+
+/** Puts the manifest's stream objects covering [base, upTo) ahead of the stream's records. */
+export function pointAtObjects(stream: StreamState, manifest: Manifest, upTo: number): void {
+  if (upTo === stream.base) return;
   const extents: CachedRecord[] = [];
   let at = stream.base;
-  for (const ref of manifest.manifest.objects) {
-    if (ref.firstOffset >= snapshotTail) break;
-    if (ref.firstOffset !== at) throw new Error(`recovery: stream ${stream.id} objects jump from ${at} to ${ref.firstOffset}`);
+  for (const ref of manifest.objects) {
+    if (ref.firstOffset >= upTo) break;
+    if (ref.firstOffset !== at) throw new Error(`stream ${stream.id}: objects jump from ${at} to ${ref.firstOffset}`);
     extents.push({ first: ref.firstOffset, end: ref.endOffset, data: null, objectKey: ref.key });
     at = ref.endOffset;
   }
-  if (at < snapshotTail) throw new Error(`recovery: stream ${stream.id} objects end at ${at}, snapshot at ${snapshotTail}`);
+  if (at < upTo) throw new Error(`stream ${stream.id}: objects end at ${at}, its data at ${upTo}`);
   stream.records.unshift(...extents);
 }

@@ -55,6 +55,10 @@ export interface StreamState {
   lastAccessMs: number;
   /** Live or soft-deleted forks whose source this stream is. */
   forkCount: number;
+  /** Set while this node hands the stream to another (a transfer): requests wait for it, then go there. */
+  handingOff: Promise<void> | null;
+  /** Handed to another node (removed here for that reason, not deleted): readers are sent on, not told 404. */
+  movedAway: boolean;
 }
 
 export function newStreamState(input: {
@@ -79,6 +83,8 @@ export function newStreamState(input: {
     pending: Promise.resolve(),
     lastAccessMs: input.createdAtMs,
     forkCount: 0,
+    handingOff: null,
+    movedAway: false,
   };
 }
 
@@ -136,6 +142,16 @@ export class StreamRegistry {
     stream.removed = true;
     if (this.idByName.get(stream.name) === stream.id) this.idByName.delete(stream.name);
     if (stream.forkCount === 0) this.byId.delete(stream.id);
+  }
+
+  /**
+   * Where the stream's data in stream objects ends: the end of its last object-backed run, or its base. Data
+   * from here to the tail is in memory (and in this node's WAL).
+   */
+  compactedEnd(stream: StreamState): number {
+    let end = stream.base;
+    for (const record of stream.records) if (record.data === null) end = Math.max(end, record.end);
+    return end;
   }
 
   /** A removed stream no fork reads any more can be dropped from memory. */

@@ -2,11 +2,9 @@
 // an acknowledgement observer that reports each acknowledged append (and create with data) to the MetaLog
 // and performs the effects it answers: signed webhooks, wake events appended to wake streams.
 //
-// Ordering: observers run synchronously inside the append path, before its answer is written, so the
-// MetaLog call is dispatched (not awaited) before the client can see the answer; the MetaLog records the
-// tail on arrival, before any await. A claim sent after the answer is therefore normally ordered after the
-// report (pull-wake's "append, then claim at once"); docs/subscriptions.md says why this is not yet a hard
-// guarantee and what would make it one.
+// Ordering: the append's answer waits for the report to reach the MetaLog (bounded: announce in
+// node-context.ts), so a claim sent after the answer is ordered after the report (pull-wake's "append, then
+// claim at once"). The effects (webhooks, wake events) run in the background.
 import { formatOffset } from "../core/protocol/offsets.ts";
 import type { StreamTail } from "../core/subscriptions/record.ts";
 import { streamRoutes } from "../http/stream-routes.ts";
@@ -23,7 +21,10 @@ const WATCH_TIMEOUT_MS = 25_000;
 const WATCH_RETRY_MS = 1_000;
 
 /** The observer to add to `NodeContext.observers`. */
-export function subscriptionDelivery(ctx: NodeContext, meta: DeliveryMetaPort): (change: AcknowledgedChange) => void {
+export function subscriptionDelivery(
+  ctx: NodeContext,
+  meta: DeliveryMetaPort,
+): (change: AcknowledgedChange) => Promise<unknown> | undefined {
   // Wake streams this node owns are appended through its own protocol app (no network hop); others go
   // through the public origin, which routes them to their owner.
   const local = streamRoutes(() => ctx);
@@ -60,11 +61,11 @@ export function subscriptionDelivery(ctx: NodeContext, meta: DeliveryMetaPort): 
   };
   ctx.background(watchLoop());
   return (change) => {
-    if (known !== null && known.subscriptions === 0) return;
+    if (known !== null && known.subscriptions === 0) return undefined;
     const tail: StreamTail = { path: change.name, tailOffset: formatOffset(change.tailPositionBytes) };
-    // Dispatched now, inside the observer: see the ordering note above.
     const reported = meta.onStreamAppended([tail]);
     ctx.background(reported.then(({ effects }) => perform(effects, ports)));
+    return reported;
   };
 }
 

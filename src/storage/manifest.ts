@@ -40,6 +40,11 @@ export interface Manifest {
   closed?: { atEpoch: number; endOffset: number };
   /** The writer closed the stream (data): no append follows. */
   eof: boolean;
+  /**
+   * What the owner that closed the stream hands to the next one (its configuration, producers and the like),
+   * opaque JSON to this layer; written with `closed` and dropped by the next open, like it.
+   */
+  session?: { readonly [key: string]: unknown };
 }
 
 export interface ManifestSnapshot {
@@ -99,6 +104,7 @@ export function encodeManifest(manifest: Manifest): Uint8Array {
     endOffset: manifest.endOffset,
     ...(manifest.closed === undefined ? {} : { closed: { atEpoch: manifest.closed.atEpoch, endOffset: manifest.closed.endOffset } }),
     eof: manifest.eof,
+    ...(manifest.session === undefined ? {} : { session: manifest.session }),
   };
   return encoder.encode(JSON.stringify(ordered));
 }
@@ -242,6 +248,11 @@ export async function updateManifest(
 export interface OpenManifestOptions extends ManifestWriteOptions {
   /** The first offset of a stream whose manifest does not exist yet (a fork starts at its fork point). */
   startOffset?: number;
+  /**
+   * Keep `closed` and `session`: an adopting owner reads them, and must find them again if it crashes
+   * before it recorded the stream in its own WAL (it then opens once more).
+   */
+  keepSession?: boolean;
 }
 
 /**
@@ -261,7 +272,8 @@ export async function openManifest(
     if (current.epoch >= newEpoch) {
       throw new StaleEpochError(`stream ${streamId} is at epoch ${current.epoch}; cannot open at ${newEpoch}`, current.epoch);
     }
-    const { closed: _closed, ...rest } = current;
+    if (options.keepSession === true) return { ...current, epoch: newEpoch };
+    const { closed: _closed, session: _session, ...rest } = current;
     return { ...rest, epoch: newEpoch };
   }, options);
   return { previous, snapshot: { manifest: value, etag } };
@@ -270,7 +282,7 @@ export async function openManifest(
 // --- validation: the same rules for what we write and what we read ---
 
 const isCount = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-const MANIFEST_FIELDS = new Set(["streamId", "epoch", "startOffset", "objects", "walRanges", "endOffset", "closed", "eof"]);
+const MANIFEST_FIELDS = new Set(["streamId", "epoch", "startOffset", "objects", "walRanges", "endOffset", "closed", "eof", "session"]);
 
 /** The first rule `value` breaks, or null for a well-formed manifest. */
 export function validateManifest(value: unknown): string | null {
@@ -284,6 +296,9 @@ export function validateManifest(value: unknown): string | null {
     return "startOffset and endOffset must be safe non-negative integers, start ≤ end";
   }
   if (typeof m.eof !== "boolean") return "eof must be a boolean";
+  if (m.session !== undefined && (typeof m.session !== "object" || m.session === null || Array.isArray(m.session))) {
+    return "session must be an object";
+  }
   if (!Array.isArray(m.objects)) return "objects must be an array";
   let previousEnd: number = m.startOffset;
   for (const o of m.objects as unknown[]) {

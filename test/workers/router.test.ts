@@ -149,15 +149,16 @@ describe("router", () => {
     expect(closeError).toBeNull();
     expect(await ownerOf("revived")).toMatchObject({ ownership: "closed", epoch: opened.epoch });
 
-    // Through a router acting for rt-0 (which does not hold it): R7, then rt-0 sends it to its last owner.
+    // Through a router acting for rt-0 (which never held it): R7, served there: rt-0 opens it from the
+    // object store (the close flushed it there) at a new epoch.
     const read = await send("GET", "revived");
-    expect(read.hops.map((hop) => hop.location)).toEqual([`${ORIGIN}/n/rt-2/v1/stream/revived`]);
+    expect(read.hops).toHaveLength(0);
     expect(read.text).toBe("before,");
-    // Through a router acting for rt-2: served locally, and the write re-opens it there at a new epoch.
+    expect(await ownerOf("revived")).toEqual({ owner: "rt-0", ownership: "opened", epoch: opened.epoch + 1 });
+    // A write through a router acting for rt-2 (its last owner) now goes to rt-0 and continues the stream.
     const write = await send("POST", "revived", { headers: TEXT, body: "after", vars: { LOCAL_NODE: "rt-2" } });
-    expect(write.hops).toHaveLength(0);
+    expect(write.hops.map((hop) => hop.location)).toEqual([`${ORIGIN}/n/rt-0/v1/stream/revived`]);
     expect(write.response.status).toBe(204);
-    expect(await ownerOf("revived")).toEqual({ owner: "rt-2", ownership: "opened", epoch: opened.epoch + 1 });
     expect((await send("GET", "revived")).text).toBe("before,after");
   });
 

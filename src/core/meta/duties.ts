@@ -36,6 +36,17 @@ export function isHandedTo(stream: StreamView, nodeId: string): boolean {
   return stream.owner === nodeId && stream.ownership === "placed" && stream.epoch > 0 && stream.transfer === undefined;
 }
 
+/** Every stream `isHandedTo` the node (a full scan: at a node's start). */
+export function handedToNode(state: MetaState, nodeId: string): StreamView[] {
+  const views: StreamView[] = [];
+  for (const stream of state.streams.values()) {
+    if (stream.owner !== nodeId || stream.ownership !== "placed" || stream.epoch === 0) continue;
+    const view = streamView(state, stream);
+    if (isHandedTo(view, nodeId)) views.push(view);
+  }
+  return views;
+}
+
 export interface DrainMove {
   readonly streamId: string;
   readonly name: string;

@@ -1,0 +1,136 @@
+// The source side of a transfer (seed 003; the steps are table T in src/core/transfer-steps.ts). No data
+// moves between nodes: the source makes the stream's whole state readable from the object store and gives
+// it up, and the target opens it from there (adopt.ts).
+//
+// T1, hand off a stream this node holds, under the stream's name lock:
+//  1. stop: `opened` off and `handingOff` set, so no append is decided from here on (the append path checks
+//     both right before deciding); requests for the stream wait for the hand-off and are then redirected;
+//  2. flush: wait for every decided append to be acknowledged, write the data not yet in stream objects
+//     into one stream object, and record in the manifest, at epoch E, the end offset, `closed` at E and the
+//     session (configuration, producers, Stream-Seq, eof) the next owner continues from;
+//  3. CloseStream at E in the log; a `release` record in the WAL (replay forgets the stream); forget it
+//     in memory, sending its live readers on;
+//  4. CompleteTransfer(E).
+// Each step is idempotent: a crash anywhere leaves a state from which the watcher's next run (T1, T2 or
+// T3) finishes the job, and a completion from an earlier attempt is refused by the log (CT5).
+import type { DomainError } from "../core/errors.ts";
+import { updateManifest } from "../storage/manifest.ts";
+import { compactStream } from "../storage/compaction.ts";
+import { RECORD_FLAG_EOF, type StreamRecord } from "../storage/record-codec.ts";
+import { ensureManifest, snapshotRecord, STORE_WRITE_LOCK } from "./compaction.ts";
+import { ensureOpened, settled, writeControlRecord, type NodeContext } from "./node-context.ts";
+import type { StreamState } from "./stream-registry.ts";
+
+/** A transfer step the log refused or that could not finish; the watcher tries again. */
+export class HandOffError extends Error {
+  override readonly name = "HandOffError";
+  constructor(
+    message: string,
+    readonly error?: DomainError,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * T1 and T2: hands off the stream `streamId` (named `name`), closing it at `epoch`, then completes the
+ * transfer (unless `transfer` is false: a plain close, after which any node may open it). Runs under the
+ * name lock, so a create of the stream still in flight finishes first and is flushed with it. A stream
+ * this node does not hold has nothing here to flush (T2): it is only closed.
+ */
+export async function handOff(ctx: NodeContext, streamId: string, name: string, epoch: number, transfer = true): Promise<void> {
+  await ctx.locks.run(`name:${name}`, async () => {
+    const stream = ctx.registry.get(streamId);
+    if (stream === undefined || stream.removed) return proposeClose(ctx, streamId, epoch);
+    let done!: () => void;
+    stream.handingOff = new Promise<void>((resolve) => (done = resolve));
+    stream.opened = false;
+    try {
+      const error = await settled(ctx, stream);
+      if (error !== null) throw new HandOffError(`appends before the hand-off failed: ${error.message}`, error);
+      // A fork's inherited bytes must be readable from its source's stream objects at the target.
+      const source = ctx.registry.sourceOf(stream);
+      if (source !== undefined && !source.removed) await flushSource(ctx, source);
+      await ctx.locks.run(STORE_WRITE_LOCK, () => flushToObjects(ctx, stream, epoch, true));
+      await proposeClose(ctx, streamId, epoch);
+      await writeControlRecord(ctx, stream, { k: "release" });
+      release(ctx, stream);
+    } finally {
+      stream.handingOff = null;
+      done();
+    }
+  });
+  if (transfer) await complete(ctx, streamId, epoch);
+}
+
+/** T3: the stream is closed at `closedEpoch`; re-point it at the target. */
+export async function complete(ctx: NodeContext, streamId: string, closedEpoch: number): Promise<void> {
+  const completed = await ctx.meta.propose({
+    type: "CompleteTransfer",
+    streamId,
+    closedEpoch,
+    by: { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch },
+  });
+  // not_found: no transfer pending any more (a duplicate completion that already landed).
+  if (!completed.ok && completed.error.code !== "not_found") {
+    throw new HandOffError(`CompleteTransfer ${streamId} at ${closedEpoch}: ${completed.error.message}`, completed.error);
+  }
+}
+
+async function proposeClose(ctx: NodeContext, streamId: string, epoch: number): Promise<void> {
+  const closed = await ctx.meta.propose({ type: "CloseStream", streamId, nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch, epoch });
+  if (!closed.ok) throw new HandOffError(`CloseStream ${streamId} at ${epoch}: ${closed.error.message}`, closed.error);
+}
+
+/** Forgets a handed-off stream here: the name is free, forks here keep reading it, readers move on. */
+function release(ctx: NodeContext, stream: StreamState): void {
+  stream.movedAway = true;
+  ctx.registry.remove(stream);
+  ctx.view.invalidate(stream.name);
+  ctx.readers.notify(stream.id);
+  const source = ctx.registry.sourceOf(stream);
+  if (source !== undefined) {
+    source.forkCount = Math.max(0, source.forkCount - 1);
+    ctx.registry.release(source);
+  }
+}
+
+/** A fork's source that stays here: its data is flushed into stream objects (it stays open here). */
+async function flushSource(ctx: NodeContext, source: StreamState): Promise<void> {
+  const openError = await ensureOpened(ctx, source);
+  if (openError !== null) throw new HandOffError(`the fork's source cannot be flushed: ${openError.message}`, openError);
+  const error = await settled(ctx, source);
+  if (error !== null) throw new HandOffError(`the fork's source cannot be flushed: ${error.message}`, error);
+  await ctx.locks.run(STORE_WRITE_LOCK, () => flushToObjects(ctx, source, source.epoch, false));
+}
+
+/**
+ * Writes the stream's acknowledged data not yet in stream objects into one stream object at `epoch` and
+ * lists it in the manifest; with `close`, also records the close at `epoch` and the session. Idempotent.
+ */
+export async function flushToObjects(ctx: NodeContext, stream: StreamState, epoch: number, close: boolean): Promise<void> {
+  const { store } = ctx;
+  await ensureManifest(store, stream.id, stream.base, epoch);
+  const from = ctx.registry.compactedEnd(stream);
+  const records: StreamRecord[] = [];
+  for (const record of stream.records) {
+    if (record.data === null || record.first < from) continue;
+    records.push({ streamId: stream.id, streamEpoch: epoch, firstOffset: record.first, flags: 0, meta: new Uint8Array(0), data: record.data });
+  }
+  const last = records.at(-1);
+  if (last !== undefined && stream.eof) records[records.length - 1] = { ...last, flags: RECORD_FLAG_EOF };
+  if (records.length > 0) {
+    const { object } = await compactStream(store, { streamId: stream.id, writerEpoch: epoch, records });
+    ctx.registry.replaceWithObject(stream, object.key, object.firstOffset, object.endOffset);
+  }
+  if (!close) return;
+  // The session is the stream's snapshot record: the same state a compaction lets replay start from.
+  const session = JSON.parse(new TextDecoder().decode(snapshotRecord(stream).meta)) as { [key: string]: unknown };
+  await updateManifest(store, stream.id, epoch, (manifest) => ({
+    ...manifest,
+    endOffset: Math.max(manifest.endOffset, stream.tail),
+    eof: manifest.eof || stream.eof,
+    closed: { atEpoch: epoch, endOffset: stream.tail },
+    session,
+  }));
+}
