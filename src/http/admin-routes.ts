@@ -1,7 +1,8 @@
 // Operations endpoints (issue 4 item 5; docs/operations.md), served by the Worker and guarded by the admin
 // bearer token (ADMIN_TOKEN): `GET /admin/nodes` and `GET /admin/streams/<path>` as JSON from the metadata
 // log, and `GET /metrics` in the Prometheus text format, gathered from every node of NODE_IDS over RPC plus
-// the metadata log's stats. Errors use the one error table (src/http/error-table.ts).
+// the metadata log's stats. Slots, transfers and drain (issue 5) are in admin-transfers.ts, mounted here
+// behind the same token. Errors use the one error table (src/http/error-table.ts).
 import { Hono, type MiddlewareHandler } from "hono";
 import { domainError } from "../core/errors.ts";
 import { formatMetrics, METRICS_CONTENT_TYPE, type MetricFamily, type MetricSample } from "../core/metrics-text.ts";
@@ -10,23 +11,14 @@ import { parseBearer } from "../core/subscriptions/index.ts";
 import type { Env } from "../env.ts";
 import { STORE_REQUEST_KINDS, type NodeMetrics } from "../node/store-metrics.ts";
 import { nodeIdsOf } from "../router/router.ts";
-import { META_LOG_NAME, metaLogClient, type MetaLogClient, type MetaLogStats } from "../../durable-objects/meta-log.ts";
+import type { MetaLogStats } from "../../durable-objects/meta-log.ts";
+import { json, metaOf, type AdminEnv } from "./admin-common.ts";
+import { adminTransferRoutes } from "./admin-transfers.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 import { errorResponse } from "./stream-routes.ts";
 
-type AdminEnv = { Bindings: Env };
-
 const STREAMS_PREFIX = "/admin/streams/";
 const encoder = new TextEncoder();
-
-function metaOf(env: Env): MetaLogClient {
-  return metaLogClient(env.META_LOG.getByName(META_LOG_NAME));
-}
-
-function json(body: unknown): Response {
-  const headers = withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store" }));
-  return new Response(JSON.stringify(body), { status: 200, headers });
-}
 
 /**
  * Compares digests, not the tokens: equal lengths for timingSafeEqual, and neither the token's content
@@ -113,6 +105,9 @@ adminRoutes.get("/streams/*", async (c) => {
     config: stream.config,
   });
 });
+
+/** Slots, transfers and drain (admin-transfers.ts), behind the same token. */
+adminRoutes.route("/", adminTransferRoutes);
 
 type Settled<T> = { ok: true; value: T } | { ok: false };
 

@@ -51,7 +51,7 @@ export const ERROR_TABLE: { readonly [C in DomainErrorCode]: ErrorRow } = {
   unavailable: { status: 503, retryable: true, headers: retryAfter },
 };
 
-/** Status, headers and a short JSON body for a domain error. */
+/** Status, headers and a short JSON body for a domain error: `{error: {code, message, retryable, details?}}`. */
 export function errorResponseParts(error: DomainError): { status: number; headers: Record<string, string>; body: string } {
   const row = ERROR_TABLE[error.code];
   const headers: Record<string, string> = {
@@ -59,6 +59,13 @@ export function errorResponseParts(error: DomainError): { status: number; header
     "cache-control": "no-store",
     ...(row.headers?.(error.details ?? {}) ?? {}),
   };
-  const body = JSON.stringify({ error: { code: error.code, message: error.message, retryable: row.retryable } });
+  const body = JSON.stringify({
+    error: {
+      code: error.code,
+      message: error.message,
+      retryable: row.retryable,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    },
+  });
   return { status: row.status, headers, body };
 }

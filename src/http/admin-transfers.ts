@@ -1,0 +1,139 @@
+// The admin endpoints that move streams (issue 5 item 4; docs/operations.md): a node's slots, transfers
+// proposed by an operator, the pending transfers, and drain (mark a node draining and begin a transfer of
+// each stream it holds; progress; undrain). Every change is a MetaLog proposal or RPC: this file only
+// checks the request with zod and maps the MetaLog's answer to HTTP. Mounted under /admin behind
+// requireAdmin (admin-routes.ts).
+import { Hono } from "hono";
+import { z } from "zod";
+import { domainError, type DomainError } from "../core/errors.ts";
+import type { NodeRecord } from "../core/meta/index.ts";
+import type { DrainProgress } from "../core/meta/duties.ts";
+import { parseStreamName } from "../core/protocol/stream-name.ts";
+import { checkParam, json, metaOf, readBody, type AdminEnv } from "./admin-common.ts";
+import { errorResponse } from "./stream-routes.ts";
+
+/** The most slots one node may be given (a weight, not a count of anything). */
+export const MAX_SLOTS = 1_000_000;
+
+const nodeIdSchema = z.string().min(1).max(256);
+const slotsBody = z.object({ slots: z.int().min(0).max(MAX_SLOTS) });
+const transferBody = z.object({ stream: z.string().min(1), target: nodeIdSchema });
+
+export const adminTransferRoutes = new Hono<AdminEnv>();
+
+/** A MetaLog that throws (unreachable, overloaded) is a 503 the operator retries, not a bare 500. */
+adminTransferRoutes.onError((error) => {
+  console.error("an admin request could not reach the metadata log", error);
+  return errorResponse(domainError("unavailable", "the metadata log did not answer; retry"));
+});
+
+function nodeBody(node: NodeRecord): Record<string, unknown> {
+  return { id: node.id, epoch: node.epoch, address: node.addr, slots: node.slots, draining: node.draining };
+}
+
+/** PUT /admin/nodes/:id/slots {"slots": n}: SetSlots (table SS); future placements follow the new weight. */
+adminTransferRoutes.put("/nodes/:id/slots", async (c) => {
+  const nodeId = checkParam(c.req.param("id"), "id", nodeIdSchema);
+  if (!nodeId.ok) return errorResponse(nodeId.error);
+  const body = await readBody(c, slotsBody);
+  if (!body.ok) return errorResponse(body.error);
+  const result = await metaOf(c.env).propose({ type: "SetSlots", nodeId: nodeId.value, slots: body.value.slots });
+  if (!result.ok) return errorResponse(result.error.code === "not_found" ? domainError("not_found", "no such node", { nodeId: nodeId.value }) : result.error);
+  return json({ node: nodeBody(result.value.node) });
+});
+
+/**
+ * A BeginTransfer rejection as the admin API answers it: another pending transfer is a 409 `conflict` (the
+ * MetaLog's `transfer_pending` is a retryable 503 for stream clients, not for an operator's request).
+ */
+function transferRejection(error: DomainError, name: string, target: string): DomainError {
+  const d = error.details ?? {};
+  if (error.code === "transfer_pending") {
+    return domainError("conflict", `a transfer of this stream to ${String(d["target"])} is pending`, {
+      source: d["source"] ?? null,
+      target: d["target"] ?? null,
+    });
+  }
+  if (error.code === "not_found") {
+    return d["target"] !== undefined
+      ? domainError("not_found", "the target node is not registered", { target })
+      : domainError("not_found", "no such stream", { stream: name });
+  }
+  if (error.code === "invalid") return domainError("invalid", `cannot transfer ${name} to ${target}: ${error.message}`, error.details);
+  return error;
+}
+
+/**
+ * POST /admin/transfers {"stream": "<path as in /v1/stream/<path>>", "target": "<node id>"}: BeginTransfer
+ * (table BT). 202 when it began, 200 with alreadyPending when the same transfer was pending (BT3).
+ */
+adminTransferRoutes.post("/transfers", async (c) => {
+  const body = await readBody(c, transferBody);
+  if (!body.ok) return errorResponse(body.error);
+  const name = parseStreamName(body.value.stream);
+  if (!name.ok) return errorResponse(domainError("invalid", `invalid body: body.stream: ${name.error.message}`));
+  const { target } = body.value;
+  const meta = metaOf(c.env);
+  const { stream } = await meta.lookupStream({ name: name.value });
+  if (stream === null) return errorResponse(domainError("not_found", "no such stream", { stream: name.value }));
+  const result = await meta.propose({ type: "BeginTransfer", streamId: stream.id, target });
+  if (!result.ok) return errorResponse(transferRejection(result.error, name.value, target));
+  const record = result.value.stream;
+  return json(
+    {
+      stream: { id: record.id, name: record.name, owner: record.owner, epoch: record.epoch, ownership: record.ownership },
+      transfer: { source: result.value.transfer.source, target: result.value.transfer.target },
+      alreadyPending: !result.changed,
+    },
+    result.changed ? 202 : 200,
+  );
+});
+
+/** GET /admin/transfers: every pending transfer, as the MetaLog holds it now. */
+adminTransferRoutes.get("/transfers", async (c) => {
+  const { version, streams } = await metaOf(c.env).pendingTransfers();
+  return json({
+    version,
+    transfers: streams.flatMap((stream) =>
+      stream.transfer === undefined
+        ? []
+        : [{ streamId: stream.id, name: stream.name, source: stream.transfer.source, target: stream.transfer.target, epoch: stream.epoch, ownership: stream.ownership }],
+    ),
+  });
+});
+
+function progressBody(progress: DrainProgress): { nodeId: string; draining: boolean; remaining: number; transferring: number } {
+  return { nodeId: progress.nodeId, draining: progress.draining, remaining: progress.remaining, transferring: progress.transferring };
+}
+
+const noSuchNode = (nodeId: string): Response => errorResponse(domainError("not_found", "no such node", { nodeId }));
+
+/** POST /admin/nodes/:id/drain: mark draining, begin a transfer of each stream it holds (planned by placement). */
+adminTransferRoutes.post("/nodes/:id/drain", async (c) => {
+  const nodeId = checkParam(c.req.param("id"), "id", nodeIdSchema);
+  if (!nodeId.ok) return errorResponse(nodeId.error);
+  const answer = await metaOf(c.env).drain(nodeId.value);
+  if (!answer.ok) return answer.error.code === "not_found" ? noSuchNode(nodeId.value) : errorResponse(answer.error);
+  if (answer.progress === null) return noSuchNode(nodeId.value);
+  const { remaining, transferring } = answer.progress;
+  return json({ nodeId: nodeId.value, draining: true, begun: answer.begun, unplaceable: answer.unplaceable, remaining, transferring }, 202);
+});
+
+/** GET /admin/nodes/:id/drain: how far a drain got; done once nothing is placed on or opened by the node. */
+adminTransferRoutes.get("/nodes/:id/drain", async (c) => {
+  const nodeId = checkParam(c.req.param("id"), "id", nodeIdSchema);
+  if (!nodeId.ok) return errorResponse(nodeId.error);
+  const progress = await metaOf(c.env).drainProgress(nodeId.value);
+  if (progress === null) return noSuchNode(nodeId.value);
+  return json({ ...progressBody(progress), done: progress.draining && progress.remaining === 0 });
+});
+
+/** DELETE /admin/nodes/:id/drain: the node takes placements again; pending transfers carry on. */
+adminTransferRoutes.delete("/nodes/:id/drain", async (c) => {
+  const nodeId = checkParam(c.req.param("id"), "id", nodeIdSchema);
+  if (!nodeId.ok) return errorResponse(nodeId.error);
+  const answer = await metaOf(c.env).undrain(nodeId.value);
+  if (!answer.ok) return answer.error.code === "not_found" ? noSuchNode(nodeId.value) : errorResponse(answer.error);
+  if (answer.progress === null) return noSuchNode(nodeId.value);
+  return json({ ...progressBody(answer.progress), draining: false });
+});
