@@ -42,7 +42,20 @@ export default tseslint.config(
     },
   },
   {
-    files: ["eslint.config.js"],
+    // The mink CLI runs on Node against the admin API over HTTP: nothing from the Worker side.
+    files: ["src/cli/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [
+          { group: ["cloudflare:*", "hono", "hono/*", "aws4fetch", "miniflare", "wrangler", "@cloudflare/*"], message: "src/cli is a Node program: no Worker runtime imports." },
+          { group: ["../*"], message: "src/cli talks to mink over HTTP only: import nothing outside src/cli." },
+        ],
+      }],
+    },
+  },
+  {
+    // Plain JavaScript outside every tsconfig: the lint config and the CLI launcher.
+    files: ["eslint.config.js", "bin/*.js"],
     ...tseslint.configs.disableTypeChecked,
   },
 );

@@ -1,0 +1,200 @@
+// An HTTP client for mink's admin API (docs/operations.md): one method per endpoint, the bearer token on
+// every request, error bodies turned into ApiError and transport failures into NetworkError. No
+// dependency beyond the global fetch.
+import { ApiError, NetworkError } from "./errors.ts";
+
+export interface NodeRow {
+  id: string;
+  epoch: number;
+  address: string;
+  slots: number;
+  draining: boolean;
+  live: boolean;
+  streams: number;
+  openedStreams: number;
+}
+export interface NodesAnswer {
+  version: number;
+  nodes: NodeRow[];
+}
+export interface SlotsAnswer {
+  node: { id: string; epoch: number; address: string; slots: number; draining: boolean };
+}
+export interface StreamAnswer {
+  version: number;
+  id: string;
+  name: string;
+  owner: string | null;
+  ownerAddress: string | null;
+  epoch: number;
+  ownership: string;
+  closedAtEpoch: number | null;
+  pendingTransfer: null | { source: string; target: string; targetAddress: string | null };
+  config: Record<string, unknown>;
+}
+export interface TransferAnswer {
+  stream: { id: string; name: string; owner: string | null; epoch: number; ownership: string };
+  transfer: { source: string; target: string };
+  alreadyPending: boolean;
+}
+export interface TransferRow {
+  streamId: string;
+  name: string;
+  source: string;
+  target: string;
+  epoch: number;
+  ownership: string;
+}
+export interface TransfersAnswer {
+  version: number;
+  transfers: TransferRow[];
+}
+export interface DrainStarted {
+  nodeId: string;
+  draining: boolean;
+  begun: number;
+  unplaceable: number;
+  remaining: number;
+  transferring: number;
+}
+export interface DrainStatus {
+  nodeId: string;
+  draining: boolean;
+  remaining: number;
+  transferring: number;
+  done: boolean;
+}
+export interface Undrained {
+  nodeId: string;
+  draining: boolean;
+  remaining: number;
+  transferring: number;
+}
+
+export interface AdminClientOptions {
+  /** The Worker's origin, e.g. http://127.0.0.1:8787 (a path prefix is kept). */
+  baseUrl: string;
+  token: string | undefined;
+  fetch?: typeof fetch;
+  /** Bound on each request (default 30 s). */
+  timeoutMs?: number;
+}
+
+/** `a/b c/d` -> `a/b%20c/d`: each segment encoded, the `/` separators kept. Leading slashes are dropped. */
+export function encodeStreamPath(path: string): string {
+  return path.replace(/^\/+/, "").split("/").map(encodeURIComponent).join("/");
+}
+
+export class AdminClient {
+  readonly #base: string;
+  readonly #token: string | undefined;
+  readonly #fetch: typeof fetch;
+  readonly #timeoutMs: number;
+
+  constructor(options: AdminClientOptions) {
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#token = options.token === "" ? undefined : options.token;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  nodes(): Promise<NodesAnswer> {
+    return this.#json("GET", "/admin/nodes");
+  }
+  setSlots(nodeId: string, slots: number): Promise<SlotsAnswer> {
+    return this.#json("PUT", `/admin/nodes/${encodeURIComponent(nodeId)}/slots`, { slots });
+  }
+  stream(path: string): Promise<StreamAnswer> {
+    return this.#json("GET", `/admin/streams/${encodeStreamPath(path)}`);
+  }
+  transfer(path: string, target: string): Promise<TransferAnswer> {
+    return this.#json("POST", "/admin/transfers", { stream: encodeStreamPath(path), target });
+  }
+  transfers(): Promise<TransfersAnswer> {
+    return this.#json("GET", "/admin/transfers");
+  }
+  startDrain(nodeId: string): Promise<DrainStarted> {
+    return this.#json("POST", `/admin/nodes/${encodeURIComponent(nodeId)}/drain`);
+  }
+  drainStatus(nodeId: string): Promise<DrainStatus> {
+    return this.#json("GET", `/admin/nodes/${encodeURIComponent(nodeId)}/drain`);
+  }
+  undrain(nodeId: string): Promise<Undrained> {
+    return this.#json("DELETE", `/admin/nodes/${encodeURIComponent(nodeId)}/drain`);
+  }
+
+  async #json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const url = `${this.#base}${path}`;
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (this.#token !== undefined) headers["authorization"] = `Bearer ${this.#token}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.#fetch(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        redirect: "manual",
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      text = await response.text();
+    } catch (error) {
+      throw new NetworkError(url, `cannot reach ${this.#base} (${method} ${path}): ${reason(error)}; is mink running there? (--url or MINK_URL)`);
+    }
+    const parsed = parseJson(text);
+    if (response.status >= 200 && response.status < 300) {
+      if (parsed === undefined || typeof parsed !== "object" || parsed === null) {
+        throw new NetworkError(url, `${method} ${path}: HTTP ${response.status} with a body that is not a JSON object: ${snippet(text)}`);
+      }
+      return parsed as T;
+    }
+    const error = errorBody(parsed);
+    throw new ApiError({
+      status: response.status,
+      code: error?.code ?? `http_${response.status}`,
+      message: error?.message ?? (snippet(text) || response.statusText || "no message"),
+      retryable: error?.retryable ?? false,
+      ...(error?.details === undefined ? {} : { details: error.details }),
+      sentToken: this.#token !== undefined,
+    });
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** mink's `{"error": {code, message, retryable, details?}}`, or undefined for any other body. */
+function errorBody(parsed: unknown): { code: string; message: string; retryable: boolean; details?: unknown } | undefined {
+  if (typeof parsed !== "object" || parsed === null || !("error" in parsed)) return undefined;
+  const error = parsed.error;
+  if (typeof error !== "object" || error === null) return undefined;
+  const record = error as Record<string, unknown>;
+  if (typeof record["code"] !== "string" || typeof record["message"] !== "string") return undefined;
+  return {
+    code: record["code"],
+    message: record["message"],
+    retryable: record["retryable"] === true,
+    ...(record["details"] === undefined ? {} : { details: record["details"] }),
+  };
+}
+
+function reason(error: unknown): string {
+  if (error instanceof Error) {
+    if (error.name === "TimeoutError") return "timed out";
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error && cause.message !== "") return cause.message;
+    return error.message;
+  }
+  return String(error);
+}
+
+function snippet(text: string): string {
+  const flat = text.trim().replace(/\s+/g, " ");
+  return flat.length > 200 ? `${flat.slice(0, 200)}...` : flat;
+}

@@ -1,0 +1,76 @@
+// Output for people: aligned tables, key/value blocks and the drain progress bar. Pure string functions.
+
+export interface Column {
+  readonly header: string;
+  /** Numbers read best right-aligned. */
+  readonly align?: "left" | "right";
+}
+
+/** Columns padded to their widest cell, two spaces apart, no trailing spaces; one line per row. */
+export function formatTable(columns: readonly Column[], rows: readonly (readonly string[])[]): string {
+  const widths = columns.map((column, index) => Math.max(column.header.length, ...rows.map((row) => (row[index] ?? "").length)));
+  const line = (cells: readonly string[]): string =>
+    columns
+      .map((column, index) => {
+        const cell = cells[index] ?? "";
+        const width = widths[index] ?? 0;
+        return column.align === "right" ? cell.padStart(width) : cell.padEnd(width);
+      })
+      .join("  ")
+      .trimEnd();
+  return [line(columns.map((column) => column.header)), ...rows.map(line)].map((text) => `${text}\n`).join("");
+}
+
+/** `key:  value` lines with the values aligned. */
+export function formatKeyValues(pairs: readonly (readonly [string, string])[]): string {
+  const width = Math.max(0, ...pairs.map(([key]) => key.length + 1));
+  return pairs.map(([key, value]) => `${`${key}:`.padEnd(width)}  ${value}\n`).join("");
+}
+
+/** A value for a table cell or a key/value line: null and undefined as `-`, objects as compact JSON. */
+export function cell(value: unknown): string {
+  if (value === null || value === undefined) return "-";
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "bigint") return String(value);
+  return JSON.stringify(value);
+}
+
+/**
+ * `[#########...........]  3/7`: `done` of `total` as a bar `width` characters wide inside the brackets.
+ * A total of 0 is a full bar (nothing to do is done); `done` is clamped to [0, total].
+ */
+export function progressBar(done: number, total: number, width = 30): string {
+  const safeTotal = Math.max(0, total);
+  const safeDone = Math.min(Math.max(0, done), safeTotal);
+  const filled = safeTotal === 0 ? width : Math.floor((safeDone / safeTotal) * width);
+  const counter = `${safeDone}/${safeTotal}`.padStart(String(safeTotal).length * 2 + 1);
+  return `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${counter}`;
+}
+
+export interface DrainSnapshot {
+  readonly nodeId: string;
+  /** Streams assigned to the node when the drain began (grows if more turn up). */
+  readonly total: number;
+  readonly remaining: number;
+  readonly transferring: number;
+}
+
+/** The progress line for a drain: the bar on a terminal, a plain sentence otherwise. */
+export function drainProgressLine(snapshot: DrainSnapshot, tty: boolean): string {
+  const moved = snapshot.total - snapshot.remaining;
+  if (tty) {
+    return `draining ${snapshot.nodeId} ${progressBar(moved, snapshot.total)} streams moved, ${snapshot.transferring} transferring`;
+  }
+  return `drain ${snapshot.nodeId}: ${moved}/${snapshot.total} streams moved, ${snapshot.remaining} remaining, ${snapshot.transferring} transferring`;
+}
+
+/** Rewrites the current terminal line: carriage return, the text, then erase to the end of the line. */
+export function overwriteLine(text: string): string {
+  return `\r${text}\u001b[K`;
+}
+
+/** `1 stream`, `3 streams`. */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}

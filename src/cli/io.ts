@@ -1,0 +1,28 @@
+// What a command may touch: two output streams, the environment, fetch and a sleep. main() gets them
+// injected, so tests run the CLI in-process; processIo() is the real process.
+
+export interface Output {
+  write(text: string): unknown;
+  /** True on a terminal: the drain shows a progress bar. */
+  readonly isTTY?: boolean;
+}
+
+export interface CliIo {
+  readonly stdout: Output;
+  readonly stderr: Output;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Defaults to the global fetch. */
+  readonly fetch?: typeof fetch;
+  /** Waits between drain polls; defaults to setTimeout. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Drain poll interval (default 1000 ms). */
+  readonly pollIntervalMs?: number;
+}
+
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,117 @@
+// The command line of `mink`: commands, operands, options and their environment defaults, and which
+// mistakes are usage errors (exit 2) before anything is sent.
+import { describe, expect, it } from "vitest";
+import { COMMANDS, DEFAULT_URL, parseCommandLine, type Parsed } from "../../src/cli/args.ts";
+import { UsageError } from "../../src/cli/errors.ts";
+
+function command(argv: string[], env: Record<string, string | undefined> = {}): Extract<Parsed, { kind: "command" }> {
+  const parsed = parseCommandLine(argv, env);
+  if (parsed.kind !== "command") throw new Error(`expected a command, got help for ${argv.join(" ")}`);
+  return parsed;
+}
+
+function usageError(argv: string[], env: Record<string, string | undefined> = {}): UsageError {
+  try {
+    parseCommandLine(argv, env);
+  } catch (error) {
+    if (error instanceof UsageError) return error;
+    throw error;
+  }
+  throw new Error(`no usage error for: ${argv.join(" ")}`);
+}
+
+describe("mink command line", () => {
+  it("parses each command with its operands", () => {
+    expect(command(["nodes"])).toMatchObject({ command: "nodes", operands: [] });
+    expect(command(["slots", "node-1", "2"])).toMatchObject({ command: "slots", operands: ["node-1", "2"] });
+    expect(command(["stream", "demo/a/b"])).toMatchObject({ command: "stream", operands: ["demo/a/b"] });
+    expect(command(["transfer", "demo/x", "node-2"])).toMatchObject({ command: "transfer", operands: ["demo/x", "node-2"] });
+    expect(command(["transfers"])).toMatchObject({ command: "transfers", operands: [] });
+    expect(command(["drain", "node-0"])).toMatchObject({ command: "drain", operands: ["node-0"], noWait: false });
+    expect(command(["undrain", "node-0"])).toMatchObject({ command: "undrain", operands: ["node-0"] });
+  });
+
+  it("defaults the url to the local dev server and takes no token when none is given", () => {
+    expect(command(["nodes"]).options).toEqual({ url: DEFAULT_URL, token: undefined, json: false });
+    expect(DEFAULT_URL).toBe("http://127.0.0.1:8787");
+  });
+
+  it("takes --url and --token from the environment, and the flags over the environment", () => {
+    const env = { MINK_URL: "http://mink.example:1234", MINK_ADMIN_TOKEN: "from-env" };
+    expect(command(["nodes"], env).options).toEqual({ url: "http://mink.example:1234", token: "from-env", json: false });
+    expect(command(["nodes", "--url", "https://other.example", "--token=flag"], env).options).toEqual({
+      url: "https://other.example",
+      token: "flag",
+      json: false,
+    });
+  });
+
+  it("treats empty environment variables as unset", () => {
+    expect(command(["nodes"], { MINK_URL: "", MINK_ADMIN_TOKEN: "" }).options).toEqual({ url: DEFAULT_URL, token: undefined, json: false });
+  });
+
+  it("accepts options before or after the command, and --no-wait for drain", () => {
+    expect(command(["--json", "drain", "node-1", "--no-wait"])).toMatchObject({ options: { json: true }, noWait: true });
+  });
+
+  it("answers --help, -h and `help <command>` with help text instead of running anything", () => {
+    for (const argv of [["--help"], ["-h"], ["help"]]) {
+      const parsed = parseCommandLine(argv, {});
+      expect(parsed.kind).toBe("help");
+      if (parsed.kind === "help") for (const name of Object.keys(COMMANDS)) expect(parsed.text).toContain(`mink ${name}`);
+    }
+    for (const name of Object.keys(COMMANDS)) {
+      for (const argv of [[name, "--help"], ["help", name]]) {
+        const parsed = parseCommandLine(argv, {});
+        expect(parsed.kind).toBe("help");
+        if (parsed.kind === "help") expect(parsed.text).toContain(`Usage: mink ${name}`);
+      }
+    }
+  });
+
+  it("gives help even when the operands are missing", () => {
+    expect(parseCommandLine(["slots", "--help"], {}).kind).toBe("help");
+  });
+
+  it("rejects a missing command, an unknown command and an unknown option", () => {
+    expect(usageError([]).message).toMatch(/no command/);
+    expect(usageError(["nodez"]).message).toMatch(/unknown command 'nodez'/);
+    expect(usageError(["help", "nodez"]).message).toMatch(/unknown command 'nodez'/);
+    const unknownOption = usageError(["nodes", "--verbose"]);
+    expect(unknownOption.message).toMatch(/--verbose/);
+    expect(unknownOption.command).toBe("nodes");
+  });
+
+  it("rejects missing and extra operands, naming what is wrong", () => {
+    expect(usageError(["slots", "node-1"]).message).toMatch(/missing <n>/);
+    expect(usageError(["stream"]).message).toMatch(/missing <path>/);
+    expect(usageError(["transfer", "a/b"]).message).toMatch(/missing <node>/);
+    expect(usageError(["nodes", "extra"]).message).toMatch(/unexpected 'extra'/);
+    expect(usageError(["drain"]).command).toBe("drain");
+  });
+
+  it("rejects a slot count that is not a whole number of 0 or more", () => {
+    for (const bad of ["1.5", "two", "1e3", "99999999999999999999"]) {
+      expect(usageError(["slots", "node-1", bad]).message).toBe(`<n> must be a whole number, 0 or more (got '${bad}')`);
+    }
+    expect(usageError(["slots", "node-1", ""]).message).toBe("<n> is empty");
+    expect(usageError(["slots", "node-1", "-1"]).message).toMatch(/Unknown option '-1'/);
+    expect(usageError(["slots", "node-1", "--", "-1"]).message).toBe("<n> must be a whole number, 0 or more (got '-1')");
+    expect(command(["slots", "node-1", "0"]).operands).toEqual(["node-1", "0"]);
+  });
+
+  it("rejects an empty stream path and --no-wait outside drain", () => {
+    expect(usageError(["stream", "/"]).message).toMatch(/<path> is empty/);
+    expect(usageError(["nodes", "--no-wait"]).message).toMatch(/--no-wait applies only/);
+  });
+
+  it("rejects a --url that is not an http(s) URL", () => {
+    expect(usageError(["nodes", "--url", "localhost:8787"]).message).toMatch(/--url/);
+    expect(usageError(["nodes", "--url", "not a url"]).message).toMatch(/not a URL/);
+    expect(usageError(["nodes"], { MINK_URL: "ftp://x" }).message).toMatch(/http/);
+  });
+
+  it("needs a value for --url and --token", () => {
+    expect(usageError(["nodes", "--token"]).message).toMatch(/--token/);
+  });
+});
