@@ -73,7 +73,7 @@ async function sseReader(done: (offset: string) => boolean): Promise<string> {
   while (!done(offset)) {
     const response = await send("GET", `?offset=${offset}&live=sse`);
     if (response.status !== 200 || response.body === null) throw new Error(`SSE answered ${response.status}`);
-    const reader = response.body.getReader();
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     let buffer = "";
     let pendingData: string | null = null;
     for (;;) {
