@@ -12,7 +12,8 @@
 // over); after it, replay starts at the snapshot.
 import { advanceCheckpoint, deleteWalBelow, readCheckpoint } from "../storage/checkpoint.ts";
 import { compactStream } from "../storage/compaction.ts";
-import { openManifest, StaleEpochError } from "../storage/manifest.ts";
+import { openManifest, StaleEpochError, type StreamObjectRef } from "../storage/manifest.ts";
+import { forgetStale } from "./release.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { isEof, type StreamRecord } from "../storage/record-codec.ts";
 import { replayChain } from "../storage/wal-chain.ts";
@@ -60,10 +61,14 @@ export function snapshotRecord(stream: StreamState): StreamRecord {
 export const STORE_WRITE_LOCK = "~stream-objects";
 
 export async function compactNode(ctx: NodeContext, store: ObjectStore): Promise<CompactionReport> {
-  return ctx.locks.run(STORE_WRITE_LOCK, () => compactLocked(ctx, store));
+  const stale: string[] = [];
+  const report = await ctx.locks.run(STORE_WRITE_LOCK, () => compactLocked(ctx, store, stale));
+  // Outside the store lock: a release takes the name lock, which a hand-off holds while it waits for it.
+  for (const streamId of stale) await forgetStale(ctx, streamId);
+  return report;
 }
 
-async function compactLocked(ctx: NodeContext, store: ObjectStore): Promise<CompactionReport> {
+async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string[]): Promise<CompactionReport> {
   const checkpoint = await readCheckpoint(store, ctx.nodeId);
   const fromSeq = checkpoint?.checkpoint.walSeq ?? 0;
 
@@ -100,13 +105,22 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore): Promise<Comp
     const streamRecords = replayed.filter((record) => record.firstOffset >= done);
     if (streamRecords.length === 0) continue;
     const writerEpoch = Math.max(stream.epoch, ...streamRecords.map((record) => record.streamEpoch));
-    await ensureManifest(store, stream.id, stream.base, writerEpoch);
-    const { object } = await compactStream(store, {
-      streamId,
-      writerEpoch,
-      records: streamRecords,
-      walCovered: [{ nodeId: ctx.nodeId, toSeq: snapshotSeq }],
-    });
+    let object: StreamObjectRef;
+    try {
+      await ensureManifest(store, stream.id, stream.base, writerEpoch);
+      ({ object } = await compactStream(store, {
+        streamId,
+        writerEpoch,
+        records: streamRecords,
+        walCovered: [{ nodeId: ctx.nodeId, toSeq: snapshotSeq }],
+      }));
+    } catch (error) {
+      // Another node opened the stream at a later epoch: this is a stale copy (a crash after the hand-off's
+      // close, before its release record), and its data was flushed by the hand-off. Let it go.
+      if (!(error instanceof StaleEpochError) || stream.opened) throw error;
+      stale.push(stream.id);
+      continue;
+    }
     // The tail cache lets go of the compacted bytes: reads of them go to the stream object from now on.
     ctx.registry.replaceWithObject(stream, object.key, object.firstOffset, object.endOffset);
     recordsCompacted += streamRecords.length;

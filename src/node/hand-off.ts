@@ -19,6 +19,7 @@ import { compactStream } from "../storage/compaction.ts";
 import { RECORD_FLAG_EOF, type StreamRecord } from "../storage/record-codec.ts";
 import { ensureManifest, snapshotRecord, STORE_WRITE_LOCK } from "./compaction.ts";
 import { ensureOpened, settled, writeControlRecord, type NodeContext } from "./node-context.ts";
+import { forgetStale, release } from "./release.ts";
 import type { StreamState } from "./stream-registry.ts";
 
 /** A transfer step the log refused or that could not finish; the watcher tries again. */
@@ -63,8 +64,12 @@ export async function handOff(ctx: NodeContext, streamId: string, name: string, 
   if (transfer) await complete(ctx, streamId, epoch);
 }
 
-/** T3: the stream is closed at `closedEpoch`; re-point it at the target. */
+/**
+ * T3: the stream is closed at `closedEpoch`; re-point it at the target. A copy this node still holds (it
+ * crashed after CloseStream, before its release record) is released too: it is flushed already.
+ */
 export async function complete(ctx: NodeContext, streamId: string, closedEpoch: number): Promise<void> {
+  await forgetStale(ctx, streamId);
   const completed = await ctx.meta.propose({
     type: "CompleteTransfer",
     streamId,
@@ -80,19 +85,6 @@ export async function complete(ctx: NodeContext, streamId: string, closedEpoch: 
 async function proposeClose(ctx: NodeContext, streamId: string, epoch: number): Promise<void> {
   const closed = await ctx.meta.propose({ type: "CloseStream", streamId, nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch, epoch });
   if (!closed.ok) throw new HandOffError(`CloseStream ${streamId} at ${epoch}: ${closed.error.message}`, closed.error);
-}
-
-/** Forgets a handed-off stream here: the name is free, forks here keep reading it, readers move on. */
-function release(ctx: NodeContext, stream: StreamState): void {
-  stream.movedAway = true;
-  ctx.registry.remove(stream);
-  ctx.view.invalidate(stream.name);
-  ctx.readers.notify(stream.id);
-  const source = ctx.registry.sourceOf(stream);
-  if (source !== undefined) {
-    source.forkCount = Math.max(0, source.forkCount - 1);
-    ctx.registry.release(source);
-  }
 }
 
 /** A fork's source that stays here: its data is flushed into stream objects (it stays open here). */

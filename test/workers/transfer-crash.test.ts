@@ -49,6 +49,24 @@ describe("a crash of the source at each step of a transfer", { timeout: 60_000 }
     await completedOnce(stream.name, stream.epoch, bytes);
   });
 
+  it("after CloseStream, before its release record: the restarted source completes and lets its replayed copy go", async () => {
+    const { stream, bytes } = await busyStream("c/src-before-release");
+    await pauseWatcher("tr-0");
+    await begin(stream.name, "tr-1");
+    await runInDurableObject(stub("tr-0"), async (node) => {
+      const held = node.node!.registry.get(stream.id)!;
+      await flushToObjects(node.node!, held, stream.epoch, true);
+    });
+    const { nodeEpoch } = await stub("tr-0").ping();
+    expect((await meta.propose({ type: "CloseStream", streamId: stream.id, nodeId: "tr-0", nodeEpoch, epoch: stream.epoch })).ok).toBe(true);
+    await crash("tr-0");
+    await completedOnce(stream.name, stream.epoch, bytes);
+    // The source holds no copy any more (replay will not bring it back), and its compaction still runs.
+    expect(await runInDurableObject(stub("tr-0"), (node) => node.node!.registry.byName(stream.name))).toBeUndefined();
+    expect(await runInDurableObject(stub("tr-0"), async (node) => (await node.compact()) !== null)).toBe(true);
+    expect((await call("tr-0", "GET", `${stream.name}?offset=-1`)).status).toBe(307);
+  });
+
   it("after closing, before proposing the completion: the restarted source completes at the epoch it closed at", async () => {
     const { stream, bytes } = await busyStream("c/src-after-close");
     await pauseWatcher("tr-0");

@@ -1,0 +1,33 @@
+// A stream leaving this node without being deleted (a transfer's hand-off, or a stale copy found after a
+// crash): forgotten here (its name is free on this node, forks here keep reading it), its live readers
+// sent on. Its data is in stream objects already: the hand-off flushed it.
+import { writeControlRecord, type NodeContext } from "./node-context.ts";
+import type { StreamState } from "./stream-registry.ts";
+
+/**
+ * Releases a copy of a stream this node holds but no longer owns (closed, or opened elsewhere at a later
+ * epoch): its data is in stream objects already. Nothing happens for a stream this incarnation opened.
+ */
+export async function forgetStale(ctx: NodeContext, streamId: string): Promise<void> {
+  const stream = ctx.registry.get(streamId);
+  if (stream === undefined || stream.removed || stream.opened) return;
+  await ctx.locks.run(`name:${stream.name}`, async () => {
+    if (stream.removed || stream.opened) return;
+    await writeControlRecord(ctx, stream, { k: "release" });
+    release(ctx, stream);
+  });
+}
+
+/** Forgets a handed-off stream here: the name is free, forks here keep reading it, readers move on. */
+export function release(ctx: NodeContext, stream: StreamState): void {
+  stream.movedAway = true;
+  ctx.registry.remove(stream);
+  ctx.view.invalidate(stream.name);
+  ctx.readers.notify(stream.id);
+  const source = ctx.registry.sourceOf(stream);
+  if (source !== undefined) {
+    source.forkCount = Math.max(0, source.forkCount - 1);
+    ctx.registry.release(source);
+  }
+}
+
