@@ -56,6 +56,13 @@ export async function resolveLive(ctx: NodeContext, name: string): Promise<Strea
   const stream = ctx.registry.byName(name);
   if (stream === undefined) return undefined;
   const access = checkAccess(lifecycleView(stream), ctx.now());
+  if (access.kind !== "ok" && (("remove" in access && access.remove) || ("softDelete" in access && access.softDelete))) {
+    const { ttlSeconds, expiresAtMs } = stream.config;
+    console.log(
+      `node ${ctx.nodeId}: ${name} (${stream.id}) expired: ttl ${ttlSeconds ?? "-"} s, expires at ${expiresAtMs ?? "-"}, ` +
+        `last access ${ctx.now() - stream.lastAccessMs} ms ago, created ${ctx.now() - stream.createdAtMs} ms ago`,
+    );
+  }
   if (access.kind === "not-found" && access.remove) await removeStream(ctx, stream);
   else if (access.kind === "gone" && access.softDelete) await softDeleteStream(ctx, stream);
   return ctx.registry.byName(name);

@@ -1,18 +1,33 @@
 // The mink CLI against mink started for real (three nodes under `wrangler dev`, test/e2e/service.ts): the
 // commands people use to look at the cluster and to move streams, run in-process through main() and, at
-// least once, as the real `node bin/mink.js` child process. Transfers and drains only have to be accepted
-// here (exit 0, the pending transfer printed); their completion is the nodes' work, tested elsewhere.
+// least once, as the real `node bin/mink.js` child process. A transfer is accepted (exit 0, the pending
+// transfer printed) and then completes: `mink stream --json` shows the target owning the stream, opened, and
+// the bytes read back through the router are the same. A drain waits until the node owns nothing, and every
+// stream reads back the same. The waits are bounded polls; nothing here asserts on timing.
 //
 //   npm run test:e2e -- test/e2e/cli.e2e.test.ts
 
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
 import { startService, type Service } from "./service.ts";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const STREAM_PATH = "cli-e2e/orders/2026";
+const STREAM_CONTENT = "order 1\norder 2\norder 3\n";
+const NODE_IDS = ["node-0", "node-1", "node-2"];
+/** Bound on each wait for a transfer or drain to settle (generous: 2 busy cores, `wrangler dev`). */
+const SETTLE_TIMEOUT_MS = 60_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface StreamJson {
+  owner: string | null;
+  ownership: string;
+  pendingTransfer: { source: string; target: string } | null;
+}
 
 interface Run {
   code: number;
@@ -25,8 +40,7 @@ describe("mink CLI against a three-node mink", () => {
 
   beforeAll(async () => {
     service = await startService({ nodes: 3 });
-    const created = await fetch(`${service.baseUrl}/v1/stream/${STREAM_PATH}`, { method: "PUT", headers: { "content-type": "text/plain" } });
-    expect(created.status, await created.text()).toBe(201);
+    await createWithContent(STREAM_PATH, STREAM_CONTENT);
   });
 
   afterAll(async () => {
@@ -59,10 +73,60 @@ describe("mink CLI against a three-node mink", () => {
     });
   }
 
-  async function owner(): Promise<string> {
-    const run = await mink(["stream", STREAM_PATH, "--json"]);
+  /**
+   * A stream request through the router as a client makes it: undici 7's fetch follows the 307 to the owner
+   * (with the body; Node 20's own fetch may not), and a 409 or 503 while a transfer settles is retried.
+   */
+  async function streamRequest(path: string, init: { method: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; text: string }> {
+    const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+    for (;;) {
+      const response = await undiciFetch(`${service.baseUrl}/v1/stream/${path}`, init);
+      const text = await response.text();
+      if ((response.status !== 409 && response.status !== 503) || Date.now() > deadline) return { status: response.status, text };
+      await sleep(50);
+    }
+  }
+
+  async function createWithContent(path: string, content: string): Promise<void> {
+    const created = await streamRequest(path, { method: "PUT", headers: { "content-type": "text/plain" } });
+    expect(created.status, created.text).toBe(201);
+    const appended = await streamRequest(path, { method: "POST", headers: { "content-type": "text/plain" }, body: content });
+    expect([200, 204], appended.text).toContain(appended.status);
+  }
+
+  async function readBack(path: string): Promise<string> {
+    const read = await streamRequest(`${path}?offset=-1`, { method: "GET" });
+    expect(read.status, read.text).toBe(200);
+    return read.text;
+  }
+
+  async function streamJson(path: string): Promise<StreamJson> {
+    const run = await mink(["stream", path, "--json"]);
     expect(run.code, run.stderr).toBe(0);
-    return (JSON.parse(run.stdout) as { owner: string }).owner;
+    return JSON.parse(run.stdout) as StreamJson;
+  }
+
+  async function owner(path = STREAM_PATH): Promise<string> {
+    return (await streamJson(path)).owner ?? "";
+  }
+
+  /** Polls `read` until `done` holds for its value; fails naming `what` and the last value after SETTLE_TIMEOUT_MS. */
+  async function waitUntil<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+    const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+    for (;;) {
+      const value = await read();
+      if (done(value)) return value;
+      if (Date.now() > deadline) throw new Error(`${what}: not reached within ${SETTLE_TIMEOUT_MS} ms; last seen ${JSON.stringify(value)}`);
+      await sleep(100);
+    }
+  }
+
+  async function noPendingTransfers(): Promise<void> {
+    await waitUntil("no pending transfers", async () => {
+      const run = await mink(["transfers", "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+      return (JSON.parse(run.stdout) as { transfers: unknown[] }).transfers.length;
+    }, (pending) => pending === 0);
   }
 
   it("lists the three nodes as JSON, one of them owning the stream", async () => {
@@ -105,13 +169,18 @@ describe("mink CLI against a three-node mink", () => {
     expect(run.stdout).toMatch(/^(no pending transfers|STREAM +ID +SOURCE +TARGET)/);
   });
 
-  it("accepts a transfer to another node and prints it as pending", async () => {
+  it("accepts a transfer to another node, prints it as pending, and the target ends up serving the same bytes", { timeout: 90_000 }, async () => {
     const source = await owner();
-    const target = ["node-0", "node-1", "node-2"].find((id) => id !== source) ?? "";
+    const target = NODE_IDS.find((id) => id !== source) ?? "";
     const run = await mink(["transfer", STREAM_PATH, target]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout.split("\n")[0]).toMatch(new RegExp(`^transfer of ${STREAM_PATH} from ${source} to ${target} (is|was already) pending$`));
     expect(run.stdout).toMatch(new RegExp(`^target: +${target}$`, "m"));
+
+    const settled = await waitUntil(`${STREAM_PATH} opened by ${target}`, () => streamJson(STREAM_PATH),
+      (stream) => stream.owner === target && stream.ownership === "opened" && stream.pendingTransfer === null);
+    expect(settled).toMatchObject({ owner: target, ownership: "opened", pendingTransfer: null });
+    expect(await readBack(STREAM_PATH)).toBe(STREAM_CONTENT);
   });
 
   it("accepts a drain with --no-wait, and an undrain", async () => {
@@ -121,6 +190,36 @@ describe("mink CLI against a three-node mink", () => {
     const undrain = await mink(["undrain", "node-2"]);
     expect(undrain.code, undrain.stderr).toBe(0);
     expect(undrain.stdout).toMatch(/^node-2 is no longer draining/);
+  });
+
+  it("drains a node (waiting until done): it owns nothing afterwards, every stream reads back the same; then undrains it", { timeout: 120_000 }, async () => {
+    // Earlier tests left transfers moving (the --no-wait drain): let them land first, so the drained node
+    // cannot receive a stream that was already on its way to it.
+    await noPendingTransfers();
+    const paths = Array.from({ length: 6 }, (_, i) => `cli-e2e/drain/${i}`);
+    const contents = new Map(paths.map((path, i) => [path, `stream ${i}: ${"x".repeat(10 * i)}\n`]));
+    for (const [path, content] of contents) await createWithContent(path, content);
+    const drained = await owner(paths[0]);
+    expect(NODE_IDS).toContain(drained);
+
+    const drain = await mink(["drain", drained]);
+    expect(drain.code, drain.stderr).toBe(0);
+    expect(drain.stdout).toMatch(new RegExp(`^${drained} is drained: \\d+ streams? moved$`, "m"));
+
+    const nodes = await mink(["nodes", "--json"]);
+    expect(nodes.code, nodes.stderr).toBe(0);
+    const row = (JSON.parse(nodes.stdout) as { nodes: Array<{ id: string; streams: number; draining: boolean }> }).nodes.find((node) => node.id === drained);
+    expect(row).toMatchObject({ streams: 0, draining: true });
+    for (const [path, content] of contents) {
+      const stream = await streamJson(path);
+      expect(stream.owner, path).not.toBe(drained);
+      expect(await readBack(path), path).toBe(content);
+    }
+    expect(await readBack(STREAM_PATH)).toBe(STREAM_CONTENT);
+
+    const undrain = await mink(["undrain", drained]);
+    expect(undrain.code, undrain.stderr).toBe(0);
+    expect(undrain.stdout).toMatch(new RegExp(`^${drained} is no longer draining`));
   });
 
   it("runs as `node bin/mink.js`: JSON on stdout and exit 0 with the token, exit 1 and a clear message without", async () => {
