@@ -10,6 +10,7 @@
 // | R1 | not registered                        | router or node      | serve here (creates land where they come) |
 // | R2 | transfer pending, here is the target  | router or node      | park until the transfer settles, then serve |
 // | R3 | transfer pending, at the router       | router              | go to the target                          |
+// | R3 | transfer pending, here is the source  | node                | 307 to the target (it parks the request)  |
 // | R4 | transfer pending, here is not target  | node                | 409 transfer_pending, naming the target   |
 // | R5 | opened or placed, owned here          | router or node      | serve here                                |
 // | R6 | opened or placed, owned elsewhere     | router or node      | go to the owner                           |
@@ -50,7 +51,8 @@ export function routeStream(input: RoutingInput): RoutingDecision {
   const transfer = stream.transfer;
   if (transfer !== undefined) {
     if (transfer.target === hereNodeId) return { kind: "park", nodeId: hereNodeId, rule: "R2" };
-    if (at === "node") {
+    // The source handed the stream off (or is about to): requests go to the target, which parks them.
+    if (at === "node" && transfer.source !== hereNodeId) {
       return { kind: "transfer_pending", target: transfer.target, targetAddr: lookup.targetNode?.addr ?? null, rule: "R4" };
     }
     return goTo(lookup.targetNode, transfer.target, mode, "R3");

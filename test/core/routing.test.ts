@@ -52,9 +52,14 @@ describe("routing (DESIGN section 5)", () => {
     expect(routeStream(input(view, { mode: "forward" }))).toEqual({ kind: "forward", node: node("n2"), rule: "R3" });
   });
 
-  it("R4 a node other than the target answers 409 during a transfer, naming the target", () => {
+  it("R3 the transfer's source sends a request on to the target (which parks it)", () => {
     const view = stream("opened", "n1", { source: "n1", target: "n2" });
-    expect(routeStream(input(view, { at: "node", hereNodeId: "n1" }))).toEqual({
+    expect(routeStream(input(view, { at: "node", hereNodeId: "n1" }))).toEqual({ kind: "redirect", node: node("n2"), rule: "R3" });
+  });
+
+  it("R4 a node other than the target or the source answers 409 during a transfer, naming the target", () => {
+    const view = stream("opened", "n1", { source: "n1", target: "n2" });
+    expect(routeStream(input(view, { at: "node", hereNodeId: "n3" }))).toEqual({
       kind: "transfer_pending",
       target: "n2",
       targetAddr: "https://mink.test/n/n2",

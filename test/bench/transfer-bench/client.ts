@@ -131,6 +131,17 @@ export class Client {
     return (JSON.parse(answer.body) as { nodes: Array<{ id: string }> }).nodes.map((node) => node.id);
   }
 
+  /** The object-store request counters of GET /metrics, by `<node> <kind>` ("node-0 get"). */
+  async storeRequests(): Promise<Map<string, number>> {
+    const answer = await this.#admin("GET", "/metrics");
+    if (answer.status !== 200) throw new Error(`GET /metrics: ${answer.status} ${answer.body.slice(0, 300)}`);
+    const counts = new Map<string, number>();
+    for (const match of answer.body.matchAll(/^mink_object_store_requests_total\{node="([^"]+)",kind="([^"]+)"\} (\d+)$/gm)) {
+      counts.set(`${match[1]} ${match[2]}`, Number(match[3]));
+    }
+    return counts;
+  }
+
   /**
    * Polls the stream's record every `intervalMs` until `target` owns it, opened, with no transfer pending;
    * resolves with performance.now() at the answer that showed it. Throws after `timeoutMs`.

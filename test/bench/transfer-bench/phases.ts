@@ -149,17 +149,24 @@ export async function busyStream(
 
     for (let i = 0; i < options.transfers && writerErrors.length < options.writers; i++) {
       const target = pair[(i + 1) % 2]!;
+      const storeBefore = options.verbose === true ? await client.storeRequests() : undefined;
       const from = acks.length;
       const t0 = performance.now();
       await client.beginTransfer(name, target);
       const openedAt = await client.waitOpenedBy(name, target, OPENED_POLL_MS, OPENED_TIMEOUT_MS);
+      const storeAfter = storeBefore === undefined ? undefined : await client.storeRequests();
       const end = openedAt + options.afterOpenedMs;
       await sleep(Math.max(0, end - performance.now()));
       const gap = longestGap(acks, Math.max(0, from - 1), t0, end);
       result.windowsMs.push(gap.lengthMs);
       result.openedMs.push(openedAt - t0);
       if (options.verbose === true) {
-        progress(`busy transfer ${i + 1} to ${target}: opened at t0+${(openedAt - t0).toFixed(0)} ms; longest gap ${gap.lengthMs.toFixed(0)} ms from t0+${(gap.startMs - t0).toFixed(0)} ms`);
+        // The source's object-store requests from just before t0 to just after opened (compaction shows as GETs).
+        const source = pair[i % 2]!;
+        const delta = (kind: string): number => (storeAfter?.get(`${source} ${kind}`) ?? 0) - (storeBefore?.get(`${source} ${kind}`) ?? 0);
+        progress(`busy transfer ${i + 1} to ${target}: opened at t0+${(openedAt - t0).toFixed(0)} ms; longest gap ${gap.lengthMs.toFixed(0)} ms ` +
+          `from t0+${(gap.startMs - t0).toFixed(0)} ms; source ${source} store requests meanwhile: ` +
+          `put ${delta("put")} get ${delta("get")} delete ${delta("delete")} list ${delta("list")}`);
       }
       if ((i + 1) % 10 === 0) progress(`busy: ${i + 1} of ${options.transfers} transfers, ${acks.length} appends acknowledged`);
     }
