@@ -55,7 +55,7 @@ export function routeStream(input: RoutingInput): RoutingDecision {
     if (at === "node" && transfer.source !== hereNodeId) {
       return { kind: "transfer_pending", target: transfer.target, targetAddr: lookup.targetNode?.addr ?? null, rule: "R4" };
     }
-    return goTo(lookup.targetNode, transfer.target, mode, "R3");
+    return goTo(lookup.targetNode, transfer.target, at === "node" ? "redirect" : mode, "R3");
   }
 
   if ((stream.ownership === "opened" || stream.ownership === "placed") && stream.owner !== null) {
