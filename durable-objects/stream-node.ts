@@ -195,6 +195,7 @@ export class StreamNode extends DurableObject<Env> {
       settings,
       registry,
       readers: new LiveReaders(),
+      parked: new LiveReaders(),
       wal: port,
       store,
       meta: this.meta,

@@ -49,6 +49,7 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
     if (ctx.registry.sourceOf(stream) === undefined && stream.base > 0) await attachSource(ctx, stream);
     stream.epoch = epoch;
     stream.opened = true;
+    ctx.parked.notify(view.name);
     return null;
   });
 }

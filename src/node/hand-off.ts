@@ -43,16 +43,19 @@ export async function handOff(ctx: NodeContext, streamId: string, name: string, 
   await ctx.locks.run(`name:${name}`, async () => {
     const stream = ctx.registry.get(streamId);
     if (stream === undefined || stream.removed) return proposeClose(ctx, streamId, epoch);
-    let done!: () => void;
-    stream.handingOff = new Promise<void>((resolve) => (done = resolve));
-    stream.opened = false;
+    let done: () => void = () => undefined;
     try {
-      const error = await settled(ctx, stream);
-      if (error !== null) throw new HandOffError(`appends before the hand-off failed: ${error.message}`, error);
-      // A fork's inherited bytes must be readable from its source's stream objects at the target.
-      const source = ctx.registry.sourceOf(stream);
-      if (source !== undefined && !source.removed) await flushSource(ctx, source);
-      await ctx.locks.run(STORE_WRITE_LOCK, () => flushToObjects(ctx, stream, epoch, true));
+      // The store lock first: a compaction running now finishes before appends stop, not while they wait.
+      await ctx.locks.run(STORE_WRITE_LOCK, async () => {
+        stream.handingOff = new Promise<void>((resolve) => (done = resolve));
+        stream.opened = false;
+        const error = await settled(ctx, stream);
+        if (error !== null) throw new HandOffError(`appends before the hand-off failed: ${error.message}`, error);
+        // A fork's inherited bytes must be readable from its source's stream objects at the target.
+        const source = ctx.registry.sourceOf(stream);
+        if (source !== undefined && !source.removed) await flushSource(ctx, source);
+        await flushToObjects(ctx, stream, epoch, true);
+      });
       await proposeClose(ctx, streamId, epoch);
       await writeControlRecord(ctx, stream, { k: "release" });
       release(ctx, stream);
@@ -93,12 +96,13 @@ async function flushSource(ctx: NodeContext, source: StreamState): Promise<void>
   if (openError !== null) throw new HandOffError(`the fork's source cannot be flushed: ${openError.message}`, openError);
   const error = await settled(ctx, source);
   if (error !== null) throw new HandOffError(`the fork's source cannot be flushed: ${error.message}`, error);
-  await ctx.locks.run(STORE_WRITE_LOCK, () => flushToObjects(ctx, source, source.epoch, false));
+  await flushToObjects(ctx, source, source.epoch, false);
 }
 
 /**
  * Writes the stream's acknowledged data not yet in stream objects into one stream object at `epoch` and
  * lists it in the manifest; with `close`, also records the close at `epoch` and the session. Idempotent.
+ * The caller holds STORE_WRITE_LOCK (compaction writes the same objects and manifests).
  */
 export async function flushToObjects(ctx: NodeContext, stream: StreamState, epoch: number, close: boolean): Promise<void> {
   const { store } = ctx;

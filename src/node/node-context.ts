@@ -73,6 +73,8 @@ export interface NodeContext {
   readonly settings: NodeSettings;
   readonly registry: StreamRegistry;
   readonly readers: LiveReaders;
+  /** Requests parked for a stream being handed here (R2), by name: woken when this node opens it. */
+  readonly parked: LiveReaders;
   readonly wal: WalPort;
   /** The object store (stream objects and manifests: hand-offs and adoptions read and write them). */
   readonly store: ObjectStore;

@@ -15,6 +15,7 @@ import type { StreamState } from "./stream-registry.ts";
 
 /** How long a request for a stream being transferred here waits for the transfer to settle (R2). */
 export const PARK_TIMEOUT_MS = 10_000;
+/** How often a parked request looks at the log again if nothing wakes it first. */
 const PARK_POLL_MS = 200;
 
 /** Null: serve here. Otherwise the reply (307, 409, 503). */
@@ -62,7 +63,8 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
       case "park":
         // R2: this node is the transfer target; wait for the source to complete it, then route again.
         if (ctx.now() >= parkUntilMs) return errorReply(unavailable("the transfer of this stream has not settled; retry"));
-        await new Promise((resolve) => setTimeout(resolve, PARK_POLL_MS));
+        // Woken as soon as this node opens the stream (its watcher sees the completion), else polls.
+        await ctx.parked.wait(name, PARK_POLL_MS);
         lookup = await ctx.view.lookup(name, true);
         continue;
     }

@@ -4,6 +4,7 @@
 // acknowledged byte at its offset.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { STORE_WRITE_LOCK } from "../../src/node/compaction.ts";
 import { flushToObjects, handOff } from "../../src/node/hand-off.ts";
 import { begin, call, crash, createOn, meta, openedBy, pauseWatcher, record, stub, text, TEXT } from "./transfer-support.ts";
 
@@ -43,7 +44,7 @@ describe("a crash of the source at each step of a transfer", { timeout: 60_000 }
     await begin(stream.name, "tr-1");
     await runInDurableObject(stub("tr-0"), async (node) => {
       const held = node.node!.registry.get(stream.id)!;
-      await flushToObjects(node.node!, held, stream.epoch, true);
+      await node.node!.locks.run(STORE_WRITE_LOCK, () => flushToObjects(node.node!, held, stream.epoch, true));
     });
     await crash("tr-0");
     await completedOnce(stream.name, stream.epoch, bytes);
@@ -55,7 +56,7 @@ describe("a crash of the source at each step of a transfer", { timeout: 60_000 }
     await begin(stream.name, "tr-1");
     await runInDurableObject(stub("tr-0"), async (node) => {
       const held = node.node!.registry.get(stream.id)!;
-      await flushToObjects(node.node!, held, stream.epoch, true);
+      await node.node!.locks.run(STORE_WRITE_LOCK, () => flushToObjects(node.node!, held, stream.epoch, true));
     });
     const { nodeEpoch } = await stub("tr-0").ping();
     expect((await meta.propose({ type: "CloseStream", streamId: stream.id, nodeId: "tr-0", nodeEpoch, epoch: stream.epoch })).ok).toBe(true);
