@@ -179,11 +179,24 @@ export class MetaLog extends DurableObject<Env> {
   async watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties> {
     if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
     const waitMs = Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.tuning.maxWatchMs));
-    if (since === this.state.version && waitMs > 0) await this.nextChange(waitMs);
-    const changes = since === 0 ? null : this.changesSince(since);
-    const handedTo =
-      changes === null || changes.full ? handedToNode(this.state, nodeId) : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
-    return { version: this.state.version, transfers: transferDuties(this.state, nodeId), handedTo };
+    const deadlineMs = Date.now() + waitMs;
+    for (;;) {
+      const changes = since === 0 ? null : this.changesSince(since);
+      const handedTo =
+        changes === null || changes.full ? handedToNode(this.state, nodeId) : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
+      const transfers = transferDuties(this.state, nodeId);
+      // Answer at once when a change since `since` concerns this node's transfers (or at the end of the wait,
+      // with every pending one: the retry); other changes (the creates and opens of a busy log) do not wake
+      // it, so a watcher costs about one call per `timeoutMs` unless it has work.
+      const remainingMs = deadlineMs - Date.now();
+      const relevant =
+        changes === null ||
+        changes.full ||
+        handedTo.length > 0 ||
+        changes.streams.some((stream) => stream.transfer !== undefined && (stream.transfer.source === nodeId || stream.transfer.target === nodeId));
+      if (relevant || remainingMs <= 0) return { version: this.state.version, transfers, handedTo };
+      await this.nextChange(remainingMs);
+    }
   }
 
   /** Every pending transfer (admin). */

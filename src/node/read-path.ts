@@ -139,7 +139,8 @@ export async function readPage(
     let cut = bytes.lastIndexOf(0x0a) + 1;
     if (cut === 0) {
       const rest = await ctx.registry.readBytes(stream, start, stream.tail);
-      cut = rest.indexOf(0x0a) + 1;
+      // No newline at all (a start inside the last message): the rest, so a page always makes progress.
+      cut = rest.indexOf(0x0a) + 1 || rest.byteLength;
       bytes = rest;
     }
     bytes = bytes.subarray(0, cut);
