@@ -16,6 +16,10 @@ export interface Env {
   LONG_POLL_TIMEOUT_MS?: string;
   /** Largest request body in bytes (default 8 MiB); larger gets 413. */
   MAX_BODY_BYTES?: string;
+  /** A node compacts its WAL after this many WAL objects (default 256)... */
+  COMPACT_AFTER_WAL_OBJECTS?: string;
+  /** ... or this many WAL bytes (default 32 MiB). */
+  COMPACT_AFTER_WAL_BYTES?: string;
   /** The node ids of the deployment, comma-separated. */
   NODE_IDS?: string;
   /** The node this Worker acts for (R1 and R7 serve there); default the first of NODE_IDS. */

@@ -31,6 +31,8 @@ export const DEFAULT_SETTINGS: NodeSettings = {
 export interface SettingsVars {
   LONG_POLL_TIMEOUT_MS?: string;
   MAX_BODY_BYTES?: string;
+  COMPACT_AFTER_WAL_OBJECTS?: string;
+  COMPACT_AFTER_WAL_BYTES?: string;
 }
 
 export function nodeSettings(vars: SettingsVars): NodeSettings {
@@ -38,6 +40,8 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
     ...DEFAULT_SETTINGS,
     longPollTimeoutMs: positiveInt(vars.LONG_POLL_TIMEOUT_MS, "LONG_POLL_TIMEOUT_MS", DEFAULT_SETTINGS.longPollTimeoutMs),
     maxBodyBytes: positiveInt(vars.MAX_BODY_BYTES, "MAX_BODY_BYTES", DEFAULT_SETTINGS.maxBodyBytes),
+    compactAfterWalObjects: positiveInt(vars.COMPACT_AFTER_WAL_OBJECTS, "COMPACT_AFTER_WAL_OBJECTS", DEFAULT_SETTINGS.compactAfterWalObjects),
+    compactAfterWalBytes: positiveInt(vars.COMPACT_AFTER_WAL_BYTES, "COMPACT_AFTER_WAL_BYTES", DEFAULT_SETTINGS.compactAfterWalBytes),
   };
 }
 
