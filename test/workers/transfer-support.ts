@@ -93,3 +93,16 @@ export async function text(response: Response): Promise<string> {
   return response.text();
 }
 
+
+/** Like `call`, following 307s to other nodes' addresses as a client does. */
+export async function follow(nodeId: string, method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+  let response = await call(nodeId, method, path, init);
+  for (let hop = 0; response.status === 307 && hop < 5; hop++) {
+    const location = new URL(response.headers.get("location") ?? "");
+    await response.body?.cancel();
+    const match = /^\/n\/([^/]+)\/v1\/stream\/(.*)$/.exec(location.pathname);
+    if (match === null) throw new Error(`unexpected redirect to ${location.href}`);
+    response = await call(match[1]!, method, `${match[2]!}${location.search}`, init);
+  }
+  return response;
+}

@@ -5,7 +5,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { handOff } from "../../src/node/hand-off.ts";
-import { begin, call, createOn, meta, openedBy, ORIGIN, pauseWatcher, record, stub, text, TEXT } from "./transfer-support.ts";
+import { begin, call, createOn, follow, meta, openedBy, ORIGIN, pauseWatcher, record, stub, text, TEXT } from "./transfer-support.ts";
 
 describe("transfers", { timeout: 30_000 }, () => {
   it("T1+T5: a transfer hands the stream over with its data, producers and Stream-Seq, and the target opens it at E+1 unasked", async () => {
@@ -88,5 +88,35 @@ describe("transfers", { timeout: 30_000 }, () => {
     await openedBy("t/stale", "tr-0");
     expect(await text(await call("tr-0", "GET", "t/stale?offset=-1"))).toBe("one");
     await pauseWatcher("tr-2", false);
+  });
+});
+
+describe("forks and transfers", { timeout: 30_000 }, () => {
+  it("a fork moved away from its source reads the inherited bytes from the source's stream objects", async () => {
+    await createOn("tr-0", "t/fork-src", "inherited,");
+    const forked = await follow("tr-0", "PUT", "t/fork-child", { headers: { ...TEXT, "stream-forked-from": "/v1/stream/t/fork-src" } });
+    expect(forked.status).toBe(201);
+    expect((await call("tr-0", "POST", "t/fork-child", { headers: TEXT, body: "own," })).status).toBe(204);
+    expect((await call("tr-0", "POST", "t/fork-src", { headers: TEXT, body: "later" })).status).toBe(204);
+
+    await begin("t/fork-child", "tr-1");
+    await openedBy("t/fork-child", "tr-1");
+    expect(await text(await call("tr-1", "GET", "t/fork-child?offset=-1"))).toBe("inherited,own,");
+    expect((await call("tr-1", "POST", "t/fork-child", { headers: TEXT, body: "more" })).status).toBe(204);
+    expect(await text(await call("tr-1", "GET", "t/fork-child?offset=-1"))).toBe("inherited,own,more");
+    // The source stays where it was and keeps its own bytes.
+    expect(await text(await call("tr-0", "GET", "t/fork-src?offset=-1"))).toBe("inherited,later");
+  });
+
+  it("a source moved away from its fork: the fork keeps reading the inherited bytes", async () => {
+    await createOn("tr-0", "t/src-moves", "base,");
+    const forked = await follow("tr-0", "PUT", "t/src-moves-child", { headers: { ...TEXT, "stream-forked-from": "/v1/stream/t/src-moves" } });
+    expect(forked.status).toBe(201);
+    await begin("t/src-moves", "tr-2");
+    await openedBy("t/src-moves", "tr-2");
+    expect(await text(await call("tr-0", "GET", "t/src-moves-child?offset=-1"))).toBe("base,");
+    expect((await call("tr-2", "POST", "t/src-moves", { headers: TEXT, body: "after" })).status).toBe(204);
+    expect(await text(await call("tr-2", "GET", "t/src-moves?offset=-1"))).toBe("base,after");
+    expect(await text(await call("tr-0", "GET", "t/src-moves-child?offset=-1"))).toBe("base,");
   });
 });
