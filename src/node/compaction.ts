@@ -4,18 +4,20 @@
 //    eof, producers and Stream-Seq as decided at that instant) and a `mark`; it lands at seq X, after
 //    every append decided before it. Replay from X rebuilds every stream from these records alone.
 // 2. Every data record of [checkpoint, X) is written into stream objects, one per stream, each listed in
-//    the stream's manifest (opened at the stream's epoch first). Records are read back from the WAL, so
-//    this needs no data in memory.
+//    the stream's manifest (opened at the stream's epoch first). The records come from the tail cache,
+//    which holds every acknowledged byte not yet compacted (no WAL GETs); should a stream's cached records
+//    not cover its range exactly, the whole compaction reads them back from the WAL instead.
 // 3. The checkpoint moves to X; WAL objects below X are deleted.
-// A crash anywhere leaves a consistent store: before step 3 replay starts at the old checkpoint (stream
-// objects written again are identical, and snapshot records of streams replay already knows are passed
-// over); after it, replay starts at the snapshot.
+// A crash anywhere leaves a consistent store: before step 3 replay starts at the old checkpoint (records
+// already in stream objects are found in the manifest and skipped, and snapshot records of streams replay
+// already knows are passed over); after it, replay starts at the snapshot.
 import { advanceCheckpoint, deleteWalBelow, readCheckpoint } from "../storage/checkpoint.ts";
 import { compactStream } from "../storage/compaction.ts";
-import { openManifest, StaleEpochError, type StreamObjectRef } from "../storage/manifest.ts";
+import { openManifest, readManifest, StaleEpochError } from "../storage/manifest.ts";
+import { NonContiguousRecordsError } from "../storage/stream-object.ts";
 import { forgetStale } from "./release.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import { isEof, type StreamRecord } from "../storage/record-codec.ts";
+import { isEof, RECORD_FLAG_EOF, type StreamRecord } from "../storage/record-codec.ts";
 import { replayChain } from "../storage/wal-chain.ts";
 import type { NodeContext } from "./node-context.ts";
 import { encodeRecordMeta } from "./record-meta.ts";
@@ -73,7 +75,10 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
   const fromSeq = checkpoint?.checkpoint.walSeq ?? 0;
 
   // 1. The snapshot, decided synchronously: it follows every append decided before it.
-  const records = ctx.registry.snapshotStreams().map(snapshotRecord);
+  const streams = ctx.registry.snapshotStreams();
+  const records = streams.map(snapshotRecord);
+  // What each stream had decided at that instant: once the snapshot lands, all of it is acknowledged.
+  const decided = new Map(streams.map((stream) => [stream.id, { tail: stream.decided.tail, eof: stream.decided.eof }]));
   records.push({
     streamId: MARK_STREAM_ID,
     streamEpoch: 0,
@@ -84,16 +89,9 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
   });
   const { seq: snapshotSeq } = await ctx.wal.append(records);
 
-  // 2. The data of [fromSeq, snapshotSeq) into stream objects, stream by stream.
-  const byStream = new Map<string, StreamRecord[]>();
-  for await (const object of replayChain(store, { nodeId: ctx.nodeId, fromSeq, toSeq: snapshotSeq })) {
-    for (const record of object.records) {
-      if (record.data.byteLength === 0 && !isEof(record)) continue;
-      let list = byStream.get(record.streamId);
-      if (list === undefined) byStream.set(record.streamId, (list = []));
-      list.push(record);
-    }
-  }
+  // 2. The data of [fromSeq, snapshotSeq) into stream objects, stream by stream: from the tail cache, which
+  //    holds every acknowledged byte not yet compacted, or (if it somehow does not) read back from the WAL.
+  const byStream = fromMemory(ctx, decided) ?? (await fromWal(store, ctx.nodeId, fromSeq, snapshotSeq));
   let recordsCompacted = 0;
   let streamsCompacted = 0;
   for (const [streamId, replayed] of byStream) {
@@ -105,15 +103,10 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
     const streamRecords = replayed.filter((record) => record.firstOffset >= done);
     if (streamRecords.length === 0) continue;
     const writerEpoch = Math.max(stream.epoch, ...streamRecords.map((record) => record.streamEpoch));
-    let object: StreamObjectRef;
+    let compacted: number;
     try {
       await ensureManifest(store, stream.id, stream.base, writerEpoch);
-      ({ object } = await compactStream(store, {
-        streamId,
-        writerEpoch,
-        records: streamRecords,
-        walCovered: [{ nodeId: ctx.nodeId, toSeq: snapshotSeq }],
-      }));
+      compacted = await compactOne(ctx, store, stream, writerEpoch, streamRecords, snapshotSeq);
     } catch (error) {
       // Another node opened the stream at a later epoch: this is a stale copy (a crash after the hand-off's
       // close, before its release record), and its data was flushed by the hand-off. Let it go.
@@ -121,10 +114,8 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
       stale.push(stream.id);
       continue;
     }
-    // The tail cache lets go of the compacted bytes: reads of them go to the stream object from now on.
-    ctx.registry.replaceWithObject(stream, object.key, object.firstOffset, object.endOffset);
-    recordsCompacted += streamRecords.length;
-    streamsCompacted++;
+    recordsCompacted += compacted;
+    if (compacted > 0) streamsCompacted++;
   }
 
   // 3. Checkpoint, then WAL clean-up below it.
@@ -132,6 +123,86 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
   const { deleted } = await deleteWalBelow(store, ctx.nodeId, snapshotSeq);
   return { fromSeq, snapshotSeq, streamsCompacted, recordsCompacted, walObjectsDeleted: deleted };
 }
+
+/**
+ * One stream's records into one stream object, listed in its manifest; the tail cache then lets go of the
+ * bytes (reads go to the object). A compaction that crashed after its objects landed but before the
+ * checkpoint moved left objects this incarnation does not know: their records are skipped and the cache
+ * points at them instead. Returns how many records went into a new object.
+ */
+async function compactOne(
+  ctx: NodeContext,
+  store: ObjectStore,
+  stream: StreamState,
+  writerEpoch: number,
+  records: readonly StreamRecord[],
+  snapshotSeq: number,
+): Promise<number> {
+  const walCovered = [{ nodeId: ctx.nodeId, toSeq: snapshotSeq }];
+  let rest = records;
+  try {
+    const { object } = await compactStream(store, { streamId: stream.id, writerEpoch, records: rest, walCovered });
+    ctx.registry.replaceWithObject(stream, object.key, object.firstOffset, object.endOffset);
+    return rest.length;
+  } catch (error) {
+    if (!(error instanceof NonContiguousRecordsError)) throw error;
+    const known = await readManifest(store, stream.id);
+    const objects = (known?.manifest.objects ?? []).filter((ref) => ref.endOffset > rest[0]!.firstOffset);
+    for (const ref of objects) ctx.registry.replaceWithObject(stream, ref.key, ref.firstOffset, ref.endOffset);
+    const end = objects.at(-1)?.endOffset ?? 0;
+    rest = rest.filter((record) => record.firstOffset >= end);
+    if (objects.length === 0 || rest.length === 0) {
+      if (objects.length === 0) throw error;
+      return 0;
+    }
+    if (rest[0]!.firstOffset !== end) throw error; // the objects end inside a record: not ours to mend
+  }
+  const { object } = await compactStream(store, { streamId: stream.id, writerEpoch, records: rest, walCovered });
+  ctx.registry.replaceWithObject(stream, object.key, object.firstOffset, object.endOffset);
+  return rest.length;
+}
+
+/**
+ * Each stream's records in [compacted end, tail at the snapshot) from the tail cache, as WAL records; null
+ * when some stream's cached records do not cover that range exactly (then the WAL is read back instead).
+ */
+function fromMemory(ctx: NodeContext, decided: ReadonlyMap<string, { tail: number; eof: boolean }>): Map<string, StreamRecord[]> | null {
+  const byStream = new Map<string, StreamRecord[]>();
+  for (const [streamId, { tail, eof }] of decided) {
+    const stream = ctx.registry.get(streamId);
+    if (stream === undefined || stream.removed) continue;
+    let at = ctx.registry.compactedEnd(stream);
+    const list: StreamRecord[] = [];
+    for (const record of stream.records) {
+      if (record.data === null || record.end <= at || record.first >= tail) continue;
+      if (record.first !== at || record.end > tail) return null;
+      list.push({ streamId, streamEpoch: stream.epoch, firstOffset: record.first, flags: 0, meta: EMPTY_META, data: record.data });
+      at = record.end;
+    }
+    if (at < tail) return null;
+    const last = list.at(-1);
+    if (last === undefined) continue;
+    if (eof) list[list.length - 1] = { ...last, flags: RECORD_FLAG_EOF };
+    byStream.set(streamId, list);
+  }
+  return byStream;
+}
+
+/** The data records of [fromSeq, toSeq) of the node's WAL, by stream (the compaction of before the cache). */
+async function fromWal(store: ObjectStore, nodeId: string, fromSeq: number, toSeq: number): Promise<Map<string, StreamRecord[]>> {
+  const byStream = new Map<string, StreamRecord[]>();
+  for await (const object of replayChain(store, { nodeId, fromSeq, toSeq })) {
+    for (const record of object.records) {
+      if (record.data.byteLength === 0 && !isEof(record)) continue;
+      let list = byStream.get(record.streamId);
+      if (list === undefined) byStream.set(record.streamId, (list = []));
+      list.push(record);
+    }
+  }
+  return byStream;
+}
+
+const EMPTY_META = new Uint8Array(0);
 
 /** The stream's manifest exists at `epoch` (created at its first offset, or raised to it). */
 export async function ensureManifest(store: ObjectStore, streamId: string, base: number, epoch: number): Promise<void> {
