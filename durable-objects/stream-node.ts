@@ -106,6 +106,7 @@ export class StreamNode extends DurableObject<Env> {
       walBytesWritten: this.wal?.stats.bytesWritten ?? 0,
       openStreams,
       liveReaders: node?.readers.size ?? 0,
+      transferSteps: { ...(this.watcher?.stats ?? { handOffs: 0, completions: 0, adoptions: 0, failures: 0 }) },
     };
   }
 

@@ -168,6 +168,21 @@ export function metricFamilies(ids: readonly string[], nodes: ReadonlyMap<string
     { name: "mink_wal_written_bytes_total", help: "Bytes of WAL objects written.", type: "counter", samples: perNode((m) => m.walBytesWritten) },
     { name: "mink_open_streams", help: "Streams the node holds in memory.", type: "gauge", samples: perNode((m) => m.openStreams) },
     { name: "mink_live_readers", help: "Long-poll and SSE readers waiting at a tail.", type: "gauge", samples: perNode((m) => m.liveReaders) },
+    {
+      name: "mink_transfer_steps_total",
+      help: "Transfer steps the node's watcher took: hand_off (source), complete, open (target), failed (retried).",
+      type: "counter",
+      samples: ids.flatMap((id) => {
+        const steps = nodes.get(id)?.transferSteps;
+        if (steps === undefined) return [];
+        return [
+          { labels: { node: id, step: "hand_off" }, value: steps.handOffs },
+          { labels: { node: id, step: "complete" }, value: steps.completions },
+          { labels: { node: id, step: "open" }, value: steps.adoptions },
+          { labels: { node: id, step: "failed" }, value: steps.failures },
+        ];
+      }),
+    },
     { name: "mink_meta_log_up", help: "1 when the metadata log answered.", type: "gauge", samples: [{ value: meta === null ? 0 : 1 }] },
   ];
   if (meta !== null) {

@@ -77,4 +77,6 @@ export interface NodeMetrics {
   readonly openStreams: number;
   /** Long-poll and SSE readers waiting at a tail. */
   readonly liveReaders: number;
+  /** Transfer steps this incarnation's watcher took, by kind (docs/transfers.md, table T). */
+  readonly transferSteps: { readonly handOffs: number; readonly completions: number; readonly adoptions: number; readonly failures: number };
 }

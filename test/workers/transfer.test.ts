@@ -4,8 +4,9 @@
 // pending and the target parks requests until it settles; a stale completion is refused.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { metricsResponse } from "../../src/http/admin-routes.ts";
 import { handOff } from "../../src/node/hand-off.ts";
-import { begin, call, createOn, follow, meta, openedBy, ORIGIN, pauseWatcher, record, stub, text, TEXT } from "./transfer-support.ts";
+import { begin, call, createOn, e, follow, meta, openedBy, ORIGIN, pauseWatcher, record, stub, text, TEXT } from "./transfer-support.ts";
 
 describe("transfers", { timeout: 30_000 }, () => {
   it("T1+T5: a transfer hands the stream over with its data, producers and Stream-Seq, and the target opens it at E+1 unasked", async () => {
@@ -32,6 +33,10 @@ describe("transfers", { timeout: 30_000 }, () => {
     const atSource = await call("tr-0", "GET", "t/carried?offset=-1");
     expect(atSource.status).toBe(307);
     expect(atSource.headers.get("location")).toBe(`${ORIGIN}/n/tr-1/v1/stream/t/carried?offset=-1`);
+    // /metrics counts the watchers' steps: the source handed off, the target opened.
+    const metrics = await (await metricsResponse(e)).text();
+    expect(metrics).toMatch(/^mink_transfer_steps_total\{node="tr-0",step="hand_off"\} [1-9]/m);
+    expect(metrics).toMatch(/^mink_transfer_steps_total\{node="tr-1",step="open"\} [1-9]/m);
   });
 
   it("R4+R2: while a transfer is pending a third node answers 409 naming the target, and the target parks requests until it settles", async () => {
