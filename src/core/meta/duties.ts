@@ -81,7 +81,7 @@ export function planDrain(state: MetaState, nodeId: string): { moves: DrainMove[
 export interface DrainProgress {
   readonly nodeId: string;
   readonly draining: boolean;
-  /** Streams still placed on or opened by the node. */
+  /** Streams still placed on or opened by the node, or closed by it with their transfer not complete yet. */
   readonly remaining: number;
   /** Of those, how many have a transfer pending. */
   readonly transferring: number;
@@ -91,8 +91,14 @@ export function drainProgress(state: MetaState, nodeId: string): DrainProgress |
   const node = state.nodes.get(nodeId);
   if (node === undefined) return null;
   let transferring = 0;
+  // A stream the source has closed but whose transfer is not complete yet is no longer "assigned" (placed
+  // or opened) anywhere, but it has not left the node either: it counts as remaining until the completion.
+  let closedInTransfer = 0;
   for (const [streamId, transfer] of state.transfers.entries()) {
-    if (transfer.source === nodeId && state.streams.get(streamId) !== undefined) transferring++;
+    const stream = state.streams.get(streamId);
+    if (transfer.source !== nodeId || stream === undefined) continue;
+    transferring++;
+    if (stream.ownership === "closed") closedInTransfer++;
   }
-  return { nodeId, draining: node.draining, remaining: state.assigned.get(nodeId) ?? 0, transferring };
+  return { nodeId, draining: node.draining, remaining: (state.assigned.get(nodeId) ?? 0) + closedInTransfer, transferring };
 }

@@ -130,6 +130,10 @@ describe("drainProgress", () => {
     const state = build([close("s3", "c", 1)], fourStreams());
     expect(drainProgress(state, "c")?.remaining).toBe(0);
   });
+  it("drainProgress counts a stream the node closed for its transfer as remaining until the completion", () => {
+    const closed = build([draining("a"), close("s1", "a", 1)], fourStreams());
+    expect(drainProgress(closed, "a")).toEqual({ nodeId: "a", draining: true, remaining: 1, transferring: 1 });
+  });
   it("drainProgress reaches zero when the node's last transfer completes", () => {
     const state = build([draining("a"), close("s1", "a", 1), complete("s1", 1)], fourStreams());
     expect(drainProgress(state, "a")).toEqual({ nodeId: "a", draining: true, remaining: 0, transferring: 0 });
