@@ -47,6 +47,8 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
     if (stream === undefined) throw new Error(`adopt: ${view.id} not rebuilt`);
     pointAtObjects(stream, snapshot.manifest, session.tail);
     if (ctx.registry.sourceOf(stream) === undefined && stream.base > 0) await attachSource(ctx, stream);
+    // The TTL idle clock continues from the last owner's (a transfer does not renew a stream's lease on life).
+    if (session.la !== undefined) stream.lastAccessMs = session.la;
     stream.epoch = epoch;
     stream.opened = true;
     ctx.parked.notify(view.name);

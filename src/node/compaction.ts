@@ -54,6 +54,7 @@ export function snapshotRecord(stream: StreamState): StreamRecord {
       softDeleted: stream.lifecycle === "soft-deleted",
       producers,
       q: stream.decided.lastStreamSeq,
+      la: stream.lastAccessMs,
     }),
     data: new Uint8Array(0),
   };

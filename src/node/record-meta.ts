@@ -34,6 +34,12 @@ export type RecordMeta =
       readonly softDeleted: boolean;
       readonly producers: readonly (readonly [string, number, number, number])[];
       readonly q: string | null;
+      /**
+       * The stream's last access (TTL idle clock) when the record was written. A node that adopts a
+       * handed-over stream continues from it; replay after a restart does not (accesses after the record
+       * are not in the WAL, and an idle clock that is too old would expire a stream early).
+       */
+      readonly la?: number;
     }
   /** Marks a compaction point (a node with no streams still needs an object to checkpoint at). */
   | { readonly k: "mark" };
@@ -111,7 +117,8 @@ export function decodeRecordMeta(bytes: Uint8Array): RecordMeta {
         typeof v["eof"] !== "boolean" ||
         typeof v["softDeleted"] !== "boolean" ||
         !okProducers ||
-        (q !== null && typeof q !== "string")
+        (q !== null && typeof q !== "string") ||
+        (v["la"] !== undefined && typeof v["la"] !== "number")
       ) {
         break;
       }
@@ -125,6 +132,7 @@ export function decodeRecordMeta(bytes: Uint8Array): RecordMeta {
         softDeleted: v["softDeleted"],
         producers: producers as [string, number, number, number][],
         q,
+        ...(typeof v["la"] === "number" ? { la: v["la"] } : {}),
       };
     }
   }

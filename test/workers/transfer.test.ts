@@ -17,9 +17,14 @@ describe("transfers", { timeout: 30_000 }, () => {
     const opened = await record("t/carried");
     expect(opened).toMatchObject({ owner: "tr-0", ownership: "opened" });
 
+    const lastAccessMs = (nodeId: string): Promise<number | undefined> =>
+      runInDurableObject(stub(nodeId), (node) => node.node!.registry.byName("t/carried")?.lastAccessMs);
+    const idleSince = await lastAccessMs("tr-0");
     await begin("t/carried", "tr-1");
     const moved = await openedBy("t/carried", "tr-1");
     expect(moved.epoch).toBe(opened.epoch + 1);
+    // The TTL idle clock moved with it (the target opened it unasked: nothing accessed it there yet).
+    expect(await lastAccessMs("tr-1")).toBe(idleSince);
 
     expect(await text(await call("tr-1", "GET", "t/carried?offset=-1"))).toBe("a,b,c,");
     // The producer's last sequence moved with the stream: a retry is a duplicate, not a second append.
