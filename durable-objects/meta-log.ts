@@ -10,6 +10,7 @@ import {
   checkHeartbeat,
   decodeSnapshot,
   DEFAULT_LEASE_TTL_MS,
+  concernsNode,
   drainProgress,
   handedToNode,
   isHandedTo,
@@ -189,11 +190,7 @@ export class MetaLog extends DurableObject<Env> {
       // with every pending one: the retry); other changes (the creates and opens of a busy log) do not wake
       // it, so a watcher costs about one call per `timeoutMs` unless it has work.
       const remainingMs = deadlineMs - Date.now();
-      const relevant =
-        changes === null ||
-        changes.full ||
-        handedTo.length > 0 ||
-        changes.streams.some((stream) => stream.transfer !== undefined && (stream.transfer.source === nodeId || stream.transfer.target === nodeId));
+      const relevant = changes === null || changes.full || changes.streams.some((stream) => concernsNode(stream, nodeId));
       if (relevant || remainingMs <= 0) return { version: this.state.version, transfers, handedTo };
       await this.nextChange(remainingMs);
     }

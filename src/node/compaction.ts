@@ -20,7 +20,7 @@ import type { ObjectStore } from "../storage/object-store.ts";
 import { isEof, RECORD_FLAG_EOF, type StreamRecord } from "../storage/record-codec.ts";
 import { replayChain } from "../storage/wal-chain.ts";
 import type { NodeContext } from "./node-context.ts";
-import { encodeRecordMeta } from "./record-meta.ts";
+import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import type { StreamState } from "./stream-registry.ts";
 
 /** The stream id of the `mark` record (not a stream: ids from the metadata log look like `s<n>`). */
@@ -34,28 +34,30 @@ export interface CompactionReport {
   readonly walObjectsDeleted: number;
 }
 
+/** A stream's whole decided state as a `snapshot` record meta (compaction; a hand-off's session). */
+export function snapshotMeta(stream: StreamState): Extract<RecordMeta, { k: "snapshot" }> {
+  return {
+    k: "snapshot",
+    name: stream.name,
+    config: stream.config,
+    at: stream.createdAtMs,
+    tail: stream.decided.tail,
+    eof: stream.decided.eof,
+    softDeleted: stream.lifecycle === "soft-deleted",
+    producers: [...stream.decided.producers].map(([id, state]) => [id, state.epoch, state.lastSeq, state.lastUpdatedMs] as const),
+    q: stream.decided.lastStreamSeq,
+    la: stream.lastAccessMs,
+  };
+}
+
 /** The snapshot record of one stream, from its decided state (what replay after it must continue). */
 export function snapshotRecord(stream: StreamState): StreamRecord {
-  const producers = [...stream.decided.producers].map(
-    ([id, state]) => [id, state.epoch, state.lastSeq, state.lastUpdatedMs] as const,
-  );
   return {
     streamId: stream.id,
     streamEpoch: stream.epoch,
     firstOffset: stream.decided.tail,
     flags: 0,
-    meta: encodeRecordMeta({
-      k: "snapshot",
-      name: stream.name,
-      config: stream.config,
-      at: stream.createdAtMs,
-      tail: stream.decided.tail,
-      eof: stream.decided.eof,
-      softDeleted: stream.lifecycle === "soft-deleted",
-      producers,
-      q: stream.decided.lastStreamSeq,
-      la: stream.lastAccessMs,
-    }),
+    meta: encodeRecordMeta(snapshotMeta(stream)),
     data: new Uint8Array(0),
   };
 }

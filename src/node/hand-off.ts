@@ -17,7 +17,8 @@ import type { DomainError } from "../core/errors.ts";
 import { updateManifest } from "../storage/manifest.ts";
 import { compactStream } from "../storage/compaction.ts";
 import { RECORD_FLAG_EOF, type StreamRecord } from "../storage/record-codec.ts";
-import { ensureManifest, snapshotRecord, STORE_WRITE_LOCK } from "./compaction.ts";
+import { ensureManifest, snapshotMeta, STORE_WRITE_LOCK } from "./compaction.ts";
+import { RECORD_META_VERSION } from "./record-meta.ts";
 import { ensureOpened, settled, writeControlRecord, type NodeContext } from "./node-context.ts";
 import { forgetStale, release } from "./release.ts";
 import type { StreamState } from "./stream-registry.ts";
@@ -120,8 +121,9 @@ export async function flushToObjects(ctx: NodeContext, stream: StreamState, epoc
     ctx.registry.replaceWithObject(stream, object.key, object.firstOffset, object.endOffset);
   }
   if (!close) return;
-  // The session is the stream's snapshot record: the same state a compaction lets replay start from.
-  const session = JSON.parse(new TextDecoder().decode(snapshotRecord(stream).meta)) as { [key: string]: unknown };
+  // The session is the stream's snapshot record meta (versioned like every record meta): the same state a
+  // compaction lets replay start from.
+  const session = { v: RECORD_META_VERSION, ...snapshotMeta(stream) };
   await updateManifest(store, stream.id, epoch, (manifest) => ({
     ...manifest,
     endOffset: Math.max(manifest.endOffset, stream.tail),

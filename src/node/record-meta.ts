@@ -44,12 +44,12 @@ export type RecordMeta =
   /** Marks a compaction point (a node with no streams still needs an object to checkpoint at). */
   | { readonly k: "mark" };
 
-const META_VERSION = 1;
+export const RECORD_META_VERSION = 1;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 export function encodeRecordMeta(meta: RecordMeta): Uint8Array {
-  return encoder.encode(JSON.stringify({ v: META_VERSION, ...meta }));
+  return encoder.encode(JSON.stringify({ v: RECORD_META_VERSION, ...meta }));
 }
 
 export class RecordMetaError extends Error {
@@ -65,7 +65,7 @@ export function decodeRecordMeta(bytes: Uint8Array): RecordMeta {
   }
   if (typeof value !== "object" || value === null) throw new RecordMetaError("record meta is not an object");
   const v = value as Record<string, unknown>;
-  if (v["v"] !== META_VERSION) throw new RecordMetaError(`unknown record meta version ${String(v["v"])}`);
+  if (v["v"] !== RECORD_META_VERSION) throw new RecordMetaError(`unknown record meta version ${String(v["v"])}`);
   switch (v["k"]) {
     case "create":
       if (typeof v["name"] !== "string" || typeof v["config"] !== "object" || typeof v["at"] !== "number") break;

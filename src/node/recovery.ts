@@ -4,6 +4,7 @@
 // state and Stream-Seq (append meta), soft deletes and removals. Lost: TTL idle clocks (every stream's
 // last access becomes the restart time) and in-memory stream epochs (streams re-open lazily).
 import { commitProducer } from "../core/protocol/producer.ts";
+import type { StreamConfig } from "../core/protocol/stream-config.ts";
 import { readCheckpoint } from "../storage/checkpoint.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { isEof, type StreamRecord } from "../storage/record-codec.ts";
@@ -74,14 +75,7 @@ export function replayRecord(
   if (meta.k === "snapshot" && (existing === undefined || existing.removed)) {
     // A compaction's snapshot replayed from its checkpoint, or a stream handed to this node (adopted: see
     // adopt.ts), possibly one it handed away before and still keeps for its forks.
-    const stream = newStreamState({
-      id: record.streamId,
-      name: meta.name,
-      config: meta.config,
-      createdAtMs: meta.at,
-      epoch: record.streamEpoch,
-      opened: false,
-    });
+    const stream = replayedStream(record, meta);
     // Data below the snapshot's tail is in stream objects: loadCompacted reads it after the replay.
     stream.tail = meta.tail;
     stream.eof = meta.eof;
@@ -96,27 +90,18 @@ export function replayRecord(
     }
     stream.forkCount = existing?.forkCount ?? 0;
     registry.add(stream);
-    const source = registry.sourceOf(stream);
-    if (source !== undefined) source.forkCount++;
+    registry.attachFork(stream);
     snapshotted?.add(stream.id);
     return true;
   }
   if (meta.k === "create") {
     if (existing !== undefined) throw new Error(`replay: stream ${record.streamId} created twice`);
-    const stream = newStreamState({
-      id: record.streamId,
-      name: meta.name,
-      config: meta.config,
-      createdAtMs: meta.at,
-      epoch: record.streamEpoch,
-      opened: false,
-    });
+    const stream = replayedStream(record, meta);
     if (record.firstOffset !== stream.base) throw new Error(`replay: ${record.streamId} created at ${record.firstOffset}`);
     applyInitial(stream, record.data, isEof(record));
     stream.lastAccessMs = nowMs;
     registry.add(stream);
-    const source = registry.sourceOf(stream);
-    if (source !== undefined) source.forkCount++;
+    registry.attachFork(stream);
     return false;
   }
   if (existing === undefined || existing.removed) return false;
@@ -150,14 +135,22 @@ export function replayRecord(
     case "delete":
     case "release": {
       registry.remove(existing);
-      const source = registry.sourceOf(existing);
-      if (source !== undefined) {
-        source.forkCount = Math.max(0, source.forkCount - 1);
-        registry.release(source);
-      }
+      registry.detachFork(existing);
       return false;
     }
   }
+}
+
+/** A stream rebuilt from its create or snapshot record: not opened by this incarnation yet. */
+function replayedStream(record: StreamRecord, meta: { readonly name: string; readonly config: StreamConfig; readonly at: number }): StreamState {
+  return newStreamState({
+    id: record.streamId,
+    name: meta.name,
+    config: meta.config,
+    createdAtMs: meta.at,
+    epoch: record.streamEpoch,
+    opened: false,
+  });
 }
 
 /**

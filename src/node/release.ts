@@ -24,10 +24,6 @@ export function release(ctx: NodeContext, stream: StreamState): void {
   ctx.registry.remove(stream);
   ctx.view.invalidate(stream.name);
   ctx.readers.notify(stream.id);
-  const source = ctx.registry.sourceOf(stream);
-  if (source !== undefined) {
-    source.forkCount = Math.max(0, source.forkCount - 1);
-    ctx.registry.release(source);
-  }
+  ctx.registry.detachFork(stream);
 }
 

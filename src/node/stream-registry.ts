@@ -154,6 +154,25 @@ export class StreamRegistry {
     return end;
   }
 
+  /** `stream` reads its source here from now on: the source's fork count rises. Returns the source. */
+  attachFork(stream: StreamState): StreamState | undefined {
+    const source = this.sourceOf(stream);
+    if (source !== undefined) source.forkCount++;
+    return source;
+  }
+
+  /**
+   * `stream` no longer reads its source here (removed, handed off, or its create failed): the source's
+   * fork count drops, and a removed source nobody reads any more leaves memory. Returns the source.
+   */
+  detachFork(stream: StreamState): StreamState | undefined {
+    const source = this.sourceOf(stream);
+    if (source === undefined) return undefined;
+    source.forkCount = Math.max(0, source.forkCount - 1);
+    this.release(source);
+    return source;
+  }
+
   /** A removed stream no fork reads any more can be dropped from memory. */
   release(stream: StreamState): void {
     if (stream.removed && stream.forkCount === 0) this.byId.delete(stream.id);

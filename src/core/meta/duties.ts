@@ -17,6 +17,16 @@ export function transferDuties(state: MetaState, nodeId: string): StreamView[] {
   return duties;
 }
 
+/**
+ * Whether a changed stream concerns `nodeId`'s watcher: a transfer it is source or target of, or a stream
+ * handed to it. Other changes (the creates and opens of a busy log) do not wake it.
+ */
+export function concernsNode(stream: StreamView, nodeId: string): boolean {
+  const transfer = stream.transfer;
+  if (transfer !== undefined && (transfer.source === nodeId || transfer.target === nodeId)) return true;
+  return isHandedTo(stream, nodeId);
+}
+
 /** Every stream with a pending transfer. */
 export function pendingTransfers(state: MetaState): StreamView[] {
   const views: StreamView[] = [];

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   apply,
+  concernsNode,
   countsAsAssigned,
   drainProgress,
   isHandedTo,
@@ -110,6 +111,20 @@ describe("isHandedTo", () => {
     // Handed to b, then moving on to c before b opened it.
     const onward = build([close("s1", "a", 1), complete("s1", 1), begin("s1", "c")], state);
     expect(isHandedTo(view(onward, "s1"), "b")).toBe(false);
+  });
+});
+
+describe("concernsNode", () => {
+  it("concernsNode: a transfer the node is source or target of, or a stream handed to it; nothing else", () => {
+    const state = fourStreams();
+    const moving = view(state, "s1"); // a → b
+    expect(concernsNode(moving, "a")).toBe(true);
+    expect(concernsNode(moving, "b")).toBe(true);
+    expect(concernsNode(moving, "c")).toBe(false);
+    expect(concernsNode(view(state, "s3"), "c")).toBe(false); // opened there, no transfer
+    const handed = view(build([close("s1", "a", 1), complete("s1", 1)], state), "s1");
+    expect(concernsNode(handed, "b")).toBe(true);
+    expect(concernsNode(handed, "a")).toBe(false);
   });
 });
 
