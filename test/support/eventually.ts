@@ -1,0 +1,59 @@
+// The one way a test waits: for a condition, with a deadline. No fixed sleeps, no fixed-interval polls.
+// The check runs at once, then again after pauses that grow (1 ms doubling up to 50 ms), so a condition
+// that holds soon is seen soon, and a slow machine is not hammered. On the deadline the last failure (or
+// the last value) is part of the error, so a red test says what it was waiting for.
+
+export interface EventuallyOptions {
+  /** How long to keep trying (default 10 s). */
+  timeoutMs?: number;
+  /** What is awaited, for the error message. */
+  what?: string;
+}
+
+const FIRST_PAUSE_MS = 1;
+const LONGEST_PAUSE_MS = 50;
+
+/**
+ * Resolves with the first value of `check` that is neither `false`, `undefined` nor `null` and did not
+ * throw; rejects once `timeoutMs` passed without one.
+ */
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  options: EventuallyOptions = {},
+): Promise<Exclude<T, false | null | undefined>> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const deadline = Date.now() + timeoutMs;
+  let pauseMs = FIRST_PAUSE_MS;
+  let last: unknown = undefined;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== false && value !== null && value !== undefined) return value as Exclude<T, false | null | undefined>;
+      last = value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() >= deadline) {
+      const reason = last instanceof Error ? last.message : JSON.stringify(last);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${options.what ?? "a condition"} (last: ${reason})`, {
+        cause: last,
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pauseMs, Math.max(0, deadline - Date.now()))));
+    pauseMs = Math.min(LONGEST_PAUSE_MS, pauseMs * 2);
+  }
+}
+
+/**
+ * Asserts that a promise is still pending after the event loop has drained `turns` times (macrotask
+ * turns): "not answered yet" without a wall-clock sleep. Resolves true when it is still pending.
+ */
+export async function stillPending(promise: Promise<unknown>, turns = 20): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (let i = 0; i < turns && !settled; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+  return !settled;
+}
