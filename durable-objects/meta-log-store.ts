@@ -8,18 +8,7 @@ import type { Command, LogEntry, Touched } from "../src/core/meta/index.ts";
 
 export const DEFAULT_SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 
-export interface SnapshotInfo {
-  readonly version: number;
-  readonly chunks: number;
-  readonly bytes: number;
-}
-
-export interface LogStats {
-  readonly entries: number;
-  /** Lowest retained index, or null when the log is empty. */
-  readonly oldest: number | null;
-  readonly newest: number | null;
-}
+import type { LogStats, SnapshotInfo } from "../src/ports/meta-log-client.ts";
 
 export class MetaLogStore {
   constructor(

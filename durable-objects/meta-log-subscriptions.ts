@@ -38,7 +38,7 @@ import {
   type WakeContext,
   type WakeRef,
 } from "../src/core/subscriptions/index.ts";
-import type { PreparedEffect } from "../src/subscriptions/effects.ts";
+import type { PreparedEffect, PutOutcome, SubscriptionAnswer, SubscriptionSet } from "../src/ports/meta-log-client.ts";
 import {
   base64UrlEncode,
   createWebhookSigner,
@@ -49,16 +49,6 @@ import {
   type WebhookSigner,
 } from "../src/subscriptions/webhook-signing.ts";
 
-/** A subscription answer: the value or the rejection, plus the effects the caller must perform. */
-export type SubscriptionAnswer<T> =
-  | { readonly ok: true; readonly value: T; readonly effects: readonly PreparedEffect[] }
-  | { readonly ok: false; readonly error: SubscriptionError; readonly effects: readonly PreparedEffect[] };
-
-export interface PutOutcome {
-  readonly created: boolean;
-  readonly view: SubscriptionView;
-}
-
 interface Entry {
   record: SubscriptionRecord;
   readonly origin: string;
@@ -66,15 +56,9 @@ interface Entry {
 
 const TOKEN_BYTES = 32;
 /** A PUT waits at most this long for the nodes watching the book to confirm the new version. */
-export const CONFIRM_WAIT_MS = 2_000;
+const CONFIRM_WAIT_MS = 2_000;
 /** A node that watched within this long (plus its watch timeout) is asked to confirm a new version. */
 const WATCH_SLACK_MS = 5_000;
-
-/** What a node caches: the book's version and how many subscriptions exist (0: it need not report). */
-export interface SubscriptionSet {
-  readonly version: number;
-  readonly subscriptions: number;
-}
 
 function freshToken(): string {
   return base64UrlEncode(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES)));

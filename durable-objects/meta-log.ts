@@ -1,44 +1,24 @@
-// MetaLog: the metadata log Durable Object. A thin shell over src/core/meta: it loads the latest snapshot
-// and the log after it from SQLite, applies proposals with the pure `apply`, appends each accepted change to
-// the log in the same synchronous step that makes it visible, snapshots to bound the log, and answers
-// views, lookups and long-poll watches. Node heartbeats are soft state here, never log entries.
+// MetaLog: the metadata log Durable Object. A thin shell over src/metadata/meta-log-service.ts (the pure
+// `apply`, watches, duties, drain, liveness): it loads the latest snapshot and the log after it from
+// SQLite, journals each accepted change there in the step that makes it visible, snapshots to bound the
+// log, and holds the subscription tables. Node heartbeats are soft state, never log entries.
 // The API is documented in docs/metadata-log.md.
 import { DurableObject } from "cloudflare:workers";
 import {
-  apply,
-  changesSince,
-  checkHeartbeat,
   decodeSnapshot,
-  DEFAULT_LEASE_TTL_MS,
-  concernsNode,
-  drainProgress,
-  handedToNode,
-  isHandedTo,
-  pendingTransfers,
-  planDrain,
-  transferDuties,
-  type DrainProgress,
-  type StreamView,
   emptyState,
   encodeSnapshot,
-  fullChanges,
-  fullView,
-  liveNodes,
-  lookupStream,
   replay,
-  seedLiveness,
-  touchedBy,
   type Command,
-  type CommandType,
+  type DrainProgress,
   type MetaState,
   type MetaView,
   type NodeRecord,
-  type ResultOf,
   type StreamLookup,
   type StreamQuery,
+  type StreamView,
   type ViewChanges,
 } from "../src/core/meta/index.ts";
-import type { DomainError } from "../src/core/errors.ts";
 import type {
   AckReply,
   AckRequest,
@@ -49,58 +29,38 @@ import type {
   WakeRef,
 } from "../src/core/subscriptions/index.ts";
 import type { Env } from "../src/env.ts";
-import { appendWakeEventByFetch, performSubscriptionEffects, type PreparedEffect } from "../src/subscriptions/effects.ts";
-import type { WebhookJwks } from "../src/subscriptions/webhook-signing.ts";
-import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore, type LogStats, type SnapshotInfo } from "./meta-log-store.ts";
-import { MetaLogSubscriptions, type PutOutcome, type SubscriptionAnswer, type SubscriptionSet } from "./meta-log-subscriptions.ts";
+import type {
+  DrainAnswer,
+  HeartbeatResult,
+  MetaLogClient,
+  MetaLogStats,
+  NodeDuties,
+  PreparedEffect,
+  ProposeResult,
+  PutOutcome,
+  SubscriptionAnswer,
+  SubscriptionSet,
+  WebhookJwks,
+} from "../src/ports/meta-log-client.ts";
+import { appendWakeEventByFetch, performSubscriptionEffects } from "../src/subscriptions/effects.ts";
+import { DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimings } from "../src/metadata/meta-log-service.ts";
+import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore } from "./meta-log-store.ts";
+import { MetaLogSubscriptions } from "./meta-log-subscriptions.ts";
 
-/** The one MetaLog of a deployment: `env.META_LOG.getByName(META_LOG_NAME)`. */
-export const META_LOG_NAME = "meta";
-
-export interface MetaLogTuning {
+export interface MetaLogTuning extends MetaLogTimings {
   /** Snapshot once this many entries were appended since the last snapshot. */
   snapshotEveryEntries: number;
   /** Entries kept after a snapshot so watchers a little behind get a delta instead of a full view. */
   watchRetainEntries: number;
   snapshotChunkBytes: number;
-  /** A node is live while its last heartbeat is younger than this (DESIGN.md `lease_ttl`). */
-  leaseTtlMs: number;
-  /** Upper bound of one watch long-poll. */
-  maxWatchMs: number;
 }
 
-export const DEFAULT_TUNING: MetaLogTuning = {
+const DEFAULT_TUNING: MetaLogTuning = {
+  ...DEFAULT_TIMINGS,
   snapshotEveryEntries: 1000,
   watchRetainEntries: 1000,
   snapshotChunkBytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
-  leaseTtlMs: DEFAULT_LEASE_TTL_MS,
-  maxWatchMs: 60_000,
 };
-
-/** A proposal's answer: the typed result and the log version after it. */
-export type ProposeResult<T extends CommandType = CommandType> = ResultOf<T> & { readonly version: number };
-
-/** What the metadata log asks of one node now (see `watchDuties`). */
-export interface NodeDuties {
-  readonly version: number;
-  readonly transfers: readonly StreamView[];
-  readonly handedTo: readonly StreamView[];
-}
-
-export type DrainAnswer =
-  | { readonly ok: true; readonly begun: number; readonly unplaceable: number; readonly progress: DrainProgress | null }
-  | { readonly ok: false; readonly error: DomainError };
-
-export type HeartbeatResult = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: DomainError };
-
-export interface MetaLogStats {
-  readonly version: number;
-  readonly nodes: number;
-  readonly streams: number;
-  readonly pendingTransfers: number;
-  readonly log: LogStats;
-  readonly snapshot: SnapshotInfo | null;
-}
 
 export class MetaLog extends DurableObject<Env> {
   /**
@@ -109,10 +69,8 @@ export class MetaLog extends DurableObject<Env> {
    */
   readonly tuning: MetaLogTuning = { ...DEFAULT_TUNING };
   private readonly store: MetaLogStore;
-  private state: MetaState;
+  private readonly log: MetaLogService;
   private snapshotVersion: number;
-  private readonly lastSeenMs: Map<string, number>;
-  private readonly waiters = new Set<() => void>();
   private readonly subscriptions: MetaLogSubscriptions;
   /** The alarm this incarnation set for the earliest subscription lease deadline (null: none known). */
   private subscriptionAlarmAtMs: number | null = null;
@@ -126,128 +84,69 @@ export class MetaLog extends DurableObject<Env> {
     const base = snapshot === null ? emptyState() : decodeSnapshot(snapshot.text);
     if (snapshot !== null && base.version !== snapshot.version) throw new Error("metadata snapshot version mismatch");
     this.snapshotVersion = base.version;
-    this.state = replay(base, this.store.entriesAfter(base.version));
-    this.lastSeenMs = seedLiveness(this.state, Date.now());
+    const journal: MetaLogJournal = {
+      append: (entry, touched) => ctx.storage.transactionSync(() => this.store.append(entry, touched)),
+      touchedBetween: (since, upTo) => this.store.touchedBetween(since, upTo),
+      afterAppend: (state) => this.maybeSnapshot(state),
+    };
+    const state = replay(base, this.store.entriesAfter(base.version));
+    this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning });
     this.subscriptions = new MetaLogSubscriptions(ctx.storage.sql, (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs));
     this.scheduleSubscriptionAlarm(this.subscriptions.earliestDeadlineMs());
   }
 
-  /**
-   * Applies one command. An accepted change is appended to the log and becomes visible in one synchronous
-   * step (no await in between, so proposals are applied one at a time in arrival order); a rejection or a
-   * no-op writes nothing. Lease commands take their time from MetaLog's clock, recorded in the entry.
-   */
+  /** Applies one command (MetaLogService.propose: journaled and visible in one synchronous step). */
   propose(command: Command): ProposeResult {
-    const nowMs = Date.now();
-    const { state, result } = apply(this.state, command, { nowMs });
-    if (result.ok && result.changed) {
-      const entry = { index: state.version, command, nowMs };
-      this.ctx.storage.transactionSync(() => this.store.append(entry, touchedBy(command, result)));
-      this.state = state;
-      if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
-      this.maybeSnapshot();
-      this.wakeWatchers();
-    }
-    return { ...result, version: this.state.version };
+    return this.log.propose(command);
   }
 
   view(): MetaView {
-    return fullView(this.state);
+    return this.log.view();
   }
 
   lookupStream(query: StreamQuery): StreamLookup {
-    return lookupStream(this.state, query);
+    return this.log.lookupStream(query);
   }
 
-  /**
-   * What changed after version `since`: the current records of the nodes and streams touched since then
-   * (a delta), or the full view when `since` is older than the retained log or ahead of it. When nothing
-   * changed yet, waits up to timeoutMs (bounded by maxWatchMs) for the next change, then answers.
-   */
-  async watch(since: number, timeoutMs: number): Promise<ViewChanges> {
-    if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
-    const waitMs = Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.tuning.maxWatchMs));
-    if (since === this.state.version && waitMs > 0) await this.nextChange(waitMs);
-    return this.changesSince(since);
+  watch(since: number, timeoutMs: number): Promise<ViewChanges> {
+    return this.log.watch(since, timeoutMs);
   }
 
-  /**
-   * The watcher loop of a node (seed 003): the pending transfers it is source or target of, and the streams
-   * handed to it since `since` (to open at once). Waits like `watch` when nothing changed since `since`.
-   * With `since` 0 (a node's start) or after a gap in the retained log, `handedTo` comes from a scan of
-   * every stream, so a target that crashed between a completion and its open still opens at once.
-   */
-  async watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties> {
-    if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
-    const waitMs = Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.tuning.maxWatchMs));
-    const deadlineMs = Date.now() + waitMs;
-    for (;;) {
-      const changes = since === 0 ? null : this.changesSince(since);
-      const handedTo =
-        changes === null || changes.full ? handedToNode(this.state, nodeId) : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
-      const transfers = transferDuties(this.state, nodeId);
-      // Answer at once when a change since `since` concerns this node's transfers (or at the end of the wait,
-      // with every pending one: the retry); other changes (the creates and opens of a busy log) do not wake
-      // it, so a watcher costs about one call per `timeoutMs` unless it has work.
-      const remainingMs = deadlineMs - Date.now();
-      const relevant = changes === null || changes.full || changes.streams.some((stream) => concernsNode(stream, nodeId));
-      if (relevant || remainingMs <= 0) return { version: this.state.version, transfers, handedTo };
-      await this.nextChange(remainingMs);
-    }
+  watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties> {
+    return this.log.watchDuties(nodeId, since, timeoutMs);
   }
 
-  /** Every pending transfer (admin). */
   pendingTransfers(): { version: number; streams: StreamView[] } {
-    return { version: this.state.version, streams: pendingTransfers(this.state) };
+    return this.log.pendingTransfers();
   }
 
-  /**
-   * Drain (seed 003, issue 5): marks the node draining (no new placements), then begins a transfer of each
-   * stream assigned to it to the node placement chooses. One synchronous step, so no other proposal
-   * interleaves with the plan. Idempotent: a second drain plans only what is not moving yet.
-   */
   drain(nodeId: string): DrainAnswer {
-    const marked = this.propose({ type: "SetDraining", nodeId, draining: true });
-    if (!marked.ok) return { ok: false, error: marked.error };
-    const { moves, unplaceable } = planDrain(this.state, nodeId);
-    let begun = 0;
-    for (const move of moves) {
-      const result = this.propose({ type: "BeginTransfer", streamId: move.streamId, target: move.target });
-      if (result.ok) begun++;
-    }
-    return { ok: true, begun, unplaceable, progress: this.drainProgress(nodeId) };
+    return this.log.drain(nodeId);
   }
 
-  /** Ends a drain: the node takes placements again (what moved stays where it is). */
   undrain(nodeId: string): DrainAnswer {
-    const marked = this.propose({ type: "SetDraining", nodeId, draining: false });
-    if (!marked.ok) return { ok: false, error: marked.error };
-    return { ok: true, begun: 0, unplaceable: 0, progress: this.drainProgress(nodeId) };
+    return this.log.undrain(nodeId);
   }
 
   drainProgress(nodeId: string): DrainProgress | null {
-    return drainProgress(this.state, nodeId);
+    return this.log.drainProgress(nodeId);
   }
 
-  /** Records a heartbeat (soft state: lost on restart, see seedLiveness). */
   heartbeat(nodeId: string, nodeEpoch: number): HeartbeatResult {
-    const error = checkHeartbeat(this.state, nodeId, nodeEpoch);
-    if (error !== null) return { ok: false, error };
-    this.lastSeenMs.set(nodeId, Date.now());
-    return { ok: true, version: this.state.version };
+    return this.log.heartbeat(nodeId, nodeEpoch);
   }
 
-  /** Registered nodes that heartbeated within leaseTtlMs of nowMs (default: now), by id. */
   liveNodes(nowMs?: number): NodeRecord[] {
-    return liveNodes(this.state, this.lastSeenMs, nowMs ?? Date.now(), this.tuning.leaseTtlMs);
+    return this.log.liveNodes(nowMs);
   }
 
   stats(): MetaLogStats {
+    const { state } = this.log;
     return {
-      version: this.state.version,
-      nodes: this.state.nodes.size,
-      streams: this.state.streams.size,
-      pendingTransfers: this.state.transfers.size,
+      version: state.version,
+      nodes: state.nodes.size,
+      streams: state.streams.size,
+      pendingTransfers: state.transfers.size,
       log: this.store.logStats(),
       snapshot: this.store.snapshotInfo(),
     };
@@ -312,8 +211,7 @@ export class MetaLog extends DurableObject<Env> {
 
   /** A node's long-poll on the set of subscriptions (it reports appends only while some exist). */
   watchSubscriptions(nodeId: string, since: number, timeoutMs: number): Promise<SubscriptionSet> {
-    const waitMs = Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.tuning.maxWatchMs));
-    return this.subscriptions.watch(nodeId, since, waitMs);
+    return this.subscriptions.watch(nodeId, since, this.log.boundedWaitMs(timeoutMs));
   }
 
   /** How many appends nodes reported (tests: a node stays quiet while no subscription exists). */
@@ -342,21 +240,13 @@ export class MetaLog extends DurableObject<Env> {
     });
   }
 
-  private changesSince(since: number): ViewChanges {
-    const { version } = this.state;
-    if (since > version) return fullChanges(this.state, since);
-    if (since === version) return changesSince(this.state, since, []);
-    const touched = this.store.touchedBetween(since, version);
-    return touched === null ? fullChanges(this.state, since) : changesSince(this.state, since, touched);
-  }
-
-  private maybeSnapshot(): void {
-    const { version } = this.state;
+  private maybeSnapshot(state: MetaState): void {
+    const { version } = state;
     if (version - this.snapshotVersion < this.tuning.snapshotEveryEntries) return;
     // The entry that triggered this is already durable: a failed snapshot must not fail the proposal. The
     // transaction leaves the previous snapshot and the whole log in place, and the next change retries.
     try {
-      const text = encodeSnapshot(this.state);
+      const text = encodeSnapshot(state);
       this.ctx.storage.transactionSync(() => {
         this.store.writeSnapshot(version, text);
         this.store.pruneThrough(version - this.tuning.watchRetainEntries);
@@ -366,63 +256,9 @@ export class MetaLog extends DurableObject<Env> {
       console.error(`MetaLog snapshot at version ${version} failed; the log keeps every entry`, error);
     }
   }
-
-  private nextChange(timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.waiters.add(done);
-    });
-  }
-
-  private wakeWatchers(): void {
-    for (const wake of [...this.waiters]) wake();
-  }
-}
-
-/**
- * The MetaLog's RPC methods as seen by a caller, with results typed per command. RPC stub types cannot
- * carry method generics, and mapping the recursive JSON config type through them is too deep for the
- * compiler, so callers use this view of the stub: `const meta = metaLogClient(env.META_LOG.getByName(META_LOG_NAME))`.
- */
-export interface MetaLogClient {
-  propose<C extends Command>(command: C): Promise<ProposeResult<C["type"]>>;
-  view(): Promise<MetaView>;
-  lookupStream(query: StreamQuery): Promise<StreamLookup>;
-  watch(since: number, timeoutMs: number): Promise<ViewChanges>;
-  watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties>;
-  pendingTransfers(): Promise<{ version: number; streams: StreamView[] }>;
-  drain(nodeId: string): Promise<DrainAnswer>;
-  undrain(nodeId: string): Promise<DrainAnswer>;
-  drainProgress(nodeId: string): Promise<DrainProgress | null>;
-  heartbeat(nodeId: string, nodeEpoch: number): Promise<HeartbeatResult>;
-  liveNodes(nowMs?: number): Promise<NodeRecord[]>;
-  stats(): Promise<MetaLogStats>;
-  putSubscription(id: string, config: SubscriptionConfig, origin: string): Promise<SubscriptionAnswer<PutOutcome>>;
-  getSubscription(id: string): Promise<SubscriptionAnswer<SubscriptionView>>;
-  deleteSubscription(id: string): Promise<void>;
-  addStreams(id: string, paths: readonly string[]): Promise<SubscriptionAnswer<null>>;
-  removeStream(id: string, path: string): Promise<SubscriptionAnswer<null>>;
-  webhookCallback(id: string, request: AckRequest, bearer: string | null): Promise<SubscriptionAnswer<AckReply>>;
-  claim(id: string, worker: string): Promise<SubscriptionAnswer<ClaimGrant>>;
-  ack(id: string, request: AckRequest, bearer: string | null): Promise<SubscriptionAnswer<AckReply>>;
-  release(id: string, ref: WakeRef, bearer: string | null): Promise<SubscriptionAnswer<null>>;
-  jwks(): Promise<WebhookJwks>;
-  onStreamAppended(tails: readonly StreamTail[]): Promise<{ effects: readonly PreparedEffect[]; subscriptions: number }>;
-  onWebhookReply(id: string, ref: WakeRef, done: boolean): Promise<readonly PreparedEffect[]>;
-  watchSubscriptions(nodeId: string, since: number, timeoutMs: number): Promise<SubscriptionSet>;
-  subscriptionReports(): Promise<number>;
 }
 
 /** Every client method exists on MetaLog with the same parameters (checked by the compiler). */
 type SameMethods = { [K in keyof MetaLogClient]: (...args: Parameters<MetaLogClient[K]>) => unknown };
 const _metaLogHasClientMethods = (log: MetaLog): SameMethods => log;
 void _metaLogHasClientMethods;
-
-export function metaLogClient(stub: DurableObjectStub<MetaLog>): MetaLogClient {
-  return stub as unknown as MetaLogClient;
-}

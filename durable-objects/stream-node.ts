@@ -1,35 +1,24 @@
-// StreamNode: one owning node, a thin shell over src/node (the paths), src/core (the rules) and
-// src/storage (WAL, seal, replay). Identity is the Durable Object's name; the epoch is the wall clock at
-// construction, so every start is a new epoch. Start-up, before any request is served: register with
-// the metadata log, fence (seal) and replay the node's own WAL chain, open a WAL writer above the seal.
-// A heartbeat alarm keeps the node live and awake. If the WAL writer stops (fenced, or the store kept
-// failing) the node answers 503 and resets itself, so the next request starts a new incarnation.
+// StreamNode: one owning node, a thin shell over src/node/node-runtime.ts (start-up, the WAL writer, the
+// watcher, compaction), src/http (the protocol app) and the ports. Identity is the Durable Object's name;
+// the epoch is the wall clock at construction, so every start is a new epoch. A heartbeat alarm keeps the
+// node live and awake and triggers compaction. If the WAL writer stops (fenced, or the store kept failing)
+// the node answers 503 and resets itself, so the next request starts a new incarnation.
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
-import type { Env } from "../src/env.ts";
+import { metaLogClient, type Env } from "../src/env.ts";
 import { streamRoutes } from "../src/http/stream-routes.ts";
-import { compactNode, type CompactionReport } from "../src/node/compaction.ts";
-import { attachMissingSources } from "../src/node/adopt.ts";
-import { LiveReaders } from "../src/node/live-readers.ts";
-import { TransferWatcher } from "../src/node/transfer-watcher.ts";
-import { StreamObjectCache } from "../src/node/object-cache.ts";
-import { asDomainError, KeyedLock, type NodeContext, type WalPort } from "../src/node/node-context.ts";
-import { recoverNode, type RecoveryResult } from "../src/node/recovery.ts";
+import type { CompactionReport } from "../src/node/compaction.ts";
+import type { NodeContext } from "../src/node/node-context.ts";
+import { NodeRuntime } from "../src/node/node-runtime.ts";
+import type { RecoveryResult } from "../src/node/recovery.ts";
 import { nodeSettings } from "../src/node/settings.ts";
 import { nodeObjectStore } from "../src/node/store-factory.ts";
-import {
-  countAcknowledged,
-  countingStore,
-  emptyStoreRequestCounts,
-  type AppendCounts,
-  type NodeMetrics,
-} from "../src/node/store-metrics.ts";
-import { StreamRegistry } from "../src/node/stream-registry.ts";
-import { subscriptionDelivery } from "../src/node/subscription-delivery.ts";
-import type { ObjectStore } from "../src/storage/object-store.ts";
-import { WalWriter } from "../src/storage/wal-writer.ts";
+import { emptyStoreRequestCounts } from "../src/node/store-metrics.ts";
+import type { TransferWatcher } from "../src/node/transfer-watcher.ts";
+import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
+import type { NodeMetrics, NodePing, StreamNodeClient } from "../src/ports/stream-node-client.ts";
 import { ViewCache } from "../src/router/view-cache.ts";
-import { META_LOG_NAME, metaLogClient, type MetaLogClient } from "./meta-log.ts";
+import type { WalWriter } from "../src/storage/wal-writer.ts";
 
 const NODE_ID_KEY = "nodeId";
 
@@ -46,22 +35,10 @@ export class StreamNode extends DurableObject<Env> {
   readonly nodeId: string;
   readonly nodeEpoch: number = Date.now();
   /** Null until start-up finished. */
-  node: NodeContext | null = null;
-  recovery: RecoveryResult | null = null;
-  wal: WalWriter | null = null;
-  watcher: TransferWatcher | null = null;
-  private store: ObjectStore | null = null;
-  /** The WAL seq replay starts at (the checkpoint), as far as this incarnation knows. */
-  private checkpointSeq = 0;
-  private compacting: Promise<CompactionReport> | null = null;
-  /** WAL bytes this incarnation had written when its last compaction began. */
-  private bytesAtCheckpoint = 0;
+  private runtime: NodeRuntime | null = null;
   private readonly meta: MetaLogClient;
   private readonly viewCache = new ViewCache({ ttlMs: NODE_VIEW_TTL_MS });
   private readonly app: Hono;
-  /** Counters for /metrics, from construction on (recovery's store requests included). */
-  private readonly storeRequests = emptyStoreRequestCounts();
-  private readonly appendCounts: AppendCounts = { appends: 0, bytes: 0 };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -72,12 +49,29 @@ export class StreamNode extends DurableObject<Env> {
       ctx.storage.kv.put(NODE_ID_KEY, name);
     }
     this.nodeId = name ?? "";
-    this.meta = metaLogClient(env.META_LOG.getByName(META_LOG_NAME));
+    this.meta = metaLogClient(env.META_LOG);
     this.app = streamRoutes(() => {
       if (this.node === null) throw new Error("node not started");
       return this.node;
     });
     if (name !== null) void ctx.blockConcurrencyWhile(() => this.start());
+  }
+
+  /** The running incarnation's context (tests reach into it through runInDurableObject). */
+  get node(): NodeContext | null {
+    return this.runtime?.ctx ?? null;
+  }
+
+  get wal(): WalWriter | null {
+    return this.runtime?.wal ?? null;
+  }
+
+  get watcher(): TransferWatcher | null {
+    return this.runtime?.watcher ?? null;
+  }
+
+  get recovery(): RecoveryResult | null {
+    return this.runtime?.recovery ?? null;
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -86,28 +80,16 @@ export class StreamNode extends DurableObject<Env> {
   }
 
   /** Starts the node (constructor start-up) and says who it is: the router wakes every node with it. */
-  ping(): { nodeId: string; nodeEpoch: number; started: boolean } {
-    return { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, started: this.node !== null };
+  ping(): NodePing {
+    return { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, started: this.runtime !== null };
   }
 
   /** This incarnation's counters and gauges (the Worker's GET /metrics asks every node). */
   metrics(): NodeMetrics {
-    const node = this.node;
-    let openStreams = 0;
-    if (node !== null) for (const stream of node.registry.all()) if (!stream.removed) openStreams++;
-    return {
-      nodeId: this.nodeId,
-      nodeEpoch: this.nodeEpoch,
-      started: node !== null,
-      appendsAcknowledged: this.appendCounts.appends,
-      bytesAppended: this.appendCounts.bytes,
-      storeRequests: { ...this.storeRequests },
-      walFlushes: this.wal?.stats.objectsWritten ?? 0,
-      walBytesWritten: this.wal?.stats.bytesWritten ?? 0,
-      openStreams,
-      liveReaders: node?.readers.size ?? 0,
-      transferSteps: { ...(this.watcher?.stats ?? { handOffs: 0, completions: 0, adoptions: 0, failures: 0 }) },
-    };
+    if (this.runtime !== null) return this.runtime.metrics();
+    const transferSteps = { handOffs: 0, completions: 0, adoptions: 0, failures: 0 };
+    const zero = { appendsAcknowledged: 0, bytesAppended: 0, walFlushes: 0, walBytesWritten: 0, openStreams: 0, liveReaders: 0 };
+    return { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, started: false, storeRequests: emptyStoreRequestCounts(), transferSteps, ...zero };
   }
 
   override async alarm(): Promise<void> {
@@ -122,14 +104,7 @@ export class StreamNode extends DurableObject<Env> {
       return;
     }
     await this.ctx.storage.setAlarm(Date.now() + (this.node?.settings.heartbeatMs ?? 5_000));
-    const node = this.node;
-    const wal = this.wal;
-    const due =
-      node !== null &&
-      wal !== null &&
-      (wal.nextSeq - this.checkpointSeq >= node.settings.compactAfterWalObjects ||
-        wal.stats.bytesWritten - this.bytesAtCheckpoint >= node.settings.compactAfterWalBytes);
-    if (due) {
+    if (this.runtime?.compactionDue() === true) {
       try {
         await this.compact();
       } catch (error) {
@@ -139,93 +114,35 @@ export class StreamNode extends DurableObject<Env> {
     }
   }
 
-  /**
-   * Compacts the WAL into stream objects, moves the checkpoint and deletes the WAL below it (one run at
-   * a time; a call during a run waits for it). Runs from the heartbeat alarm; tests call it directly.
-   */
+  /** Compacts now (see NodeRuntime.compact). Runs from the heartbeat alarm; tests call it directly. */
   async compact(): Promise<CompactionReport | null> {
-    const node = this.node;
-    const store = this.store;
-    if (node === null || store === null || node.stopped !== null) return null;
-    if (this.compacting === null) this.bytesAtCheckpoint = this.wal?.stats.bytesWritten ?? 0;
-    this.compacting ??= compactNode(node, store)
-      .then((report) => {
-        this.checkpointSeq = report.snapshotSeq;
-        return report;
-      })
-      .finally(() => {
-        this.compacting = null;
-      });
-    return this.compacting;
+    return this.runtime === null ? null : this.runtime.compact();
   }
 
   private async start(): Promise<void> {
     const settings = nodeSettings(this.env);
-    const store = countingStore(nodeObjectStore(this.env), this.storeRequests);
     const origin = this.env.PUBLIC_ORIGIN ?? "http://127.0.0.1:8787";
-    const registered = await this.meta.propose({
-      type: "RegisterNode",
+    this.runtime = await NodeRuntime.start({
       nodeId: this.nodeId,
       nodeEpoch: this.nodeEpoch,
       addr: `${origin}/n/${this.nodeId}`,
-    });
-    if (!registered.ok) throw new Error(`RegisterNode refused: ${registered.error.message}`);
-    const objects = new StreamObjectCache(store);
-    const registry = new StreamRegistry((key) => objects.get(key));
-    this.recovery = await recoverNode(store, registry, this.nodeId, this.nodeEpoch, Date.now());
-    this.store = store;
-    this.checkpointSeq = this.recovery.fromSeq;
-    const wal = new WalWriter(store, this.nodeId, this.nodeEpoch, this.recovery.sealSeq + 1);
-    this.wal = wal;
-    const port: WalPort = {
-      append: async (records) => {
-        let ack: { seq: number };
-        try {
-          ack = await wal.append(records);
-        } catch (error) {
-          this.stopServing(error);
-          throw error;
-        }
-        countAcknowledged(this.appendCounts, records);
-        return ack;
-      },
-    };
-    this.node = {
-      nodeId: this.nodeId,
-      nodeEpoch: this.nodeEpoch,
       settings,
-      registry,
-      readers: new LiveReaders(),
-      parked: new LiveReaders(),
-      wal: port,
-      store,
+      store: nodeObjectStore(this.env),
       meta: this.meta,
       view: {
         lookup: (name, fresh) => this.viewCache.lookup((n) => this.meta.lookupStream({ name: n }), name, fresh),
         invalidate: (name) => this.viewCache.invalidate(name),
       },
-      locks: new KeyedLock(),
-      observers: new Set(),
       now: () => Date.now(),
       random: () => Math.random(),
       background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => console.error("background work failed", error))),
-      stopped: null,
-    };
-    this.node.observers.add(subscriptionDelivery(this.node, this.meta));
-    await attachMissingSources(this.node);
+      onStopped: () => setTimeout(() => this.ctx.abort("the WAL writer stopped"), RESET_AFTER_STOP_MS),
+    });
     await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
-    // Transfers this node takes part in, from now on and left over from before a crash (seed 003).
-    this.watcher = new TransferWatcher(this.node, this.meta);
-    void this.watcher.run();
-  }
-
-  /** The WAL writer stopped: acknowledge nothing more, end live readers, and reset shortly. */
-  private stopServing(error: unknown): void {
-    const node = this.node;
-    if (node === null || node.stopped !== null) return;
-    node.stopped = asDomainError(error);
-    console.error(`node ${this.nodeId} epoch ${this.nodeEpoch} stops serving`, error);
-    node.readers.shutdown();
-    setTimeout(() => this.ctx.abort("the WAL writer stopped"), RESET_AFTER_STOP_MS);
   }
 }
+
+/** Every client method exists on StreamNode with the same parameters (checked by the compiler). */
+type SameMethods = { [K in keyof StreamNodeClient]: (...args: Parameters<StreamNodeClient[K]>) => unknown };
+const _streamNodeHasClientMethods = (node: StreamNode): SameMethods => node;
+void _streamNodeHasClientMethods;

@@ -1,10 +1,12 @@
 // The Worker's bindings and settings, as declared in wrangler.toml (secrets from `wrangler secret put`).
-import type { MetaLog } from "../durable-objects/meta-log.ts";
-import type { StreamNode } from "../durable-objects/stream-node.ts";
+// The namespaces are untyped: callers reach the objects through the ports (src/ports/) with the two
+// functions below, never through the Durable Object classes, so nothing outside durable-objects/ imports them.
+import { META_LOG_NAME, type MetaLogClient } from "./ports/meta-log-client.ts";
+import type { StreamNodeClient } from "./ports/stream-node-client.ts";
 
 export interface Env {
-  META_LOG: DurableObjectNamespace<MetaLog>;
-  STREAM_NODE: DurableObjectNamespace<StreamNode>;
+  META_LOG: DurableObjectNamespace;
+  STREAM_NODE: DurableObjectNamespace;
   S3_ENDPOINT: string;
   S3_BUCKET: string;
   S3_REGION: string;
@@ -30,4 +32,18 @@ export interface Env {
   VIEW_CACHE_TTL_MS?: string;
   /** The public origin nodes advertise as `<origin>/n/<node-id>` (default http://127.0.0.1:8787). */
   PUBLIC_ORIGIN?: string;
+}
+
+/**
+ * The MetaLog of a deployment through its namespace. RPC stub types cannot carry method generics, and
+ * mapping the recursive JSON config type through them is too deep for the compiler, so the stub is seen
+ * through the client interface (the Durable Object is checked to have every method).
+ */
+export function metaLogClient(namespace: DurableObjectNamespace, name = META_LOG_NAME): MetaLogClient {
+  return namespace.getByName(name) as unknown as MetaLogClient;
+}
+
+/** The node named `nodeId` through its namespace. */
+export function streamNodeClient(namespace: DurableObjectNamespace, nodeId: string): StreamNodeClient {
+  return namespace.getByName(nodeId) as unknown as StreamNodeClient;
 }

@@ -3,7 +3,7 @@
 // dependency beyond the global fetch.
 import { ApiError, NetworkError } from "./errors.ts";
 
-export interface NodeRow {
+interface NodeRow {
   id: string;
   epoch: number;
   address: string;
@@ -37,7 +37,7 @@ export interface TransferAnswer {
   transfer: { source: string; target: string };
   alreadyPending: boolean;
 }
-export interface TransferRow {
+interface TransferRow {
   streamId: string;
   name: string;
   source: string;
@@ -81,7 +81,7 @@ export interface AdminClientOptions {
 }
 
 /** `a/b c/d` -> `a/b%20c/d`: each segment encoded, the `/` separators kept. Leading slashes are dropped. */
-export function encodeStreamPath(path: string): string {
+function encodeStreamPath(path: string): string {
   return path.replace(/^\/+/, "").split("/").map(encodeURIComponent).join("/");
 }
 

@@ -67,7 +67,7 @@ function isCommand(name: string): name is CommandName {
   return (COMMAND_NAMES as string[]).includes(name);
 }
 
-export interface GlobalOptions {
+interface GlobalOptions {
   url: string;
   token: string | undefined;
   json: boolean;
@@ -85,13 +85,13 @@ const GLOBAL_HELP = [
   "  -h, --help       show help",
 ];
 
-export function usageLine(command: CommandName): string {
+function usageLine(command: CommandName): string {
   const spec = COMMANDS[command];
   const operands = spec.operands.map((name) => `<${name}>`).join(" ");
   return `mink ${command}${operands === "" ? "" : ` ${operands}`}${spec.noWait === true ? " [--no-wait]" : ""} [options]`;
 }
 
-export function commandHelp(command: CommandName): string {
+function commandHelp(command: CommandName): string {
   const spec = COMMANDS[command];
   const lines = [`Usage: ${usageLine(command)}`, "", `${spec.summary[0]?.toUpperCase() ?? ""}${spec.summary.slice(1)}.`];
   if (spec.details.length > 0) lines.push("", ...spec.details);
@@ -99,7 +99,7 @@ export function commandHelp(command: CommandName): string {
   return `${lines.join("\n")}\n`;
 }
 
-export function generalHelp(): string {
+function generalHelp(): string {
   const width = Math.max(...COMMAND_NAMES.map((name) => usageLine(name).length - " [options]".length));
   const lines = [
     "mink: operate a mink service through its admin API.",

@@ -59,7 +59,7 @@ export async function slotsCommand(context: CommandContext, nodeId: string, slot
   );
 }
 
-export function streamLines(answer: StreamAnswer): Array<[string, string]> {
+function streamLines(answer: StreamAnswer): Array<[string, string]> {
   const pending = answer.pendingTransfer;
   const lines: Array<[string, string]> = [
     ["name", answer.name],

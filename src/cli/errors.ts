@@ -50,8 +50,8 @@ export class CommandFailed extends Error {
 }
 
 export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
 
 /** The exit code and the stderr text (ending in a newline) for any error thrown while running a command. */
 export function describeFailure(error: unknown): { exitCode: number; message: string } {

@@ -1,7 +1,7 @@
 // What a command may touch: two output streams, the environment, fetch and a sleep. main() gets them
 // injected, so tests run the CLI in-process; processIo() is the real process.
 
-export interface Output {
+interface Output {
   write(text: string): unknown;
   /** True on a terminal: the drain shows a progress bar. */
   readonly isTTY?: boolean;

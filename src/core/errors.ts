@@ -2,6 +2,7 @@
 // needs to recover; the edge (src/http/error-table.ts) maps each code to an HTTP status and says whether it
 // is retryable. Nothing here knows about HTTP.
 
+/** @public The closed set, as a value (the type below is derived from it). */
 export const DOMAIN_ERROR_CODES = [
   /** The command or write carries an epoch older than the recorded one. Carries `currentEpoch`. */
   "stale_epoch",

@@ -5,7 +5,7 @@
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
-export type MetricType = "counter" | "gauge";
+type MetricType = "counter" | "gauge";
 
 export interface MetricSample {
   readonly labels?: Readonly<Record<string, string>>;

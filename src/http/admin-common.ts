@@ -3,17 +3,17 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { domainError, type DomainError } from "../core/errors.ts";
-import type { Env } from "../env.ts";
-import { META_LOG_NAME, metaLogClient, type MetaLogClient } from "../../durable-objects/meta-log.ts";
+import { type Env, metaLogClient } from "../env.ts";
+import { type MetaLogClient } from "../ports/meta-log-client.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 
 export type AdminEnv = { Bindings: Env };
 
 /** Admin bodies are a few fields; anything larger is refused before parsing. */
-export const MAX_ADMIN_BODY_BYTES = 16 * 1024;
+const MAX_ADMIN_BODY_BYTES = 16 * 1024;
 
 export function metaOf(env: Env): MetaLogClient {
-  return metaLogClient(env.META_LOG.getByName(META_LOG_NAME));
+  return metaLogClient(env.META_LOG);
 }
 
 export function json(body: unknown, status = 200): Response {
@@ -22,7 +22,7 @@ export function json(body: unknown, status = 200): Response {
 }
 
 /** "slots: Too big: expected number to be <=1000000" (every issue, `;`-separated; the root path is `body`). */
-export function describeIssues(error: z.ZodError, root: string): string {
+function describeIssues(error: z.ZodError, root: string): string {
   return error.issues
     .map((issue) => `${issue.path.length === 0 ? root : `${root}.${issue.path.map(String).join(".")}`}: ${issue.message}`)
     .join("; ");

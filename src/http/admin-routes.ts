@@ -8,10 +8,10 @@ import { domainError } from "../core/errors.ts";
 import { formatMetrics, METRICS_CONTENT_TYPE, type MetricFamily, type MetricSample } from "../core/metrics-text.ts";
 import { parseStreamName } from "../core/protocol/stream-name.ts";
 import { parseBearer } from "../core/subscriptions/index.ts";
-import type { Env } from "../env.ts";
-import { STORE_REQUEST_KINDS, type NodeMetrics } from "../node/store-metrics.ts";
+import { type Env, streamNodeClient } from "../env.ts";
+import { STORE_REQUEST_KINDS, type NodeMetrics } from "../ports/stream-node-client.ts";
 import { nodeIdsOf } from "../router/router.ts";
-import type { MetaLogStats } from "../../durable-objects/meta-log.ts";
+import type { MetaLogStats } from "../ports/meta-log-client.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
@@ -126,7 +126,7 @@ export async function metricsResponse(env: Env): Promise<Response> {
   const ids = nodeIdsOf(env);
   const [stats, ...nodes] = await Promise.all([
     settle(metaOf(env).stats()),
-    ...ids.map((id) => settle<NodeMetrics>(env.STREAM_NODE.getByName(id).metrics())),
+    ...ids.map((id) => settle<NodeMetrics>(streamNodeClient(env.STREAM_NODE, id).metrics())),
   ]);
   const answered = new Map<string, NodeMetrics>();
   ids.forEach((id, i) => {
@@ -139,7 +139,7 @@ export async function metricsResponse(env: Env): Promise<Response> {
 }
 
 /** The samples: per-node families (nodes that did not answer only show `mink_node_up 0`), then the log's. */
-export function metricFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeMetrics>, meta: MetaLogStats | null): MetricFamily[] {
+function metricFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeMetrics>, meta: MetaLogStats | null): MetricFamily[] {
   const perNode = (pick: (m: NodeMetrics) => number): MetricSample[] =>
     ids.flatMap((id) => {
       const m = nodes.get(id);

@@ -13,7 +13,7 @@ import { checkParam, json, metaOf, readBody, type AdminEnv } from "./admin-commo
 import { errorResponse } from "./stream-routes.ts";
 
 /** The most slots one node may be given (a weight, not a count of anything). */
-export const MAX_SLOTS = 1_000_000;
+const MAX_SLOTS = 1_000_000;
 
 const nodeIdSchema = z.string().min(1).max(256);
 const slotsBody = z.object({ slots: z.int().min(0).max(MAX_SLOTS) });

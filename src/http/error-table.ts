@@ -4,7 +4,7 @@
 import type { DomainError, DomainErrorCode } from "../core/errors.ts";
 import { HEADER } from "../core/protocol/headers.ts";
 
-export interface ErrorRow {
+interface ErrorRow {
   readonly status: number;
   readonly retryable: boolean;
   /** Response headers from the error's details. */
@@ -13,7 +13,7 @@ export interface ErrorRow {
 
 const retryAfter = (): Record<string, string> => ({ "retry-after": "1" });
 
-export const ERROR_TABLE: { readonly [C in DomainErrorCode]: ErrorRow } = {
+const ERROR_TABLE: { readonly [C in DomainErrorCode]: ErrorRow } = {
   invalid: { status: 400, retryable: false },
   too_large: { status: 413, retryable: false },
   not_found: { status: 404, retryable: false },

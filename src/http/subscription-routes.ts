@@ -18,9 +18,9 @@ import {
   type SplitUrl,
   type SubscriptionError,
 } from "../core/subscriptions/index.ts";
-import type { Env } from "../env.ts";
-import { META_LOG_NAME, metaLogClient, type MetaLogClient } from "../../durable-objects/meta-log.ts";
-import type { SubscriptionAnswer } from "../../durable-objects/meta-log-subscriptions.ts";
+import { type Env, metaLogClient } from "../env.ts";
+import { type MetaLogClient } from "../ports/meta-log-client.ts";
+import type { SubscriptionAnswer } from "../ports/meta-log-client.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects, type PreparedEffect } from "../subscriptions/effects.ts";
 import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
 import { preflightResponse, withSecurityHeaders } from "./security-headers.ts";
@@ -37,13 +37,13 @@ const splitUrl: SplitUrl = (raw) => {
 };
 
 /** Callback and JWKS URLs name this origin: the configured one, else the request's. */
-export function publicOrigin(env: Env, request: Request): string {
+function publicOrigin(env: Env, request: Request): string {
   const configured = env.PUBLIC_ORIGIN;
   return (configured !== undefined && configured !== "" ? configured : new URL(request.url).origin).replace(/\/+$/, "");
 }
 
 function metaOf(c: Ctx): MetaLogClient {
-  return metaLogClient(c.env.META_LOG.getByName(META_LOG_NAME));
+  return metaLogClient(c.env.META_LOG);
 }
 
 function json(status: number, body: unknown, contentType = "application/json"): Response {

@@ -7,7 +7,7 @@ import type { DomainError } from "../core/errors.ts";
 import type { StreamConfig } from "../core/protocol/stream-config.ts";
 import type { StreamView } from "../core/meta/view.ts";
 import { openManifest, readManifest, type Manifest } from "../storage/manifest.ts";
-import type { StreamRecord } from "../storage/record-codec.ts";
+import type { WalRecord } from "../storage/record-codec.ts";
 import { decodeRecordMeta, encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import { pointAtObjects, replayRecord } from "./recovery.ts";
 import { newStreamState, type StreamState } from "./stream-registry.ts";
@@ -33,7 +33,7 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
     const session = sessionOf(previous, view, config, base, ctx.now());
     if (typeof session === "string") return unavailable(`stream ${view.id} cannot be adopted: ${session}`);
 
-    const record: StreamRecord = {
+    const record: WalRecord = {
       streamId: view.id,
       streamEpoch: epoch,
       firstOffset: session.tail,
@@ -81,7 +81,7 @@ function sessionOf(previous: Manifest | null, view: StreamView, config: StreamCo
  * read-only stand-in of the source (removed: never served, compacted or snapshotted), from its manifest.
  * The source's owner flushed them before the fork left it (hand-off.ts).
  */
-export async function attachSource(ctx: NodeContext, fork: StreamState): Promise<void> {
+async function attachSource(ctx: NodeContext, fork: StreamState): Promise<void> {
   const sourceId = fork.config.fork?.sourceStreamId;
   if (sourceId === undefined) return;
   const manifest = await readManifest(ctx.store, sourceId);

@@ -11,11 +11,12 @@ import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
 import { commitProducer } from "../core/protocol/producer.ts";
 import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
-import { resolveLive } from "./create-path.ts";
+
 import { afterHandOff } from "./node-routing.ts";
-import { announce, asDomainError, ensureOpened, errorReply, reply, settled, type NodeContext, type Reply } from "./node-context.ts";
+import { announce, asDomainError, errorReply, reply, settled, type NodeContext, type Reply } from "./node-context.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import type { StreamState } from "./stream-registry.ts";
+import { ensureOpened, resolveLive } from "./stream-lifecycle.ts";
 
 const encoder = new TextEncoder();
 
@@ -137,7 +138,7 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
  * An acknowledged record becomes readable, in WAL order, and wakes the stream's live readers. Resolves when
  * the observers are done with it (the answer waits for that).
  */
-export function applyAcknowledged(
+function applyAcknowledged(
   ctx: NodeContext,
   stream: StreamState,
   first: number,

@@ -17,14 +17,14 @@ import { openManifest, readManifest, StaleEpochError } from "../storage/manifest
 import { NonContiguousRecordsError } from "../storage/stream-object.ts";
 import { forgetStale } from "./release.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import { isEof, RECORD_FLAG_EOF, type StreamRecord } from "../storage/record-codec.ts";
+import { isEof, RECORD_FLAG_EOF, type WalRecord } from "../storage/record-codec.ts";
 import { replayChain } from "../storage/wal-chain.ts";
 import type { NodeContext } from "./node-context.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import type { StreamState } from "./stream-registry.ts";
 
 /** The stream id of the `mark` record (not a stream: ids from the metadata log look like `s<n>`). */
-export const MARK_STREAM_ID = "~mark";
+const MARK_STREAM_ID = "~mark";
 
 export interface CompactionReport {
   readonly fromSeq: number;
@@ -51,7 +51,7 @@ export function snapshotMeta(stream: StreamState): Extract<RecordMeta, { k: "sna
 }
 
 /** The snapshot record of one stream, from its decided state (what replay after it must continue). */
-export function snapshotRecord(stream: StreamState): StreamRecord {
+function snapshotRecord(stream: StreamState): WalRecord {
   return {
     streamId: stream.id,
     streamEpoch: stream.epoch,
@@ -138,7 +138,7 @@ async function compactOne(
   store: ObjectStore,
   stream: StreamState,
   writerEpoch: number,
-  records: readonly StreamRecord[],
+  records: readonly WalRecord[],
   snapshotSeq: number,
 ): Promise<number> {
   const walCovered = [{ nodeId: ctx.nodeId, toSeq: snapshotSeq }];
@@ -169,13 +169,13 @@ async function compactOne(
  * Each stream's records in [compacted end, tail at the snapshot) from the tail cache, as WAL records; null
  * when some stream's cached records do not cover that range exactly (then the WAL is read back instead).
  */
-function fromMemory(ctx: NodeContext, decided: ReadonlyMap<string, { tail: number; eof: boolean }>): Map<string, StreamRecord[]> | null {
-  const byStream = new Map<string, StreamRecord[]>();
+function fromMemory(ctx: NodeContext, decided: ReadonlyMap<string, { tail: number; eof: boolean }>): Map<string, WalRecord[]> | null {
+  const byStream = new Map<string, WalRecord[]>();
   for (const [streamId, { tail, eof }] of decided) {
     const stream = ctx.registry.get(streamId);
     if (stream === undefined || stream.removed) continue;
     let at = ctx.registry.compactedEnd(stream);
-    const list: StreamRecord[] = [];
+    const list: WalRecord[] = [];
     for (const record of stream.records) {
       if (record.data === null || record.end <= at || record.first >= tail) continue;
       if (record.first !== at || record.end > tail) return null;
@@ -192,8 +192,8 @@ function fromMemory(ctx: NodeContext, decided: ReadonlyMap<string, { tail: numbe
 }
 
 /** The data records of [fromSeq, toSeq) of the node's WAL, by stream (the compaction of before the cache). */
-async function fromWal(store: ObjectStore, nodeId: string, fromSeq: number, toSeq: number): Promise<Map<string, StreamRecord[]>> {
-  const byStream = new Map<string, StreamRecord[]>();
+async function fromWal(store: ObjectStore, nodeId: string, fromSeq: number, toSeq: number): Promise<Map<string, WalRecord[]>> {
+  const byStream = new Map<string, WalRecord[]>();
   for await (const object of replayChain(store, { nodeId, fromSeq, toSeq })) {
     for (const record of object.records) {
       if (record.data.byteLength === 0 && !isEof(record)) continue;

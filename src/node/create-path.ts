@@ -6,7 +6,7 @@
 import { domainError, type DomainError } from "../core/errors.ts";
 import type { JsonObject } from "../core/meta/index.ts";
 import type { NodeRecord, StreamRecord } from "../core/meta/state.ts";
-import { checkAccess, checkForkSource, resolveForkPoint, type ForkSourceView } from "../core/protocol/fork.ts";
+import { checkForkSource, resolveForkPoint, type ForkSourceView } from "../core/protocol/fork.ts";
 import { HEADER } from "../core/protocol/headers.ts";
 import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
@@ -19,21 +19,11 @@ import {
   type StreamConfig,
 } from "../core/protocol/stream-config.ts";
 import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
-import {
-  announce,
-  errorReply,
-  redirectReply,
-  reply,
-  removeStream,
-  settled,
-  softDeleteStream,
-  unavailable,
-  type NodeContext,
-  type Reply,
-} from "./node-context.ts";
+import { announce, errorReply, redirectReply, reply, settled, unavailable, type NodeContext, type Reply } from "./node-context.ts";
 import { routeAtNode } from "./node-routing.ts";
 import { encodeRecordMeta } from "./record-meta.ts";
-import { lifecycleView, memoryRecord, newStreamState, type StreamState } from "./stream-registry.ts";
+import { applyInitial, newStreamState, type StreamState } from "./stream-registry.ts";
+import { resolveLive } from "./stream-lifecycle.ts";
 
 const encoder = new TextEncoder();
 
@@ -49,23 +39,6 @@ export interface CreateInput {
 
 export async function createStream(ctx: NodeContext, input: CreateInput): Promise<Reply> {
   return ctx.locks.run(`name:${input.name}`, () => createLocked(ctx, input));
-}
-
-/** Resolves a live stream by name for a direct operation, applying expiry (404 removes, 410 soft-deletes). */
-export async function resolveLive(ctx: NodeContext, name: string): Promise<StreamState | undefined> {
-  const stream = ctx.registry.byName(name);
-  if (stream === undefined) return undefined;
-  const access = checkAccess(lifecycleView(stream), ctx.now());
-  if (access.kind !== "ok" && (("remove" in access && access.remove) || ("softDelete" in access && access.softDelete))) {
-    const { ttlSeconds, expiresAtMs } = stream.config;
-    console.log(
-      `node ${ctx.nodeId}: ${name} (${stream.id}) expired: ttl ${ttlSeconds ?? "-"} s, expires at ${expiresAtMs ?? "-"}, ` +
-        `last access ${ctx.now() - stream.lastAccessMs} ms ago, created ${ctx.now() - stream.createdAtMs} ms ago`,
-    );
-  }
-  if (access.kind === "not-found" && access.remove) await removeStream(ctx, stream);
-  else if (access.kind === "gone" && access.softDelete) await softDeleteStream(ctx, stream);
-  return ctx.registry.byName(name);
 }
 
 async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply> {
@@ -164,20 +137,8 @@ function releaseSource(ctx: NodeContext, source: StreamState | undefined): void 
   ctx.registry.release(source);
 }
 
-/** The initial body and closure of a created (or replayed) stream. */
-export function applyInitial(stream: StreamState, data: Uint8Array, closed: boolean): void {
-  if (data.byteLength > 0) {
-    stream.records.push(memoryRecord(stream.base, data));
-    stream.memoryBytes += data.byteLength;
-  }
-  stream.tail = stream.base + data.byteLength;
-  stream.eof = closed;
-  stream.decided.tail = stream.tail;
-  stream.decided.eof = closed;
-}
-
 /** Content-Type, Stream-Next-Offset and Stream-Closed: the headers of a create's answer. */
-export function streamHeaders(stream: StreamState): Record<string, string> {
+function streamHeaders(stream: StreamState): Record<string, string> {
   const headers: Record<string, string> = {
     [HEADER.contentType]: stream.config.contentType,
     [HEADER.streamNextOffset]: formatOffset(stream.tail),

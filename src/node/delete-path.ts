@@ -2,8 +2,9 @@
 // soft-deleted (410 from then on, its data kept for the forks). Serialized per name with creates.
 import { domainError } from "../core/errors.ts";
 import { deleteOutcome } from "../core/protocol/fork.ts";
-import { resolveLive } from "./create-path.ts";
-import { errorReply, removeStream, reply, settled, softDeleteStream, type NodeContext, type Reply } from "./node-context.ts";
+
+import { errorReply, reply, settled, type NodeContext, type Reply } from "./node-context.ts";
+import { removeStream, resolveLive, softDeleteStream } from "./stream-lifecycle.ts";
 
 export async function deleteStream(ctx: NodeContext, name: string): Promise<Reply> {
   return ctx.locks.run(`name:${name}`, async () => {

@@ -16,12 +16,13 @@
 import type { DomainError } from "../core/errors.ts";
 import { updateManifest } from "../storage/manifest.ts";
 import { compactStream } from "../storage/compaction.ts";
-import { RECORD_FLAG_EOF, type StreamRecord } from "../storage/record-codec.ts";
+import { RECORD_FLAG_EOF, type WalRecord } from "../storage/record-codec.ts";
 import { ensureManifest, snapshotMeta, STORE_WRITE_LOCK } from "./compaction.ts";
 import { RECORD_META_VERSION } from "./record-meta.ts";
-import { ensureOpened, settled, writeControlRecord, type NodeContext } from "./node-context.ts";
+import { settled, type NodeContext } from "./node-context.ts";
 import { forgetStale, release } from "./release.ts";
 import type { StreamState } from "./stream-registry.ts";
+import { ensureOpened, writeControlRecord } from "./stream-lifecycle.ts";
 
 /** A transfer step the log refused or that could not finish; the watcher tries again. */
 export class HandOffError extends Error {
@@ -109,7 +110,7 @@ export async function flushToObjects(ctx: NodeContext, stream: StreamState, epoc
   const { store } = ctx;
   await ensureManifest(store, stream.id, stream.base, epoch);
   const from = ctx.registry.compactedEnd(stream);
-  const records: StreamRecord[] = [];
+  const records: WalRecord[] = [];
   for (const record of stream.records) {
     if (record.data === null || record.first < from) continue;
     records.push({ streamId: stream.id, streamEpoch: epoch, firstOffset: record.first, flags: 0, meta: new Uint8Array(0), data: record.data });

@@ -3,24 +3,22 @@
 // tests can build one over an in-memory store. Also here: per-name locks for the paths that await the
 // metadata log, the writing of control records, and stream removal (delete, expiry, fork cascade).
 import { domainError, type DomainError } from "../core/errors.ts";
-import { sourceAfterForkRemoved } from "../core/protocol/fork.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import type { StreamRecord } from "../storage/record-codec.ts";
-import type { MetaLogClient } from "../../durable-objects/meta-log.ts";
+import type { WalRecord } from "../storage/record-codec.ts";
+import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import type { NodeRecord } from "../core/meta/state.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
 import type { LiveReaders } from "./live-readers.ts";
-import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import type { NodeSettings } from "./settings.ts";
 import type { StreamRegistry, StreamState } from "./stream-registry.ts";
 
 /** The part of the WAL writer the paths use. */
 export interface WalPort {
-  append(records: readonly StreamRecord[]): Promise<{ seq: number }>;
+  append(records: readonly WalRecord[]): Promise<{ seq: number }>;
 }
 
 /** The part of the metadata log client the paths use. */
-export type MetaPort = Pick<MetaLogClient, "propose" | "lookupStream">;
+type MetaPort = Pick<MetaLogClient, "propose" | "lookupStream">;
 
 /** A reply before the HTTP layer adds the headers every response carries. */
 export type Reply =
@@ -130,7 +128,7 @@ export function asDomainError(error: unknown): DomainError {
 }
 
 /** How long an answer waits for the observers' work on its change (a report to the metadata log). */
-export const OBSERVER_WAIT_MS = 2_000;
+const OBSERVER_WAIT_MS = 2_000;
 
 /**
  * Tells the observers, then the live readers, that the stream's acknowledged state moved on. Resolves when
@@ -164,81 +162,4 @@ export async function settled(ctx: NodeContext, stream: StreamState): Promise<Do
   } catch (error) {
     return asDomainError(error);
   }
-}
-
-/**
- * Writes a control record (soft delete, delete) for a stream at its acknowledged tail, after everything it
- * decided before. Resolves once durable.
- */
-export async function writeControlRecord(ctx: NodeContext, stream: StreamState, meta: RecordMeta): Promise<void> {
-  const record: StreamRecord = {
-    streamId: stream.id,
-    streamEpoch: stream.epoch,
-    firstOffset: stream.decided.tail,
-    // Never the eof flag: only a stream's closing record carries it (stream objects allow one, last).
-    flags: 0,
-    meta: encodeRecordMeta(meta),
-    data: new Uint8Array(0),
-  };
-  const ack = ctx.wal.append([record]);
-  const previous = stream.pending;
-  stream.pending = previous.then(() => ack).then(() => undefined);
-  await stream.pending;
-}
-
-/**
- * Removes a stream for good (DELETE without forks, expiry, the last fork of a soft-deleted source gone):
- * a delete record in the WAL, then the metadata log, then memory; wakes its readers; releases its source
- * and cascades up a chain of soft-deleted sources.
- */
-export async function removeStream(ctx: NodeContext, stream: StreamState): Promise<void> {
-  if (stream.removed) return;
-  // Refused from now on (the name is free once the record landed; creates of it wait on the name lock).
-  ctx.registry.remove(stream);
-  ctx.readers.notify(stream.id);
-  await writeControlRecord(ctx, stream, { k: "delete" });
-  const deleted = await ctx.meta.propose({
-    type: "DeleteStream",
-    streamId: stream.id,
-    by: { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch },
-  });
-  if (!deleted.ok && deleted.error.code !== "not_found") {
-    console.warn(`DeleteStream ${stream.id} refused by the metadata log: ${deleted.error.message}`);
-  }
-  ctx.view.invalidate(stream.name);
-  const source = ctx.registry.sourceOf(stream);
-  if (source !== undefined) {
-    source.forkCount = Math.max(0, source.forkCount - 1);
-    if (source.removed) ctx.registry.release(source);
-    else if (sourceAfterForkRemoved(source) === "remove") await removeStream(ctx, source);
-  }
-}
-
-/** Soft-deletes a stream forks still read: durable first, then refused from now on. */
-export async function softDeleteStream(ctx: NodeContext, stream: StreamState): Promise<void> {
-  if (stream.lifecycle === "soft-deleted") return;
-  stream.lifecycle = "soft-deleted";
-  ctx.readers.notify(stream.id);
-  await writeControlRecord(ctx, stream, { k: "soft-delete" });
-}
-
-/**
- * Makes sure this incarnation has opened the stream in the metadata log (a restarted node re-opens its
- * streams lazily, at their first write): the stream epoch every record carries.
- */
-export async function ensureOpened(ctx: NodeContext, stream: StreamState): Promise<DomainError | null> {
-  if (stream.opened) return null;
-  return ctx.locks.run(`open:${stream.id}`, async () => {
-    if (stream.opened) return null;
-    const opened = await ctx.meta.propose({
-      type: "OpenStream",
-      streamId: stream.id,
-      nodeId: ctx.nodeId,
-      nodeEpoch: ctx.nodeEpoch,
-    });
-    if (!opened.ok) return opened.error.code === "held_by" ? opened.error : unavailable(opened.error.message);
-    stream.epoch = opened.value.stream.epoch;
-    stream.opened = true;
-    return null;
-  });
 }

@@ -14,7 +14,7 @@ import { errorReply, redirectReply, unavailable, type NodeContext, type Reply } 
 import type { StreamState } from "./stream-registry.ts";
 
 /** How long a request for a stream being transferred here waits for the transfer to settle (R2). */
-export const PARK_TIMEOUT_MS = 10_000;
+const PARK_TIMEOUT_MS = 10_000;
 /** How often a parked request looks at the log again if nothing wakes it first. */
 const PARK_POLL_MS = 200;
 

@@ -2,10 +2,10 @@
 // total bytes; least recently used first out. Concurrent reads of one key share one GET.
 import type { ObjectStore } from "../storage/object-store.ts";
 import { readStreamObject } from "../storage/stream-object.ts";
-import type { StreamRecord } from "../storage/record-codec.ts";
+import type { WalRecord } from "../storage/record-codec.ts";
 
 export class StreamObjectCache {
-  private readonly entries = new Map<string, { records: Promise<readonly StreamRecord[]>; bytes: number }>();
+  private readonly entries = new Map<string, { records: Promise<readonly WalRecord[]>; bytes: number }>();
   private bytes = 0;
 
   constructor(
@@ -13,7 +13,7 @@ export class StreamObjectCache {
     private readonly maxBytes = 32 * 1024 * 1024,
   ) {}
 
-  get(key: string): Promise<readonly StreamRecord[]> {
+  get(key: string): Promise<readonly WalRecord[]> {
     const hit = this.entries.get(key);
     if (hit !== undefined) {
       this.entries.delete(key);

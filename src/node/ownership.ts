@@ -4,7 +4,8 @@
 // stream revived.
 import { domainError, type DomainError } from "../core/errors.ts";
 import { handOff, HandOffError } from "./hand-off.ts";
-import { ensureOpened, type NodeContext } from "./node-context.ts";
+import { type NodeContext } from "./node-context.ts";
+import { ensureOpened } from "./stream-lifecycle.ts";
 
 export async function closeOwnership(ctx: NodeContext, name: string): Promise<DomainError | null> {
   const stream = ctx.registry.byName(name);

@@ -10,9 +10,10 @@ import { decodeJsonMessages, frameJsonArray } from "../core/protocol/json-mode.t
 import { formatOffset, resolveReadStart, type ReadStart } from "../core/protocol/offsets.ts";
 import { decideLiveStart, isTailProbe, responseCursor, type ReadMode } from "../core/protocol/read.ts";
 import { formatExpiresAt } from "../core/protocol/ttl.ts";
-import { resolveLive } from "./create-path.ts";
+
 import { errorReply, reply, type NodeContext, type Reply } from "./node-context.ts";
 import type { StreamState } from "./stream-registry.ts";
+import { resolveLive } from "./stream-lifecycle.ts";
 
 const decoder = new TextDecoder();
 
@@ -27,7 +28,7 @@ export interface ReadInput {
 }
 
 /** The stream for a read-like request, or the 404/410 to answer. */
-export async function readable(ctx: NodeContext, name: string): Promise<StreamState | Reply> {
+async function readable(ctx: NodeContext, name: string): Promise<StreamState | Reply> {
   const stream = await resolveLive(ctx, name);
   if (stream === undefined) return errorReply(domainError("not_found", "no such stream"));
   if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
@@ -149,7 +150,7 @@ export async function readPage(
   return { end, bytes, json };
 }
 
-export function pageBody(pageData: { bytes: Uint8Array; json: boolean }): Uint8Array | string {
+function pageBody(pageData: { bytes: Uint8Array; json: boolean }): Uint8Array | string {
   return pageData.json ? frameJsonArray(decodeJsonMessages(decoder.decode(pageData.bytes))) : pageData.bytes;
 }
 
@@ -184,7 +185,7 @@ async function page(
 }
 
 /** Seconds the stream has left (its deadline, or its TTL window after this access), null if unbounded. */
-export function lifetimeSeconds(stream: StreamState, nowMs: number): number | null {
+function lifetimeSeconds(stream: StreamState, nowMs: number): number | null {
   if (stream.config.expiresAtMs !== null) return (stream.config.expiresAtMs - nowMs) / 1000;
   if (stream.config.ttlSeconds !== null) return stream.config.ttlSeconds;
   return null;

@@ -7,12 +7,12 @@ import { commitProducer } from "../core/protocol/producer.ts";
 import type { StreamConfig } from "../core/protocol/stream-config.ts";
 import { readCheckpoint } from "../storage/checkpoint.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import { isEof, type StreamRecord } from "../storage/record-codec.ts";
+import { isEof, type WalRecord } from "../storage/record-codec.ts";
 import { readManifest, type Manifest } from "../storage/manifest.ts";
 import { replayChain, sealChain } from "../storage/wal-chain.ts";
-import { applyInitial } from "./create-path.ts";
+
 import { decodeRecordMeta } from "./record-meta.ts";
-import { memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "./stream-registry.ts";
+import { applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "./stream-registry.ts";
 
 /** Streams whose compacted data is read at once during start-up. */
 const LOAD_CONCURRENCY = 16;
@@ -65,7 +65,7 @@ export async function recoverNode(
  */
 export function replayRecord(
   registry: StreamRegistry,
-  record: StreamRecord,
+  record: WalRecord,
   nowMs: number,
   snapshotted?: Set<string>,
 ): boolean {
@@ -142,7 +142,7 @@ export function replayRecord(
 }
 
 /** A stream rebuilt from its create or snapshot record: not opened by this incarnation yet. */
-function replayedStream(record: StreamRecord, meta: { readonly name: string; readonly config: StreamConfig; readonly at: number }): StreamState {
+function replayedStream(record: WalRecord, meta: { readonly name: string; readonly config: StreamConfig; readonly at: number }): StreamState {
   return newStreamState({
     id: record.streamId,
     name: meta.name,

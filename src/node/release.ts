@@ -1,8 +1,9 @@
 // A stream leaving this node without being deleted (a transfer's hand-off, or a stale copy found after a
 // crash): forgotten here (its name is free on this node, forks here keep reading it), its live readers
 // sent on. Its data is in stream objects already: the hand-off flushed it.
-import { writeControlRecord, type NodeContext } from "./node-context.ts";
+import { type NodeContext } from "./node-context.ts";
 import type { StreamState } from "./stream-registry.ts";
+import { writeControlRecord } from "./stream-lifecycle.ts";
 
 /**
  * Releases a copy of a stream this node holds but no longer owns (closed, or opened elsewhere at a later

@@ -18,7 +18,7 @@ export interface NodeSettings {
   readonly compactAfterWalBytes: number;
 }
 
-export const DEFAULT_SETTINGS: NodeSettings = {
+const DEFAULT_SETTINGS: NodeSettings = {
   longPollTimeoutMs: 30_000,
   maxBodyBytes: 8 * 1024 * 1024,
   sseMaxDurationMs: 60_000,

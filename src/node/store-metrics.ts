@@ -2,13 +2,10 @@
 // wrapper around the node's ObjectStore (every caller: WAL, replay, compaction, reads), and the appends and
 // bytes the node acknowledged, counted at its WAL port. Per incarnation: a restart starts them at zero,
 // which Prometheus counters allow (a reset). Failed requests count too: they cost a request all the same.
-import type { StreamRecord } from "../storage/record-codec.ts";
+import type { WalRecord } from "../storage/record-codec.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
+import type { StoreRequestCounts } from "../ports/stream-node-client.ts";
 import { decodeRecordMeta } from "./record-meta.ts";
-
-export const STORE_REQUEST_KINDS = ["put", "get", "head", "list", "delete"] as const;
-export type StoreRequestKind = (typeof STORE_REQUEST_KINDS)[number];
-export type StoreRequestCounts = Record<StoreRequestKind, number>;
 
 export function emptyStoreRequestCounts(): StoreRequestCounts {
   return { put: 0, get: 0, head: 0, list: 0, delete: 0 };
@@ -48,7 +45,7 @@ export interface AppendCounts {
 }
 
 /** Counts WAL records that just became durable. Never throws: the append is acknowledged regardless. */
-export function countAcknowledged(counts: AppendCounts, records: readonly StreamRecord[]): void {
+export function countAcknowledged(counts: AppendCounts, records: readonly WalRecord[]): void {
   for (const record of records) {
     let kind: string;
     try {
@@ -59,24 +56,4 @@ export function countAcknowledged(counts: AppendCounts, records: readonly Stream
     if (kind === "append") counts.appends++;
     if (kind === "append" || kind === "create") counts.bytes += record.data.byteLength;
   }
-}
-
-/** What StreamNode.metrics() answers over RPC: plain numbers, one node, this incarnation. */
-export interface NodeMetrics {
-  readonly nodeId: string;
-  readonly nodeEpoch: number;
-  /** False while start-up has not finished (or failed): the counters are zero then. */
-  readonly started: boolean;
-  readonly appendsAcknowledged: number;
-  readonly bytesAppended: number;
-  readonly storeRequests: StoreRequestCounts;
-  /** WAL objects written (each is one flush of a batch). */
-  readonly walFlushes: number;
-  readonly walBytesWritten: number;
-  /** Streams this node holds in memory (live and soft-deleted). */
-  readonly openStreams: number;
-  /** Long-poll and SSE readers waiting at a tail. */
-  readonly liveReaders: number;
-  /** Transfer steps this incarnation's watcher took, by kind (docs/transfers.md, table T). */
-  readonly transferSteps: { readonly handOffs: number; readonly completions: number; readonly adoptions: number; readonly failures: number };
 }

@@ -23,7 +23,7 @@ export function memoryRecord(first: number, data: Uint8Array): CachedRecord {
 /** Reads a stream object's records (cached by the caller). */
 export type StreamObjectLoader = (key: string) => Promise<readonly { firstOffset: number; data: Uint8Array }[]>;
 
-export interface DecidedState {
+interface DecidedState {
   tail: number;
   eof: boolean;
   producers: ProducerTable;
@@ -319,4 +319,16 @@ function recordIndexAt(records: readonly CachedRecord[], position: number): numb
     }
   }
   return found;
+}
+
+/** The initial body and closure of a created (or replayed) stream. */
+export function applyInitial(stream: StreamState, data: Uint8Array, closed: boolean): void {
+  if (data.byteLength > 0) {
+    stream.records.push(memoryRecord(stream.base, data));
+    stream.memoryBytes += data.byteLength;
+  }
+  stream.tail = stream.base + data.byteLength;
+  stream.eof = closed;
+  stream.decided.tail = stream.tail;
+  stream.decided.eof = closed;
 }

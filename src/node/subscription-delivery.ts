@@ -5,13 +5,15 @@
 // Ordering: the append's answer waits for the report to reach the MetaLog (bounded: announce in
 // node-context.ts), so a claim sent after the answer is ordered after the report (pull-wake's "append, then
 // claim at once"). The effects (webhooks, wake events) run in the background.
+import { parseAppendRequest } from "../core/protocol/append.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
 import type { StreamTail } from "../core/subscriptions/record.ts";
-import { streamRoutes } from "../http/stream-routes.ts";
-import type { MetaLogClient } from "../../durable-objects/meta-log.ts";
-import type { SubscriptionSet } from "../../durable-objects/meta-log-subscriptions.ts";
-import { appendWakeEventByFetch, performSubscriptionEffects, type EffectPorts, type PreparedEffect } from "../subscriptions/effects.ts";
+import type { MetaLogClient, PreparedEffect, SubscriptionSet } from "../ports/meta-log-client.ts";
+import { appendWakeEventByFetch, performSubscriptionEffects, type EffectPorts } from "../subscriptions/effects.ts";
+import { appendToStream } from "./append-path.ts";
 import type { AcknowledgedChange, NodeContext } from "./node-context.ts";
+
+const encoder = new TextEncoder();
 
 export type DeliveryMetaPort = Pick<MetaLogClient, "onStreamAppended" | "onWebhookReply" | "watchSubscriptions">;
 
@@ -25,18 +27,20 @@ export function subscriptionDelivery(
   ctx: NodeContext,
   meta: DeliveryMetaPort,
 ): (change: AcknowledgedChange) => Promise<unknown> | undefined {
-  // Wake streams this node owns are appended through its own protocol app (no network hop); others go
-  // through the public origin, which routes them to their owner.
-  const local = streamRoutes(() => ctx);
+  // Wake streams this node owns are appended through its own append path (no network hop); others, and
+  // one that moved away meanwhile, go through the public origin, which routes them to their owner.
   const ports: EffectPorts = {
     appendWakeEvent: async (effect) => {
       if (ctx.registry.byName(effect.stream) === undefined) return appendWakeEventByFetch(effect);
-      const url = `http://node.local/v1/stream/${effect.stream.split("/").map(encodeURIComponent).join("/")}`;
-      const response = await local.fetch(
-        new Request(url, { method: "POST", headers: { "content-type": "application/json" }, body: effect.rawBody }),
-      );
-      await response.body?.cancel();
-      if (!response.ok && response.status !== 404) throw new Error(`wake event append to ${effect.stream} answered ${response.status}`);
+      const body = encoder.encode(effect.rawBody);
+      const headers = { contentType: "application/json", closed: null, streamSeq: null, producerId: null, producerEpoch: null, producerSeq: null };
+      const request = parseAppendRequest(headers, body.byteLength, ctx.settings.maxBodyBytes);
+      if (!request.ok) throw new Error(`wake event for ${effect.stream} refused: ${request.error.message}`);
+      const answer = await appendToStream(ctx, { name: effect.stream, request: request.value, body, bodyText: effect.rawBody });
+      if (answer.kind === "redirect") return appendWakeEventByFetch(effect);
+      if (answer.kind === "error" && answer.error.code !== "not_found") {
+        throw new Error(`wake event append to ${effect.stream} failed: ${answer.error.code} ${answer.error.message}`);
+      }
     },
     webhookReplied: (id, ref, done) => meta.onWebhookReply(id, ref, done),
   };

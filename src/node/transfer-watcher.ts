@@ -6,7 +6,7 @@
 // node asks for its duties from scratch.
 import type { StreamView } from "../core/meta/view.ts";
 import { transferStep, type TransferStep } from "../core/transfer-steps.ts";
-import type { MetaLogClient } from "../../durable-objects/meta-log.ts";
+import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import { adoptStream } from "./adopt.ts";
 import { complete, handOff } from "./hand-off.ts";
 import type { NodeContext } from "./node-context.ts";

@@ -8,20 +8,21 @@ import type { StreamLookup } from "../core/meta/view.ts";
 import { STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
 import { parseStreamName } from "../core/protocol/stream-name.ts";
 import { routeStream, type RoutingMode } from "../core/routing.ts";
-import type { Env } from "../env.ts";
+import { type Env, metaLogClient, streamNodeClient } from "../env.ts";
 import { errorResponse, readBeforeRedirect, redirectResponse } from "../http/stream-routes.ts";
 import { preflightResponse } from "../http/security-headers.ts";
-import { META_LOG_NAME, metaLogClient } from "../../durable-objects/meta-log.ts";
+
+
 import { ViewCache, type LookupSource } from "./view-cache.ts";
 
 /** Default trust in a cached lookup: short, since a stale entry costs a hop. */
-export const DEFAULT_VIEW_CACHE_TTL_MS = 1_000;
+const DEFAULT_VIEW_CACHE_TTL_MS = 1_000;
 /** Redirects a forwarding router follows for one request (a create placed elsewhere, a fork hand-off). */
 const MAX_FORWARD_HOPS = 4;
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 const NODE_PATH = /^\/n\/([^/]+)\//;
 
-export interface RouterSettings {
+interface RouterSettings {
   readonly nodeIds: readonly string[];
   readonly localNodeId: string;
   readonly mode: RoutingMode;
@@ -34,7 +35,7 @@ export function nodeIdsOf(env: Env): string[] {
   return ids.length > 0 ? ids : ["node-0"];
 }
 
-export function routerSettings(env: Env): RouterSettings {
+function routerSettings(env: Env): RouterSettings {
   const nodeIds = nodeIdsOf(env);
   const local = (env.LOCAL_NODE ?? "").trim();
   const ttl = Number(env.VIEW_CACHE_TTL_MS ?? "");
@@ -58,9 +59,9 @@ let isolateCache: ViewCache | null = null;
 /** Node lists already woken by this isolate (each start registers the node, so placement can pick it). */
 const woken = new Set<string>();
 
-export function defaultRouterDeps(env: Env, settings: RouterSettings): RouterDeps {
+function defaultRouterDeps(env: Env, settings: RouterSettings): RouterDeps {
   isolateCache ??= new ViewCache({ ttlMs: settings.viewCacheTtlMs });
-  const meta = metaLogClient(env.META_LOG.getByName(META_LOG_NAME));
+  const meta = metaLogClient(env.META_LOG);
   return { cache: isolateCache, lookup: (name) => meta.lookupStream({ name }) };
 }
 
@@ -144,7 +145,7 @@ function nodeOfLocation(location: string | null, nodeIds: readonly string[]): st
 async function toNode(env: Env, nodeId: string, request: Request): Promise<Response> {
   try {
     // "manual": a node's 307 is an answer for the client (or for forward()), never followed by the stub.
-    return await env.STREAM_NODE.getByName(nodeId).fetch(new Request(request, { redirect: "manual" }));
+    return await streamNodeClient(env.STREAM_NODE, nodeId).fetch(new Request(request, { redirect: "manual" }));
   } catch (error) {
     console.error(`node ${nodeId} did not answer`, error);
     return errorResponse(domainError("unavailable", `node ${nodeId} is unavailable; retry`));
@@ -160,7 +161,7 @@ async function toNode(env: Env, nodeId: string, request: Request): Promise<Respo
 async function wakeNodes(env: Env, nodeIds: readonly string[]): Promise<void> {
   const key = nodeIds.join(",");
   if (woken.has(key)) return;
-  const results = await Promise.allSettled(nodeIds.map((id) => env.STREAM_NODE.getByName(id).ping()));
+  const results = await Promise.allSettled(nodeIds.map((id) => streamNodeClient(env.STREAM_NODE, id).ping()));
   for (const result of results) if (result.status === "rejected") console.error("a node did not start", result.reason);
   woken.add(key);
 }

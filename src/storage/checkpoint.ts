@@ -7,9 +7,9 @@ import { checkpointKey, parseWalKey, walKey, walPrefix } from "./keys.ts";
 import { CorruptObjectError, checkSafeU64 } from "./record-codec.ts";
 import { StaleEpochError, compareAndSwap, readDocument, type ManifestWriteOptions } from "./manifest.ts";
 
-export const CHECKPOINT_FORMAT_VERSION = 1;
+const CHECKPOINT_FORMAT_VERSION = 1;
 
-export interface Checkpoint {
+interface Checkpoint {
   nodeId: string;
   /** Every WAL object of the node below this seq is compacted. */
   walSeq: number;
@@ -34,14 +34,14 @@ export class UncheckpointedDeleteError extends Error {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-export function encodeCheckpoint(checkpoint: Checkpoint): Uint8Array {
+function encodeCheckpoint(checkpoint: Checkpoint): Uint8Array {
   checkSafeU64(checkpoint.walSeq, "walSeq");
   checkSafeU64(checkpoint.epoch, "epoch");
   const { nodeId, walSeq, epoch } = checkpoint;
   return encoder.encode(JSON.stringify({ formatVersion: CHECKPOINT_FORMAT_VERSION, nodeId, walSeq, epoch }));
 }
 
-export function decodeCheckpoint(bytes: Uint8Array, key: string, nodeId: string): Checkpoint {
+function decodeCheckpoint(bytes: Uint8Array, key: string, nodeId: string): Checkpoint {
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(bytes));

@@ -6,7 +6,7 @@
 // a gap or an overlap is a `NonContiguousRecordsError`, never merged. Re-running a compaction that already
 // landed is harmless: the object's key is already in the manifest, so the update changes nothing new.
 
-import { isEof, recordEnd, type StreamRecord } from "./record-codec.ts";
+import { isEof, recordEnd, type WalRecord } from "./record-codec.ts";
 import type { ObjectStore } from "./object-store.ts";
 import { streamObjectKey } from "./keys.ts";
 import {
@@ -22,7 +22,7 @@ import {
 import { NonContiguousRecordsError, checkContiguous, writeStreamObject } from "./stream-object.ts";
 
 /** Every record of the stream in `nodeId`'s WAL below `toSeq` is compacted once this compaction lands. */
-export interface WalCoverage {
+interface WalCoverage {
   nodeId: string;
   toSeq: number;
 }
@@ -32,7 +32,7 @@ export interface CompactionInput extends ManifestWriteOptions {
   /** The owner's stream epoch: the manifest must be at it, and no record may be above it. */
   writerEpoch: number;
   /** Offset order, contiguous, continuing from the last stream object. */
-  records: readonly StreamRecord[];
+  records: readonly WalRecord[];
   /** WAL ranges this compaction empties of the stream's records (dropped or trimmed in the manifest). */
   walCovered?: readonly WalCoverage[];
 }
@@ -43,7 +43,7 @@ export interface CompactionResult {
 }
 
 /** Checks the records on their own: one stream, contiguous, no epoch above the writer's. */
-export function checkCompactable(streamId: string, writerEpoch: number, records: readonly StreamRecord[]): void {
+function checkCompactable(streamId: string, writerEpoch: number, records: readonly WalRecord[]): void {
   checkContiguous(records);
   for (const record of records) {
     if (record.streamId !== streamId) throw new NonContiguousRecordsError(`record of ${record.streamId} in a compaction of ${streamId}`);
@@ -57,7 +57,7 @@ export function checkCompactable(streamId: string, writerEpoch: number, records:
  * The manifest after the compaction into `object` (pure; idempotent: applying it twice equals once).
  * Throws `NonContiguousRecordsError` if the object does not continue the manifest's objects exactly.
  */
-export function applyCompaction(
+function applyCompaction(
   manifest: Manifest,
   object: StreamObjectRef,
   endsStream: boolean,

@@ -26,7 +26,7 @@ export class InvalidKeyError extends Error {
 }
 
 /** An escaped id fits easily in S3's 1,024-byte key limit next to the fixed parts. */
-export const MAX_ESCAPED_ID_BYTES = 200;
+const MAX_ESCAPED_ID_BYTES = 200;
 const NUMBER_DIGITS = 20;
 const SAFE_CHAR = /^[A-Za-z0-9_-]$/;
 const ESCAPED_ID = /^(?:[A-Za-z0-9_-]|%[0-9A-F]{2})+$/;
@@ -69,11 +69,6 @@ export function unescapeId(escaped: string): string {
   // Only the canonical escape of an id is accepted, so each id has exactly one key.
   if (escapeId(id) !== escaped) throw new InvalidKeyError(escaped, "canonically escaped id");
   return id;
-}
-
-/** Checks that `id` can name a node or stream (throws `InvalidIdError` otherwise). */
-export function assertValidId(id: string): void {
-  escapeId(id);
 }
 
 function padNumber(value: number, what: string): string {

@@ -9,7 +9,7 @@ import { isStoreError, sameBytes, type ObjectStore } from "./object-store.ts";
 import { manifestKey } from "./keys.ts";
 import { resolveRetry, type RetryOptions } from "./retry-policy.ts";
 
-export const MANIFEST_FORMAT_VERSION = 1;
+const MANIFEST_FORMAT_VERSION = 1;
 
 export interface StreamObjectRef {
   key: string;
@@ -19,7 +19,7 @@ export interface StreamObjectRef {
 }
 
 /** WAL objects [fromSeq, toSeq) of `nodeId` hold records of the stream not yet in stream objects. */
-export interface WalRange {
+interface WalRange {
   nodeId: string;
   fromSeq: number;
   toSeq: number;
@@ -79,11 +79,11 @@ export class ManifestNotFoundError extends Error {
 }
 
 /** Compare-and-swap (of a manifest or checkpoint) kept losing; the caller may retry later. */
-export class CasContentionError extends Error {
+class CasContentionError extends Error {
   override readonly name = "CasContentionError";
 }
 
-export function emptyManifest(streamId: string, epoch: number, startOffset = 0): Manifest {
+function emptyManifest(streamId: string, epoch: number, startOffset = 0): Manifest {
   return { streamId, epoch, startOffset, objects: [], walRanges: [], endOffset: startOffset, eof: false };
 }
 
@@ -91,7 +91,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Deterministic JSON (fixed field order), so equal manifests are equal bytes. */
-export function encodeManifest(manifest: Manifest): Uint8Array {
+function encodeManifest(manifest: Manifest): Uint8Array {
   const problem = validateManifest(manifest);
   if (problem !== null) throw new InvalidManifestError(`manifest of ${manifest.streamId}: ${problem}`);
   const ordered = {
@@ -285,7 +285,7 @@ const isCount = (value: unknown): value is number => typeof value === "number" &
 const MANIFEST_FIELDS = new Set(["streamId", "epoch", "startOffset", "objects", "walRanges", "endOffset", "closed", "eof", "session"]);
 
 /** The first rule `value` breaks, or null for a well-formed manifest. */
-export function validateManifest(value: unknown): string | null {
+function validateManifest(value: unknown): string | null {
   if (typeof value !== "object" || value === null) return "not an object";
   const m = value as Record<string, unknown>;
   const unknownField = Object.keys(m).find((field) => !MANIFEST_FIELDS.has(field));

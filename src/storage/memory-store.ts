@@ -153,7 +153,7 @@ export class MemoryStore implements ObjectStore {
 }
 
 /** Turns a `ByteRange` into `[start, end)` within an object of `size` bytes, as S3 does. */
-export function resolveRange(range: ByteRange | undefined, size: number, key: string): [number, number] {
+function resolveRange(range: ByteRange | undefined, size: number, key: string): [number, number] {
   if (range === undefined) return [0, size];
   if ("suffixLength" in range) return [Math.max(0, size - range.suffixLength), size];
   if (range.offset >= size) {

@@ -8,7 +8,7 @@
 export type ByteRange = { offset: number; length?: number } | { suffixLength: number };
 
 /** A write that could race is conditional: create-only, or compare-and-swap on the current ETag. */
-export type PutCondition = { ifNoneMatch: "*" } | { ifMatch: string };
+type PutCondition = { ifNoneMatch: "*" } | { ifMatch: string };
 
 export interface PutOptions {
   condition?: PutCondition;

@@ -8,7 +8,7 @@
 // header and stores bodies only. A string is `u16 byteLength | UTF-8 bytes`.
 
 /** One append's worth of a stream: bytes [firstOffset, firstOffset + data.length) and opaque metadata. */
-export interface StreamRecord {
+export interface WalRecord {
   streamId: string;
   streamEpoch: number;
   firstOffset: number;
@@ -48,11 +48,11 @@ export class FormatError extends Error {
   override readonly name = "FormatError";
 }
 
-export function recordEnd(record: StreamRecord): number {
+export function recordEnd(record: WalRecord): number {
   return record.firstOffset + record.data.byteLength;
 }
 
-export function isEof(record: StreamRecord): boolean {
+export function isEof(record: WalRecord): boolean {
   return (record.flags & RECORD_FLAG_EOF) !== 0;
 }
 
@@ -64,7 +64,7 @@ export function checkSafeU64(value: number, what: string): void {
 }
 
 /** Validates a record's numbers and sizes; returns its encoded body size in bytes (without stream id). */
-export function recordBodyBytes(record: StreamRecord): number {
+export function recordBodyBytes(record: WalRecord): number {
   checkSafeU64(record.streamEpoch, "streamEpoch");
   checkSafeU64(record.firstOffset, "firstOffset");
   checkSafeU64(recordEnd(record), "firstOffset + data length");
@@ -124,7 +124,7 @@ export class ByteWriter {
     this.raw(encoded);
   }
 
-  recordBody(record: StreamRecord): void {
+  recordBody(record: WalRecord): void {
     this.u64(record.streamEpoch);
     this.u64(record.firstOffset);
     this.u8(record.flags);
@@ -194,7 +194,7 @@ export class ByteReader {
     }
   }
 
-  recordBody(streamId: string): StreamRecord {
+  recordBody(streamId: string): WalRecord {
     const streamEpoch = this.u64("streamEpoch");
     const firstOffset = this.u64("firstOffset");
     const flags = this.u8();

@@ -15,17 +15,17 @@ export function decodeXmlText(text: string): string {
 }
 
 /** The decoded text of every `<tag>…</tag>` directly found in `xml`, in document order. */
-export function tagValues(xml: string, tag: string): string[] {
+function tagValues(xml: string, tag: string): string[] {
   const pattern = new RegExp(`<${tag}(?:\\s[^>]*)?>([\\s\\S]*?)</${tag}>|<${tag}(?:\\s[^>]*)?/>`, "g");
   return [...xml.matchAll(pattern)].map((m) => m[1] ?? "");
 }
 
-export function firstTagValue(xml: string, tag: string): string | undefined {
+function firstTagValue(xml: string, tag: string): string | undefined {
   const raw = tagValues(xml, tag)[0];
   return raw === undefined ? undefined : decodeXmlText(raw);
 }
 
-export interface ListedObject {
+interface ListedObject {
   key: string;
   size: number;
   etag: string;

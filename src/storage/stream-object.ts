@@ -21,14 +21,14 @@ import {
   recordBodyBytes,
   recordEnd,
   writeMagic,
-  type StreamRecord,
+  type WalRecord,
 } from "./record-codec.ts";
 import type { StreamObjectRef } from "./manifest.ts";
 import { putCreateOnce } from "./create-once.ts";
 import { resolveRetry, type RetryOptions } from "./retry-policy.ts";
 
-export const STREAM_OBJECT_MAGIC = "MKSO";
-export const STREAM_OBJECT_FORMAT_VERSION = 1;
+const STREAM_OBJECT_MAGIC = "MKSO";
+const STREAM_OBJECT_FORMAT_VERSION = 1;
 /** magic + version + totalBytes. */
 const PREAMBLE_BYTES = 4 + 2 + 4;
 const CRC_BYTES = 4;
@@ -37,7 +37,7 @@ export interface StreamObject {
   streamId: string;
   firstOffset: number;
   endOffset: number;
-  records: StreamRecord[];
+  records: WalRecord[];
 }
 
 export class StreamObjectCorruptError extends CorruptObjectError {
@@ -61,10 +61,10 @@ export class NonContiguousRecordsError extends InvalidRecordError {
  * Checks that `records` are one stream's contiguous run: same stream, each starting where the previous one
  * ended (a gap or overlap names the offset), epochs never decreasing, end-of-stream only on the last.
  */
-export function checkContiguous(records: readonly StreamRecord[]): void {
+export function checkContiguous(records: readonly WalRecord[]): void {
   const first = records[0];
   if (first === undefined) throw new NonContiguousRecordsError("no records");
-  let previous: StreamRecord | undefined;
+  let previous: WalRecord | undefined;
   for (const record of records) {
     if (record.streamId !== first.streamId) throw new NonContiguousRecordsError(`records of ${first.streamId} and ${record.streamId} mixed`);
     if (previous !== undefined) {
@@ -78,7 +78,7 @@ export function checkContiguous(records: readonly StreamRecord[]): void {
   }
 }
 
-export function encodeStreamObject(records: readonly StreamRecord[]): Uint8Array {
+export function encodeStreamObject(records: readonly WalRecord[]): Uint8Array {
   checkContiguous(records);
   const first = records[0]!;
   const streamId = encodeString(first.streamId, "streamId");
@@ -132,7 +132,7 @@ function decode(bytes: Uint8Array): StreamObject {
   const firstOffset = reader.u64("firstOffset");
   const endOffset = reader.u64("endOffset");
   const count = reader.u32();
-  const records: StreamRecord[] = [];
+  const records: WalRecord[] = [];
   for (let i = 0; i < count; i++) records.push(reader.recordBody(streamId));
   if (reader.position !== end) throw new FormatError(`${end - reader.position} unparsed bytes before the checksum`);
   if (records[0]?.firstOffset !== firstOffset || recordEnd(records.at(-1)!) !== endOffset) {
@@ -147,7 +147,7 @@ function decode(bytes: Uint8Array): StreamObject {
  */
 export async function writeStreamObject(
   store: ObjectStore,
-  records: readonly StreamRecord[],
+  records: readonly WalRecord[],
   options: { retry?: RetryOptions } = {},
 ): Promise<StreamObjectRef> {
   const body = encodeStreamObject(records);

@@ -13,7 +13,7 @@
 import { listAll, type ObjectStore } from "./object-store.ts";
 import { parseWalKey, walKey, walPrefix } from "./keys.ts";
 import { StaleEpochError } from "./manifest.ts";
-import type { StreamRecord } from "./record-codec.ts";
+import type { WalRecord } from "./record-codec.ts";
 import { WalCorruptError, decodeWalObject, encodeWalObject } from "./wal-format.ts";
 import { putCreateOnce, readOrNull } from "./create-once.ts";
 import { resolveRetry, type RetryOptions } from "./retry-policy.ts";
@@ -32,7 +32,7 @@ export interface SealOptions {
 }
 
 /** The old writer won `maxSealRounds` windows in a row. */
-export class SealContentionError extends Error {
+class SealContentionError extends Error {
   override readonly name = "SealContentionError";
 }
 
@@ -125,7 +125,7 @@ export interface ReplayedWalObject {
   key: string;
   seq: number;
   nodeEpoch: number;
-  records: StreamRecord[];
+  records: WalRecord[];
 }
 
 /** Yields the data objects of [fromSeq, toSeq) in seq order, verified; throws `WalCorruptError` naming the key. */

@@ -21,28 +21,28 @@ import {
   encodeString,
   recordBodyBytes,
   writeMagic,
-  type StreamRecord,
+  type WalRecord,
 } from "./record-codec.ts";
 
-export const WAL_MAGIC = "MKWL";
-export const WAL_FORMAT_VERSION = 1;
+const WAL_MAGIC = "MKWL";
+const WAL_FORMAT_VERSION = 1;
 const KIND_RECORDS = 1;
 const KIND_SEAL = 2;
 /** magic + version + kind + totalBytes. */
 const PREAMBLE_BYTES = 4 + 2 + 1 + 4;
 const CRC_BYTES = 4;
 
-export interface WalRecordsObject {
+interface WalRecordsObject {
   kind: "records";
   /** The chain the object belongs to (the node whose key it has). */
   nodeId: string;
   /** The epoch of the incarnation that wrote it. */
   nodeEpoch: number;
   seq: number;
-  records: StreamRecord[];
+  records: WalRecord[];
 }
 
-export interface WalSealObject {
+interface WalSealObject {
   kind: "seal";
   nodeId: string;
   seq: number;
@@ -64,7 +64,7 @@ export function walObjectOverheadBytes(nodeId: string): number {
 }
 
 /** Bytes a record adds to a WAL object (validates it: throws `InvalidRecordError`). */
-export function walRecordBytes(record: StreamRecord): number {
+export function walRecordBytes(record: WalRecord): number {
   return 2 + encodeString(record.streamId, "streamId").byteLength + recordBodyBytes(record);
 }
 
@@ -146,7 +146,7 @@ function decode(bytes: Uint8Array): WalObject {
   let object: WalObject;
   if (kind === KIND_RECORDS) {
     const count = reader.u32();
-    const records: StreamRecord[] = [];
+    const records: WalRecord[] = [];
     for (let i = 0; i < count; i++) {
       const streamId = reader.string("streamId");
       records.push(reader.recordBody(streamId));

@@ -15,7 +15,7 @@ import type { ObjectStore } from "./object-store.ts";
 import { putCreateOnce } from "./create-once.ts";
 import { resolveRetry, type ResolvedRetry, type RetryOptions } from "./retry-policy.ts";
 import { walKey } from "./keys.ts";
-import { InvalidRecordError, checkSafeU64, type StreamRecord } from "./record-codec.ts";
+import { InvalidRecordError, checkSafeU64, type WalRecord } from "./record-codec.ts";
 import { encodeWalObject, walObjectOverheadBytes, walRecordBytes } from "./wal-format.ts";
 
 /** The chain was sealed by someone else: this writer must never acknowledge again. */
@@ -62,7 +62,7 @@ export interface WalWriterStats {
 }
 
 interface PendingAppend {
-  records: readonly StreamRecord[];
+  records: readonly WalRecord[];
   bytes: number;
   resolve: (ack: { seq: number }) => void;
   reject: (error: unknown) => void;
@@ -107,7 +107,7 @@ export class WalWriter {
    * Appends records atomically (they land in one object) and resolves with that object's seq once it
    * landed. The caller must not mutate the records' bytes until the promise settles.
    */
-  async append(records: readonly StreamRecord[]): Promise<{ seq: number }> {
+  async append(records: readonly WalRecord[]): Promise<{ seq: number }> {
     if (this.stopError !== undefined) throw this.stopError;
     if (records.length === 0) throw new InvalidRecordError("an append needs at least one record");
     let bytes = 0;

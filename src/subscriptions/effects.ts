@@ -5,27 +5,9 @@
 // callback, the MetaLog's alarm) performs them with `performSubscriptionEffects`: failures are logged and
 // dropped, because the lease lapses and the next generation retries.
 import type { WakeRef } from "../core/subscriptions/wire.ts";
+import type { PreparedEffect } from "../ports/meta-log-client.ts";
 
-export type PreparedEffect =
-  | {
-      readonly kind: "send_webhook";
-      readonly subscriptionId: string;
-      readonly wakeId: string;
-      readonly generation: number;
-      readonly url: string;
-      /** The exact body sent, the bytes the signature covers. */
-      readonly rawBody: string;
-      readonly signature: string;
-    }
-  | {
-      readonly kind: "append_wake_event";
-      /** The wake stream's path, e.g. `wake/pool-1`. */
-      readonly stream: string;
-      /** The public origin of the subscription (its PUT's), where the wake stream can be reached. */
-      readonly origin: string;
-      /** One JSON message (`WakeEvent`). */
-      readonly rawBody: string;
-    };
+export type { PreparedEffect };
 
 export interface EffectPorts {
   /** Appends one JSON message to a wake stream; resolves once it is acknowledged (or throws). */
@@ -37,7 +19,7 @@ export interface EffectPorts {
 }
 
 /** A receiver that never answers must not hold the sender forever; its lease lapses anyway. */
-export const WEBHOOK_TIMEOUT_MS = 10_000;
+const WEBHOOK_TIMEOUT_MS = 10_000;
 /** A reply can wake the next generation at once; bound the chain one performer follows. */
 const MAX_CHAINED_STEPS = 8;
 

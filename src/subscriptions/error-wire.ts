@@ -3,13 +3,13 @@
 // for stream routes. ALREADY_CLAIMED also carries `current_holder` and `generation`, which clients read.
 import type { SubscriptionError, SubscriptionErrorCode } from "../core/subscriptions/errors.ts";
 
-export interface SubscriptionErrorWire {
+interface SubscriptionErrorWire {
   readonly status: number;
   /** The protocol's code, as clients match it. */
   readonly code: string;
 }
 
-export const SUBSCRIPTION_ERROR_WIRE: { readonly [C in SubscriptionErrorCode]: SubscriptionErrorWire } = {
+const SUBSCRIPTION_ERROR_WIRE: { readonly [C in SubscriptionErrorCode]: SubscriptionErrorWire } = {
   invalid: { status: 400, code: "INVALID_REQUEST" },
   webhook_url_rejected: { status: 400, code: "WEBHOOK_URL_REJECTED" },
   not_found: { status: 404, code: "SUBSCRIPTION_NOT_FOUND" },

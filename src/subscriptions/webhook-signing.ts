@@ -3,20 +3,9 @@
 //   Webhook-Signature: t=<unix seconds>,kid=<kid>,ed25519=<base64url signature over "<t>.<raw body>">
 // WebCrypto only (`crypto.subtle` with {name: "Ed25519"}), so the same code runs in workerd and Node 20.
 // The key pair is plain JSON (`StoredSigningKey`) for the shell to keep; the private half never leaves it.
+import type { WebhookJwks, WebhookPublicJwk } from "../ports/meta-log-client.ts";
 
-/** An Ed25519 public key as JWK, the way the JWKS document lists it. */
-export interface WebhookPublicJwk {
-  readonly kty: "OKP";
-  readonly crv: "Ed25519";
-  readonly x: string;
-  readonly kid: string;
-  readonly use: "sig";
-  readonly alg: "EdDSA";
-}
-
-export interface WebhookJwks {
-  readonly keys: readonly WebhookPublicJwk[];
-}
+export type { WebhookJwks,  };
 
 /** The key pair as stored by the shell: `x` public, `d` private (base64url, RFC 8037). */
 export interface StoredSigningKey {
@@ -34,7 +23,7 @@ export interface WebhookSigner {
 
 const ED25519 = { name: "Ed25519" } as const;
 /** Receivers refuse signatures older or newer than this. */
-export const DEFAULT_SIGNATURE_TOLERANCE_SECONDS = 300;
+const DEFAULT_SIGNATURE_TOLERANCE_SECONDS = 300;
 const HEADER_PATTERN = /^t=(\d+),kid=([^,]+),ed25519=([A-Za-z0-9_-]+)$/;
 
 export function base64UrlEncode(bytes: Uint8Array): string {

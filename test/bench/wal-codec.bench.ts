@@ -1,10 +1,10 @@
 // WAL encode/decode throughput (MB/s) for group-commit objects of many small records and of a few large
 // ones. Called by object-store.bench.ts; runs on its own too: npx tsx test/bench/wal-codec.bench.ts
 import { pathToFileURL } from "node:url";
-import type { StreamRecord } from "../../src/storage/record-codec.ts";
+import type { WalRecord } from "../../src/storage/record-codec.ts";
 import { decodeWalObject, encodeWalObject } from "../../src/storage/wal-format.ts";
 
-function records(count: number, dataBytes: number): StreamRecord[] {
+function records(count: number, dataBytes: number): WalRecord[] {
   const data = new Uint8Array(dataBytes).map((_, i) => (i * 31) & 0xff);
   return Array.from({ length: count }, (_, i) => ({
     streamId: `stream-${i % 64}`,

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 
 export const FAKE_TOKEN = "fake-admin-token";
 
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string;
   url: string;
   authorization: string | undefined;

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import { streamObjectKey } from "../../src/storage/keys.ts";
 import { StaleEpochError, openManifest, readManifest, updateManifest } from "../../src/storage/manifest.ts";
-import { RECORD_FLAG_EOF, type StreamRecord } from "../../src/storage/record-codec.ts";
+import { RECORD_FLAG_EOF, type WalRecord } from "../../src/storage/record-codec.ts";
 import { NonContiguousRecordsError, readStreamObject } from "../../src/storage/stream-object.ts";
 import { readChain, sealChain } from "../../src/storage/wal-chain.ts";
 import { WalWriter } from "../../src/storage/wal-writer.ts";
@@ -13,7 +13,7 @@ import { compactStream } from "../../src/storage/compaction.ts";
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
-function rec(streamId: string, firstOffset: number, data: string, flags = 0, streamEpoch = 1): StreamRecord {
+function rec(streamId: string, firstOffset: number, data: string, flags = 0, streamEpoch = 1): WalRecord {
   return { streamId, streamEpoch, firstOffset, flags, meta: text(`p${firstOffset}`), data: text(data) };
 }
 
@@ -66,7 +66,7 @@ describe("compaction", () => {
     await openManifest(store, "a", 1);
     await compactStream(store, { streamId: "a", writerEpoch: 1, records: [rec("a", 0, "abcd")] });
     const keys = store.keys();
-    const bad: StreamRecord[][] = [
+    const bad: WalRecord[][] = [
       [rec("a", 4, "ef"), rec("a", 7, "g")], // gap inside
       [rec("a", 4, "ef"), rec("a", 5, "g")], // overlap inside
       [rec("a", 5, "ef")], // gap after the last object

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import { streamObjectKey } from "../../src/storage/keys.ts";
-import { RECORD_FLAG_EOF, type StreamRecord } from "../../src/storage/record-codec.ts";
+import { RECORD_FLAG_EOF, type WalRecord } from "../../src/storage/record-codec.ts";
 import {
   NonContiguousRecordsError,
   StreamObjectConflictError,
@@ -19,7 +19,7 @@ const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 const wellFormed = (s: string): boolean => new TextDecoder("utf-8", { ignoreBOM: true }).decode(new TextEncoder().encode(s)) === s;
 
 /** A contiguous run of records of one stream from `first`, built from chunk sizes. */
-function run(streamId: string, first: number, chunks: Uint8Array[], epochs: number[] = [], eof = false): StreamRecord[] {
+function run(streamId: string, first: number, chunks: Uint8Array[], epochs: number[] = [], eof = false): WalRecord[] {
   let offset = first;
   return chunks.map((data, i) => {
     const record = {
@@ -35,7 +35,7 @@ function run(streamId: string, first: number, chunks: Uint8Array[], epochs: numb
   });
 }
 
-const keyOf = (records: StreamRecord[]): string =>
+const keyOf = (records: WalRecord[]): string =>
   streamObjectKey(records[0]!.streamId, records[0]!.firstOffset, records.at(-1)!.firstOffset + records.at(-1)!.data.byteLength);
 
 describe("stream objects", () => {
@@ -77,7 +77,7 @@ describe("stream objects", () => {
 
   it("refuse gaps, overlaps, mixed streams, going back in epoch, data after the end, and nothing", () => {
     const good = run("s1", 0, [text("ab"), text("cd")]);
-    const bad: StreamRecord[][] = [
+    const bad: WalRecord[][] = [
       [good[0]!, { ...good[1]!, firstOffset: 3 }],
       [good[0]!, { ...good[1]!, firstOffset: 1 }],
       [good[0]!, { ...good[1]!, streamId: "s2" }],

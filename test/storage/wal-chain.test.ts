@@ -7,7 +7,7 @@ import { MemoryStore, type StoreOperation } from "../../src/storage/memory-store
 import type { ObjectStore } from "../../src/storage/object-store.ts";
 import { walKey } from "../../src/storage/keys.ts";
 import { StaleEpochError } from "../../src/storage/manifest.ts";
-import type { StreamRecord } from "../../src/storage/record-codec.ts";
+import type { WalRecord } from "../../src/storage/record-codec.ts";
 import { WalCorruptError, encodeWalObject } from "../../src/storage/wal-format.ts";
 import { readChain, replayChain, sealChain } from "../../src/storage/wal-chain.ts";
 import { WalFencedError, WalWriter, WalWriterFailedError } from "../../src/storage/wal-writer.ts";
@@ -15,9 +15,9 @@ import { WalFencedError, WalWriter, WalWriterFailedError } from "../../src/stora
 const NODE = "n1";
 const noSleep = async (): Promise<void> => {};
 const decoder = new TextDecoder();
-const label = (r: StreamRecord): string => `${r.streamId}:${decoder.decode(r.data)}`;
+const label = (r: WalRecord): string => `${r.streamId}:${decoder.decode(r.data)}`;
 
-function records(i: number, count: number): StreamRecord[] {
+function records(i: number, count: number): WalRecord[] {
   return Array.from({ length: count }, (_, j) => ({
     streamId: `s${i % 3}`,
     streamEpoch: 1,

@@ -2,7 +2,7 @@
 // anywhere, a truncation anywhere, trailing bytes) is a typed error naming the key, never a wrong decode.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { InvalidRecordError, RECORD_FLAG_EOF, type StreamRecord } from "../../src/storage/record-codec.ts";
+import { InvalidRecordError, RECORD_FLAG_EOF, type WalRecord } from "../../src/storage/record-codec.ts";
 import {
   WalCorruptError,
   decodeWalObject,
@@ -17,7 +17,7 @@ const MAX_OFFSET = Number.MAX_SAFE_INTEGER - 1_000;
 const wellFormed = (s: string): boolean => new TextDecoder("utf-8", { ignoreBOM: true }).decode(new TextEncoder().encode(s)) === s;
 const id = fc.string({ unit: "binary", maxLength: 24 }).filter(wellFormed);
 
-const record: fc.Arbitrary<StreamRecord> = fc.record({
+const record: fc.Arbitrary<WalRecord> = fc.record({
   streamId: id,
   streamEpoch: fc.maxSafeNat(),
   firstOffset: fc.nat({ max: MAX_OFFSET }),
@@ -128,7 +128,7 @@ describe("WAL format", () => {
 
   it("refuses to encode what it could not decode exactly", () => {
     const base = sample.records[0]!;
-    const bad: Partial<StreamRecord>[] = [
+    const bad: Partial<WalRecord>[] = [
       { streamEpoch: -1 },
       { streamEpoch: 2 ** 53 },
       { firstOffset: 1.5 },

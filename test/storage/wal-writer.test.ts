@@ -15,7 +15,7 @@ import {
   type PutResult,
 } from "../../src/storage/object-store.ts";
 import { walKey } from "../../src/storage/keys.ts";
-import { InvalidRecordError, type StreamRecord } from "../../src/storage/record-codec.ts";
+import { InvalidRecordError, type WalRecord } from "../../src/storage/record-codec.ts";
 import { decodeWalObject, encodeWalObject, walObjectOverheadBytes, walRecordBytes } from "../../src/storage/wal-format.ts";
 import { readChain, sealChain } from "../../src/storage/wal-chain.ts";
 import { WalFencedError, WalWriter, WalWriterFailedError } from "../../src/storage/wal-writer.ts";
@@ -25,7 +25,7 @@ const noSleep = async (): Promise<void> => {};
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
-function record(label: string, streamId = "s1"): StreamRecord {
+function record(label: string, streamId = "s1"): WalRecord {
   return { streamId, streamEpoch: 1, firstOffset: 0, flags: 0, meta: new Uint8Array(0), data: text(label) };
 }
 

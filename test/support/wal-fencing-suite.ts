@@ -3,11 +3,11 @@
 // real conditional PUTs and real listing.
 import { describe, expect, it } from "vitest";
 import type { ObjectStore } from "../../src/storage/object-store.ts";
-import type { StreamRecord } from "../../src/storage/record-codec.ts";
+import type { WalRecord } from "../../src/storage/record-codec.ts";
 import { readChain, sealChain } from "../../src/storage/wal-chain.ts";
 import { WalFencedError, WalWriter } from "../../src/storage/wal-writer.ts";
 
-const record = (i: number): StreamRecord => ({
+const record = (i: number): WalRecord => ({
   streamId: `s${i % 3}`,
   streamEpoch: 1,
   firstOffset: i,

@@ -11,13 +11,12 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
-import type { Env } from "../../src/env.ts";
-import { META_LOG_NAME, metaLogClient } from "../../durable-objects/meta-log.ts";
+import { metaLogClient, type Env } from "../../src/env.ts";
 
 const NODES = ["adm-0", "adm-1", "adm-2"];
 const TOKEN = "mink-test-admin"; // vitest.config.ts binds it
 const adminEnv = (vars: Partial<Env> = {}): Env => ({ ...(env as unknown as Env), NODE_IDS: NODES.join(","), ROUTER_MODE: "forward", ...vars });
-const meta = metaLogClient(adminEnv().META_LOG.getByName(META_LOG_NAME));
+const meta = metaLogClient(adminEnv().META_LOG);
 const ORIGIN = "http://mink.test";
 const BEARER = { authorization: `Bearer ${TOKEN}` };
 const TEXT = { "content-type": "text/plain" };

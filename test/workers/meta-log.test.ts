@@ -5,19 +5,20 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { CommandOf } from "../../src/core/meta/index.ts";
-import type { Env } from "../../src/env.ts";
-import { metaLogClient, type MetaLog, type MetaLogClient, type ProposeResult } from "../../durable-objects/meta-log.ts";
+import { metaLogClient, type Env } from "../../src/env.ts";
+import type { MetaLog } from "../../durable-objects/meta-log.ts";
+import type { MetaLogClient, ProposeResult } from "../../src/ports/meta-log-client.ts";
 
 const metaLogs = (env as unknown as Env).META_LOG;
 
 /** Each test uses its own MetaLog (storage is isolated per test file, not per test). */
 function metaLog(name: string): MetaLogClient {
-  return metaLogClient(metaLogs.getByName(name));
+  return metaLogClient(metaLogs, name);
 }
 
 /** The stub itself, for runInDurableObject. */
 function metaLogStub(name: string): DurableObjectStub<MetaLog> {
-  return metaLogs.getByName(name);
+  return metaLogs.getByName(name) as DurableObjectStub<MetaLog>;
 }
 
 const NODES = ["n1", "n2", "n3", "n4"] as const;

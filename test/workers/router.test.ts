@@ -6,8 +6,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { META_LOG_NAME, metaLogClient } from "../../durable-objects/meta-log.ts";
-import type { Env } from "../../src/env.ts";
+import type { StreamNode } from "../../durable-objects/stream-node.ts";
+import { metaLogClient, type Env } from "../../src/env.ts";
 import { closeOwnership } from "../../src/node/ownership.ts";
 import { routeRequest, toNodeAddress, type RouterDeps } from "../../src/router/router.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";
@@ -15,7 +15,7 @@ import { ViewCache } from "../../src/router/view-cache.ts";
 const baseEnv = env as unknown as Env;
 const NODES = ["rt-0", "rt-1", "rt-2"];
 const routerEnv = (vars: Partial<Env> = {}): Env => ({ ...baseEnv, NODE_IDS: NODES.join(","), ...vars });
-const meta = metaLogClient(baseEnv.META_LOG.getByName(META_LOG_NAME));
+const meta = metaLogClient(baseEnv.META_LOG);
 /** Nodes advertise `<PUBLIC_ORIGIN>/n/<id>` (the default origin here). */
 const ORIGIN = "http://127.0.0.1:8787";
 const TEXT = { "content-type": "text/plain" };
@@ -144,7 +144,7 @@ describe("router", () => {
     const opened = await ownerOf("revived");
     expect(opened).toMatchObject({ owner: "rt-2", ownership: "opened" });
 
-    const rt2 = baseEnv.STREAM_NODE.getByName("rt-2");
+    const rt2 = baseEnv.STREAM_NODE.getByName("rt-2") as DurableObjectStub<StreamNode>;
     const closeError = await runInDurableObject(rt2, async (node) => closeOwnership(node.node!, "revived"));
     expect(closeError).toBeNull();
     expect(await ownerOf("revived")).toMatchObject({ ownership: "closed", epoch: opened.epoch });

@@ -18,7 +18,7 @@ const ORIGIN = "http://mink.test";
  * streams over every node registered in it. Tests use distinct stream names.
  */
 function node(_label: string): DurableObjectStub<StreamNode> {
-  return nodes.getByName("node-w1");
+  return nodes.getByName("node-w1") as DurableObjectStub<StreamNode>;
 }
 
 async function call(

@@ -5,14 +5,13 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
-import type { Env } from "../../src/env.ts";
-import { META_LOG_NAME, metaLogClient } from "../../durable-objects/meta-log.ts";
+import { metaLogClient, type Env } from "../../src/env.ts";
 import { performSubscriptionEffects, type PreparedEffect } from "../../src/subscriptions/effects.ts";
 import { verifyWebhookSignature, type WebhookJwks } from "../../src/subscriptions/webhook-signing.ts";
 
 const testEnv = env as unknown as Env;
 const ORIGIN = "http://mink.test";
-const meta = metaLogClient(testEnv.META_LOG.getByName(META_LOG_NAME));
+const meta = metaLogClient(testEnv.META_LOG);
 const json = { "content-type": "application/json" };
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = json): Promise<Response> {

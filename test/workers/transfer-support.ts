@@ -4,19 +4,18 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { META_LOG_NAME, metaLogClient } from "../../durable-objects/meta-log.ts";
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
-import type { Env } from "../../src/env.ts";
+import { metaLogClient, type Env } from "../../src/env.ts";
 import { toNodeAddress } from "../../src/router/router.ts";
 
-export const baseEnv = env as unknown as Env;
+const baseEnv = env as unknown as Env;
 export const NODES = ["tr-0", "tr-1", "tr-2"];
 export const e: Env = { ...baseEnv, NODE_IDS: NODES.join(",") };
-export const meta = metaLogClient(baseEnv.META_LOG.getByName(META_LOG_NAME));
+export const meta = metaLogClient(baseEnv.META_LOG);
 export const ORIGIN = "http://127.0.0.1:8787";
 export const TEXT = { "content-type": "text/plain" };
 
-export const stub = (id: string): DurableObjectStub<StreamNode> => baseEnv.STREAM_NODE.getByName(id);
+export const stub = (id: string): DurableObjectStub<StreamNode> => baseEnv.STREAM_NODE.getByName(id) as DurableObjectStub<StreamNode>;
 
 /** A request straight to a node's address (no redirect followed). */
 export function call(nodeId: string, method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<Response> {
@@ -30,7 +29,7 @@ export async function record(name: string) {
   return stream;
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, limitMs = 15_000): Promise<T> {
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, limitMs = 15_000): Promise<T> {
   const deadline = Date.now() + limitMs;
   for (;;) {
     const value = await probe();
@@ -49,7 +48,7 @@ export function openedBy(name: string, owner: string) {
 }
 
 /** Starts every node (registers it); the first node gets all placements unless slots say otherwise. */
-export async function startNodes(slots: Record<string, number>): Promise<void> {
+async function startNodes(slots: Record<string, number>): Promise<void> {
   for (const id of NODES) await stub(id).ping();
   await waitFor("nodes registered", async () => (await meta.view()).nodes.filter((n) => NODES.includes(n.id)).length === NODES.length);
   for (const [nodeId, count] of Object.entries(slots)) {

@@ -15,7 +15,7 @@ type Leaf<V> = ReadonlyMap<string, V>;
 type Inner<V> = ReadonlyArray<Inner<V> | Leaf<V> | undefined>;
 
 /** FNV-1a over UTF-16 code units; deterministic everywhere, fast enough for keys of a few dozen chars. */
-export function hashKey(key: string): number {
+function hashKey(key: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
     hash ^= key.charCodeAt(i);

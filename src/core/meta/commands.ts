@@ -141,13 +141,13 @@ export interface ValueOf {
 }
 
 /** Accepted: `changed` is false for a no-op (a repeat, a race lost harmlessly); the state is then the same object. */
-export interface Accepted<V> {
+interface Accepted<V> {
   readonly ok: true;
   readonly changed: boolean;
   readonly value: V;
 }
 /** Rejected: the state is unchanged; `error.details` carries what the caller needs (current epoch, owner...). */
-export interface Rejected {
+interface Rejected {
   readonly ok: false;
   readonly error: DomainError;
 }

@@ -7,6 +7,6 @@ export * from "./snapshot.ts";
 export * from "./state.ts";
 export * from "./validate.ts";
 export * from "./view.ts";
-export { jsonEqual, type JsonObject, type JsonValue } from "./json.ts";
+export {  type JsonObject,  } from "./json.ts";
 export { ChunkedMap } from "./chunked-map.ts";
 export * from "./duties.ts";

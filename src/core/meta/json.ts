@@ -4,13 +4,13 @@
 export type JsonValue = null | boolean | number | string | JsonArray | JsonObject;
 
 // Interfaces, not type aliases: the recursion stays lazy, which keeps RPC stub types (Rpc.Provider) shallow.
-export type JsonArray = readonly JsonValue[];
+type JsonArray = readonly JsonValue[];
 
 export interface JsonObject {
   readonly [key: string]: JsonValue;
 }
 
-export function isJsonValue(value: unknown, depth = 0): value is JsonValue {
+function isJsonValue(value: unknown, depth = 0): value is JsonValue {
   if (depth > 32) return false;
   if (value === null || typeof value === "boolean" || typeof value === "string") return true;
   if (typeof value === "number") return Number.isFinite(value);

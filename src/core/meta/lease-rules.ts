@@ -5,7 +5,7 @@ import { checkProposer } from "./node-rules.ts";
 import { accepted, rejected, rejectedWith, unchanged, type Outcome } from "./outcome.ts";
 import type { Lease, MetaState } from "./state.ts";
 
-export function leaseIsLive(lease: Lease | null, nowMs: number): lease is Lease {
+function leaseIsLive(lease: Lease | null, nowMs: number): lease is Lease {
   return lease !== null && nowMs < lease.expiresAtMs;
 }
 

@@ -27,7 +27,7 @@ export function seedLiveness(state: MetaState, nowMs: number): Map<string, numbe
   return new Map([...state.nodes.keys()].map((id) => [id, nowMs]));
 }
 
-export function isLive(lastSeenMs: number | undefined, nowMs: number, leaseTtlMs: number): boolean {
+function isLive(lastSeenMs: number | undefined, nowMs: number, leaseTtlMs: number): boolean {
   return lastSeenMs !== undefined && nowMs - lastSeenMs < leaseTtlMs;
 }
 

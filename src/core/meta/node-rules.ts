@@ -5,7 +5,7 @@ import type { Proposer, RegisterNode, SetDraining, SetSlots, ValueOf } from "./c
 import { accepted, rejected, rejectedWith, unchanged, type Outcome } from "./outcome.ts";
 import { withNode, type MetaState, type NodeRecord } from "./state.ts";
 
-export const DEFAULT_SLOTS = 1;
+const DEFAULT_SLOTS = 1;
 
 /**
  * Table P — a command a node proposes carries its node id and epoch:

@@ -6,7 +6,7 @@ import { ChunkedMap } from "./chunked-map.ts";
 import type { JsonObject } from "./json.ts";
 import { countAssigned, type Lease, type MetaState, type NodeRecord, type Ownership, type PendingTransfer, type StreamRecord } from "./state.ts";
 
-export const SNAPSHOT_FORMAT = "mink-meta-snapshot/1";
+const SNAPSHOT_FORMAT = "mink-meta-snapshot/1";
 
 const OWNERSHIPS: readonly Ownership[] = ["unplaced", "placed", "opened", "closed"];
 

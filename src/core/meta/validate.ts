@@ -1,14 +1,14 @@
 // Shape checks for commands that arrive from outside (RPC, admin API): `apply` is total, so anything that
 // is not a well-formed command is rejected as `invalid` before any rule looks at it.
 import { domainError, type DomainError } from "../errors.ts";
-import { COMMAND_TYPES, type Command, type CommandType } from "./commands.ts";
+import { COMMAND_TYPES, type CommandType } from "./commands.ts";
 import { isJsonObject } from "./json.ts";
 
 const MAX_ID_CHARS = 256;
 const MAX_NAME_CHARS = 1024;
 const MAX_ADDR_CHARS = 2048;
 /** A stream's configuration is metadata (content type, TTL...), kept in every snapshot: keep it small. */
-export const MAX_CONFIG_JSON_CHARS = 16 * 1024;
+const MAX_CONFIG_JSON_CHARS = 16 * 1024;
 
 type Check = (value: unknown) => boolean;
 
@@ -42,7 +42,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-export function isCommandType(value: unknown): value is CommandType {
+function isCommandType(value: unknown): value is CommandType {
   return typeof value === "string" && (COMMAND_TYPES as readonly string[]).includes(value);
 }
 
@@ -63,6 +63,3 @@ export function validateCommand(input: unknown): DomainError | null {
   return null;
 }
 
-export function isCommand(input: unknown): input is Command {
-  return validateCommand(input) === null;
-}

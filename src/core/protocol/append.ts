@@ -73,7 +73,7 @@ export interface AppendTarget {
 }
 
 /** For the owner to record with the append, atomically with it. */
-export interface ProducerCommit {
+interface ProducerCommit {
   readonly producerId: string;
   readonly state: ProducerState;
 }

@@ -29,8 +29,8 @@ function stripWeak(tag: string): string {
 
 export const NO_STORE = "no-store";
 /** Shared-cache policy for reads that return data (PROTOCOL "Catch-up and Long-poll Reads"). */
-export const MAX_READ_CACHE_SECONDS = 60;
-export const STALE_WHILE_REVALIDATE_SECONDS = 300;
+const MAX_READ_CACHE_SECONDS = 60;
+const STALE_WHILE_REVALIDATE_SECONDS = 300;
 
 export type CachedResponseKind =
   /** A catch-up or long-poll 200 (or its 304). */

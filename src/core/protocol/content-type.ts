@@ -5,7 +5,7 @@
 import { fail, ok, type Parsed } from "./parsed.ts";
 
 export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
-export const JSON_CONTENT_TYPE = "application/json";
+const JSON_CONTENT_TYPE = "application/json";
 
 // RFC 9110 token characters for type and subtype; parameters are kept but not interpreted.
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
@@ -25,7 +25,7 @@ export function parseContentTypeHeader(raw: string | null): Parsed<string | null
 }
 
 /** `type/subtype` in lower case. */
-export function mediaType(contentType: string): string {
+function mediaType(contentType: string): string {
   const semicolon = contentType.indexOf(";");
   return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
 }

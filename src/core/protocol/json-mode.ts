@@ -9,7 +9,7 @@
 // each message followed by "\n"; offsets are byte positions in that framing, at message boundaries.
 import { fail, ok, type Parsed } from "./parsed.ts";
 
-export const JSON_MESSAGE_TERMINATOR = "\n";
+const JSON_MESSAGE_TERMINATOR = "\n";
 
 export type JsonBodyMode = "append" | "create";
 

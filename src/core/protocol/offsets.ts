@@ -20,9 +20,9 @@ export const ZERO_OFFSET = `${HIGH_FIELD}_${HIGH_FIELD}`;
 
 /** The sentinels a client may send instead of an offset; mink never issues either. */
 export const OFFSET_START_SENTINEL = "-1";
-export const OFFSET_NOW_SENTINEL = "now";
+const OFFSET_NOW_SENTINEL = "now";
 
-export function isValidPosition(positionBytes: number): boolean {
+function isValidPosition(positionBytes: number): boolean {
   return Number.isSafeInteger(positionBytes) && positionBytes >= 0;
 }
 

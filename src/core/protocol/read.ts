@@ -46,8 +46,8 @@ export function decideLiveStart(startPositionBytes: number, tailPositionBytes: n
 
 /** The cursor interval clock (PROTOCOL "Caching and Collapsing"): 20 s intervals from 2024-10-09T00:00Z. */
 export const CURSOR_EPOCH_MS = Date.UTC(2024, 9, 9);
-export const CURSOR_INTERVAL_SECONDS = 20;
-export const MAX_CURSOR_JITTER_SECONDS = 3600;
+const CURSOR_INTERVAL_SECONDS = 20;
+const MAX_CURSOR_JITTER_SECONDS = 3600;
 
 /** The `cursor` query parameter: a decimal interval number, or null when absent or not one. */
 export function parseCursorParam(values: readonly string[]): number | null {

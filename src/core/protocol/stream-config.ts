@@ -10,7 +10,7 @@ import { splitJsonBody } from "./json-mode.ts";
 import { fail, ok, type Parsed } from "./parsed.ts";
 import { parseExpiryHeaders, resolveForkExpiry, type Expiry } from "./ttl.ts";
 
-export interface ForkConfig {
+interface ForkConfig {
   readonly sourceName: string;
   /** The source's stream id at fork time: the fork reads this incarnation, even if the name is reused. */
   readonly sourceStreamId: string;

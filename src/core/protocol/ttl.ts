@@ -25,7 +25,7 @@ export function parseTtlHeader(raw: string | null): Parsed<number | null> {
   return ok(seconds);
 }
 
-export function parseExpiresAtHeader(raw: string | null): Parsed<number | null> {
+function parseExpiresAtHeader(raw: string | null): Parsed<number | null> {
   if (raw === null) return ok(null);
   const ms = parseRfc3339(raw);
   if (ms === null) return fail("invalid", "Stream-Expires-At must be an RFC 3339 timestamp");

@@ -6,15 +6,16 @@ import { fail, ok, subscriptionError, type Checked, type SubscriptionError } fro
 import { parsePattern, parseStreamPath } from "./paths.ts";
 import { checkWebhookUrl, type WebhookUrlParts } from "./webhook-url.ts";
 
+/** @public */
 export const SUBSCRIPTION_TYPES = ["webhook", "pull-wake"] as const;
 export type SubscriptionType = (typeof SUBSCRIPTION_TYPES)[number];
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
-export const MIN_LEASE_TTL_MS = 1_000;
-export const MAX_LEASE_TTL_MS = 600_000;
-export const MAX_DESCRIPTION_LENGTH = 1_024;
+const MIN_LEASE_TTL_MS = 1_000;
+const MAX_LEASE_TTL_MS = 600_000;
+const MAX_DESCRIPTION_LENGTH = 1_024;
 /** A bound on explicit streams per request and per configuration. */
-export const MAX_EXPLICIT_STREAMS = 1_000;
+const MAX_EXPLICIT_STREAMS = 1_000;
 
 export interface SubscriptionConfig {
   readonly type: SubscriptionType;
@@ -137,7 +138,7 @@ export function parseSubscriptionConfig(body: unknown, splitUrl: SplitUrl): Chec
 }
 
 /** Which field differs between two normalized configurations, or null when they are the same. */
-export function subscriptionConfigDifference(a: SubscriptionConfig, b: SubscriptionConfig): string | null {
+function subscriptionConfigDifference(a: SubscriptionConfig, b: SubscriptionConfig): string | null {
   if (a.type !== b.type) return "type";
   if (a.pattern !== b.pattern) return "pattern";
   if (a.streams.length !== b.streams.length || a.streams.some((s, i) => s !== b.streams[i])) return "streams";

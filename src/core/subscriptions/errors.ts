@@ -2,6 +2,7 @@
 // with its own protocol vocabulary (`{"error": {"code": "FENCED"}}`, uppercase, with `current_holder` for
 // ALREADY_CLAIMED), which src/subscriptions/error-wire.ts maps to; stream routes never see these codes.
 
+/** @public The closed set, as a value (the type below is derived from it). */
 export const SUBSCRIPTION_ERROR_CODES = [
   /** A malformed body, id or path, or an operation of the other subscription type. */
   "invalid",

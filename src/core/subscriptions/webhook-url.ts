@@ -29,7 +29,7 @@ export type HostClass =
   | "local_name";
 
 /** The four octets of a dotted-quad IPv4 literal, or null. */
-export function parseIpv4(host: string): readonly [number, number, number, number] | null {
+function parseIpv4(host: string): readonly [number, number, number, number] | null {
   const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
   if (match === null) return null;
   const octets = [match[1], match[2], match[3], match[4]].map(Number);

@@ -7,10 +7,10 @@ import type { SubscriptionType } from "./config.ts";
 import { parseStreamPath } from "./paths.ts";
 import { linkHasPending, type LinkType, type SubscriptionRecord, type WakeSnapshotEntry } from "./record.ts";
 
-export const JWKS_PATH = `${STREAM_PATH_PREFIX}${RESERVED_SEGMENT}/jwks.json`;
+const JWKS_PATH = `${STREAM_PATH_PREFIX}${RESERVED_SEGMENT}/jwks.json`;
 export const JWKS_CONTENT_TYPE = "application/jwk-set+json";
 
-export function jwksUrl(publicOrigin: string): string {
+function jwksUrl(publicOrigin: string): string {
   return `${publicOrigin}${JWKS_PATH}`;
 }
 

@@ -11,7 +11,7 @@ const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;"
  * of them at all, and a raw CR would be normalised away by parsers, so this keeps odd keys lossless for
  * readers that decode references (AWS does the same; clients that care ask for `encoding-type=url`).
  */
-export function escapeXml(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/[&<>"']|[\u0000-\u001f\u007f]/g, (c) => ESCAPES[c] ?? `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`);
 }
 
@@ -39,7 +39,7 @@ export function errorXml(code: string, message: string, details: ErrorDetails = 
   );
 }
 
-export interface ListedEntry {
+interface ListedEntry {
   key: string;
   /** Bare (unquoted) ETag; the XML carries it quoted, as S3 does. */
   etag: string;

@@ -4,10 +4,10 @@
 import fc from "fast-check";
 import { apply, emptyState, type Applied, type Command, type MetaState } from "../../../src/core/meta/index.ts";
 
-export const NODE_IDS = ["a", "b", "c", "d"] as const;
-export const STREAM_NAMES = ["n1", "n2", "n3", "n4", "n5"] as const;
+const NODE_IDS = ["a", "b", "c", "d"] as const;
+const STREAM_NAMES = ["n1", "n2", "n3", "n4", "n5"] as const;
 
-export interface Step {
+interface Step {
   readonly kind: Command["type"];
   readonly node: number;
   readonly other: number;
@@ -40,7 +40,7 @@ const KINDS: readonly Command["type"][] = [
   "RenewLease",
 ];
 
-export const stepArbitrary: fc.Arbitrary<Step> = fc.record({
+const stepArbitrary: fc.Arbitrary<Step> = fc.record({
   kind: fc.constantFrom(...KINDS),
   node: fc.nat({ max: NODE_IDS.length - 1 }),
   other: fc.nat({ max: NODE_IDS.length - 1 }),
@@ -63,7 +63,7 @@ export const stepsArbitrary: fc.Arbitrary<Scenario> = fc.record({
 });
 
 /** A log line: the command and the time it was applied at. */
-export interface Entry {
+interface Entry {
   readonly command: Command;
   readonly nowMs: number;
 }
@@ -72,7 +72,7 @@ function shifted(base: number, shift: number): number {
   return Math.max(0, base + shift);
 }
 
-export function resolve(state: MetaState, step: Step): Command {
+function resolve(state: MetaState, step: Step): Command {
   const nodeId = NODE_IDS[step.node] ?? "a";
   const other = NODE_IDS[step.other] ?? "b";
   const nodeEpoch = shifted(state.nodes.get(nodeId)?.epoch ?? 1, step.epochShift);

@@ -1,0 +1,219 @@
+// The metadata log's behaviour, independent of where its log is kept: proposals applied with the pure
+// `apply` and made visible in the same synchronous step that journals them, lookups, long-poll watches of
+// the view and of a node's duties, drain, and node liveness (heartbeats: soft state, never journaled).
+// The MetaLog Durable Object runs it over SQLite (durable-objects/meta-log.ts); the node test tier and
+// the simulation run it over an in-memory journal (memory-journal.ts), so every tier applies the same rules.
+import {
+  apply,
+  changesSince,
+  checkHeartbeat,
+  concernsNode,
+  DEFAULT_LEASE_TTL_MS,
+  drainProgress,
+  fullChanges,
+  fullView,
+  handedToNode,
+  isHandedTo,
+  liveNodes,
+  lookupStream,
+  pendingTransfers,
+  planDrain,
+  seedLiveness,
+  touchedBy,
+  transferDuties,
+  type Command,
+  type DrainProgress,
+  type LogEntry,
+  type MetaState,
+  type MetaView,
+  type NodeRecord,
+  type StreamLookup,
+  type StreamQuery,
+  type StreamView,
+  type Touched,
+  type ViewChanges,
+} from "../core/meta/index.ts";
+import type { DrainAnswer, HeartbeatResult, NodeDuties, ProposeResult } from "../ports/meta-log-client.ts";
+
+/** Where accepted entries go. Both calls are synchronous: an entry is durable before it is visible. */
+export interface MetaLogJournal {
+  append(entry: LogEntry, touched: Touched): void;
+  /** What the entries after `since` up to `upTo` touched, or null when they are no longer retained. */
+  touchedBetween(since: number, upTo: number): Touched[] | null;
+  /** Called after each accepted entry with the new state (the SQLite journal snapshots from here). */
+  afterAppend?(state: MetaState): void;
+}
+
+/** Knobs read at each use, so a caller (tests) may change them on a running log. */
+export interface MetaLogTimings {
+  /** A node is live while its last heartbeat is younger than this (DESIGN.md `lease_ttl`). */
+  leaseTtlMs: number;
+  /** Upper bound of one watch long-poll. */
+  maxWatchMs: number;
+}
+
+export const DEFAULT_TIMINGS: MetaLogTimings = { leaseTtlMs: DEFAULT_LEASE_TTL_MS, maxWatchMs: 60_000 };
+
+export interface MetaLogServiceOptions {
+  /** The clock (ms): entries record it, liveness is measured with it. */
+  readonly now: () => number;
+  readonly timings?: MetaLogTimings;
+}
+
+export class MetaLogService {
+  readonly timings: MetaLogTimings;
+  private current: MetaState;
+  private readonly lastSeenMs: Map<string, number>;
+  private readonly waiters = new Set<() => void>();
+  private readonly now: () => number;
+
+  /** `state` is what the journal holds (loaded and replayed by the caller). */
+  constructor(
+    state: MetaState,
+    private readonly journal: MetaLogJournal,
+    options: MetaLogServiceOptions,
+  ) {
+    this.current = state;
+    this.now = options.now;
+    this.timings = options.timings ?? { ...DEFAULT_TIMINGS };
+    // After a restart every registered node counts as seen now: a restart never declares everyone dead.
+    this.lastSeenMs = seedLiveness(state, this.now());
+  }
+
+  get state(): MetaState {
+    return this.current;
+  }
+
+  /**
+   * Applies one command. An accepted change is journaled and becomes visible in one synchronous step (no
+   * await in between, so proposals are applied one at a time in arrival order); a rejection or a no-op
+   * writes nothing. Lease commands take their time from this clock, recorded in the entry.
+   */
+  propose(command: Command): ProposeResult {
+    const nowMs = this.now();
+    const { state, result } = apply(this.current, command, { nowMs });
+    if (result.ok && result.changed) {
+      this.journal.append({ index: state.version, command, nowMs }, touchedBy(command, result));
+      this.current = state;
+      if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
+      this.journal.afterAppend?.(state);
+      for (const wake of [...this.waiters]) wake();
+    }
+    return { ...result, version: this.current.version };
+  }
+
+  view(): MetaView {
+    return fullView(this.current);
+  }
+
+  lookupStream(query: StreamQuery): StreamLookup {
+    return lookupStream(this.current, query);
+  }
+
+  /**
+   * What changed after version `since`: the current records of the nodes and streams touched since then
+   * (a delta), or the full view when `since` is older than the retained log or ahead of it. When nothing
+   * changed yet, waits up to timeoutMs (bounded by maxWatchMs) for the next change, then answers.
+   */
+  async watch(since: number, timeoutMs: number): Promise<ViewChanges> {
+    if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
+    const waitMs = this.boundedWaitMs(timeoutMs);
+    if (since === this.current.version && waitMs > 0) await this.nextChange(waitMs);
+    return this.changesSince(since);
+  }
+
+  /**
+   * The watcher loop of a node (seed 003): the pending transfers it is source or target of, and the streams
+   * handed to it since `since` (to open at once). Waits like `watch` when nothing changed since `since`.
+   * With `since` 0 (a node's start) or after a gap in the retained log, `handedTo` comes from a scan of
+   * every stream, so a target that crashed between a completion and its open still opens at once.
+   */
+  async watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties> {
+    if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
+    const deadlineMs = this.now() + this.boundedWaitMs(timeoutMs);
+    for (;;) {
+      const state = this.current;
+      const changes = since === 0 ? null : this.changesSince(since);
+      const handedTo =
+        changes === null || changes.full ? handedToNode(state, nodeId) : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
+      // Answer at once when a change since `since` concerns this node's transfers (or at the end of the wait,
+      // with every pending one: the retry); other changes (the creates and opens of a busy log) do not wake
+      // it, so a watcher costs about one call per `timeoutMs` unless it has work.
+      const remainingMs = deadlineMs - this.now();
+      const relevant = changes === null || changes.full || changes.streams.some((stream) => concernsNode(stream, nodeId));
+      if (relevant || remainingMs <= 0) return { version: state.version, transfers: transferDuties(state, nodeId), handedTo };
+      await this.nextChange(remainingMs);
+    }
+  }
+
+  /** Every pending transfer (admin). */
+  pendingTransfers(): { version: number; streams: StreamView[] } {
+    return { version: this.current.version, streams: pendingTransfers(this.current) };
+  }
+
+  /**
+   * Drain (seed 003): marks the node draining (no new placements), then begins a transfer of each stream
+   * assigned to it to the node placement chooses. One synchronous step, so no other proposal interleaves
+   * with the plan. Idempotent: a second drain plans only what is not moving yet.
+   */
+  drain(nodeId: string): DrainAnswer {
+    const marked = this.propose({ type: "SetDraining", nodeId, draining: true });
+    if (!marked.ok) return { ok: false, error: marked.error };
+    const { moves, unplaceable } = planDrain(this.current, nodeId);
+    let begun = 0;
+    for (const move of moves) {
+      const result = this.propose({ type: "BeginTransfer", streamId: move.streamId, target: move.target });
+      if (result.ok) begun++;
+    }
+    return { ok: true, begun, unplaceable, progress: this.drainProgress(nodeId) };
+  }
+
+  /** Ends a drain: the node takes placements again (what moved stays where it is). */
+  undrain(nodeId: string): DrainAnswer {
+    const marked = this.propose({ type: "SetDraining", nodeId, draining: false });
+    if (!marked.ok) return { ok: false, error: marked.error };
+    return { ok: true, begun: 0, unplaceable: 0, progress: this.drainProgress(nodeId) };
+  }
+
+  drainProgress(nodeId: string): DrainProgress | null {
+    return drainProgress(this.current, nodeId);
+  }
+
+  /** Records a heartbeat (soft state: lost on restart, see seedLiveness). */
+  heartbeat(nodeId: string, nodeEpoch: number): HeartbeatResult {
+    const error = checkHeartbeat(this.current, nodeId, nodeEpoch);
+    if (error !== null) return { ok: false, error };
+    this.lastSeenMs.set(nodeId, this.now());
+    return { ok: true, version: this.current.version };
+  }
+
+  /** Registered nodes that heartbeated within leaseTtlMs of nowMs (default: now), by id. */
+  liveNodes(nowMs?: number): NodeRecord[] {
+    return liveNodes(this.current, this.lastSeenMs, nowMs ?? this.now(), this.timings.leaseTtlMs);
+  }
+
+  /** A watch's wait: at least 0, at most maxWatchMs. */
+  boundedWaitMs(timeoutMs: number): number {
+    return Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.timings.maxWatchMs));
+  }
+
+  private changesSince(since: number): ViewChanges {
+    const state = this.current;
+    if (since > state.version) return fullChanges(state, since);
+    if (since === state.version) return changesSince(state, since, []);
+    const touched = this.journal.touchedBetween(since, state.version);
+    return touched === null ? fullChanges(state, since) : changesSince(state, since, touched);
+  }
+
+  private nextChange(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.waiters.add(done);
+    });
+  }
+}

@@ -1,0 +1,177 @@
+// One incarnation of a stream node, independent of where it runs: the StreamNode Durable Object is a thin
+// shell over it, and the node test tier and the simulation run it in plain Node over the in-memory store
+// and an in-memory metadata log. Start-up, before any request is served: register with the metadata log
+// at this epoch, fence (seal) and replay the node's own WAL chain, open a WAL writer above the seal, attach
+// forks to their sources, then start the transfer watcher and subscription delivery. If the WAL writer
+// stops (fenced, or the store kept failing) the incarnation acknowledges nothing more and tells its shell,
+// which replaces it with a new one.
+import type { DomainError } from "../core/errors.ts";
+import type { MetaLogClient } from "../ports/meta-log-client.ts";
+import type { NodeMetrics, StoreRequestCounts } from "../ports/stream-node-client.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
+import { WalWriter } from "../storage/wal-writer.ts";
+import { attachMissingSources } from "./adopt.ts";
+import { compactNode, type CompactionReport } from "./compaction.ts";
+import { LiveReaders } from "./live-readers.ts";
+import { asDomainError, KeyedLock, type NodeContext, type ViewPort, type WalPort } from "./node-context.ts";
+import { StreamObjectCache } from "./object-cache.ts";
+import { recoverNode, type RecoveryResult } from "./recovery.ts";
+import type { NodeSettings } from "./settings.ts";
+import { countAcknowledged, countingStore, emptyStoreRequestCounts, type AppendCounts } from "./store-metrics.ts";
+import { StreamRegistry } from "./stream-registry.ts";
+import { subscriptionDelivery } from "./subscription-delivery.ts";
+import { TransferWatcher, type WatcherOptions } from "./transfer-watcher.ts";
+
+/** The part of the metadata log a node uses. */
+export type NodeMetaPort = Pick<
+  MetaLogClient,
+  "propose" | "lookupStream" | "watchDuties" | "heartbeat" | "onStreamAppended" | "onWebhookReply" | "watchSubscriptions"
+>;
+
+export interface NodeRuntimeDeps {
+  readonly nodeId: string;
+  /** This incarnation's epoch: the wall clock at its start (DESIGN section 4), so every start is newer. */
+  readonly nodeEpoch: number;
+  /** The address the node advertises (`<origin>/n/<id>`). */
+  readonly addr: string;
+  readonly settings: NodeSettings;
+  readonly store: ObjectStore;
+  readonly meta: NodeMetaPort;
+  /** Cached lookups of the metadata log (the shell decides how long they are trusted). */
+  readonly view: ViewPort;
+  readonly now: () => number;
+  readonly random: () => number;
+  /** Keeps background work alive past the response (waitUntil in workerd). */
+  readonly background: (work: Promise<unknown>) => void;
+  /** Called once when the WAL writer stopped: the shell must replace this incarnation. */
+  readonly onStopped: (error: DomainError) => void;
+  readonly watcher?: WatcherOptions;
+}
+
+export class NodeRuntime {
+  private compacting: Promise<CompactionReport> | null = null;
+  /** The WAL seq replay starts at (the checkpoint), as far as this incarnation knows. */
+  private checkpointSeq: number;
+  /** WAL bytes this incarnation had written when its last compaction began. */
+  private bytesAtCheckpoint = 0;
+
+  private constructor(
+    readonly ctx: NodeContext,
+    readonly recovery: RecoveryResult,
+    readonly wal: WalWriter,
+    readonly watcher: TransferWatcher,
+    private readonly store: ObjectStore,
+    /** Counters for /metrics, from the start on (recovery's store requests included). */
+    private readonly storeRequests: StoreRequestCounts,
+    private readonly appendCounts: AppendCounts,
+  ) {
+    this.checkpointSeq = recovery.fromSeq;
+  }
+
+  /** Registers, fences and replays, then serves. Throws when the metadata log refuses the registration. */
+  static async start(deps: NodeRuntimeDeps): Promise<NodeRuntime> {
+    const storeRequests = emptyStoreRequestCounts();
+    const appendCounts: AppendCounts = { appends: 0, bytes: 0 };
+    const store = countingStore(deps.store, storeRequests);
+    const { nodeId, nodeEpoch } = deps;
+    const registered = await deps.meta.propose({ type: "RegisterNode", nodeId, nodeEpoch, addr: deps.addr });
+    if (!registered.ok) throw new Error(`RegisterNode refused: ${registered.error.message}`);
+    const objects = new StreamObjectCache(store);
+    const registry = new StreamRegistry((key) => objects.get(key));
+    const recovery = await recoverNode(store, registry, nodeId, nodeEpoch, deps.now());
+    const wal = new WalWriter(store, nodeId, nodeEpoch, recovery.sealSeq + 1);
+    const port: WalPort = {
+      append: async (records) => {
+        let ack: { seq: number };
+        try {
+          ack = await wal.append(records);
+        } catch (error) {
+          stopServing(ctx, error, deps);
+          throw error;
+        }
+        countAcknowledged(appendCounts, records);
+        return ack;
+      },
+    };
+    const ctx: NodeContext = {
+      nodeId,
+      nodeEpoch,
+      settings: deps.settings,
+      registry,
+      readers: new LiveReaders(),
+      parked: new LiveReaders(),
+      wal: port,
+      store,
+      meta: deps.meta,
+      view: deps.view,
+      locks: new KeyedLock(),
+      observers: new Set(),
+      now: deps.now,
+      random: deps.random,
+      background: deps.background,
+      stopped: null,
+    };
+    ctx.observers.add(subscriptionDelivery(ctx, deps.meta));
+    await attachMissingSources(ctx);
+    // Transfers this node takes part in, from now on and left over from before a crash (seed 003).
+    const watcher = new TransferWatcher(ctx, deps.meta, deps.watcher);
+    deps.background(watcher.run());
+    return new NodeRuntime(ctx, recovery, wal, watcher, store, storeRequests, appendCounts);
+  }
+
+  /** Whether the WAL has grown past a compaction threshold since the last checkpoint. */
+  compactionDue(): boolean {
+    const { settings } = this.ctx;
+    return (
+      this.wal.nextSeq - this.checkpointSeq >= settings.compactAfterWalObjects ||
+      this.wal.stats.bytesWritten - this.bytesAtCheckpoint >= settings.compactAfterWalBytes
+    );
+  }
+
+  /**
+   * Compacts the WAL into stream objects, moves the checkpoint and deletes the WAL below it (one run at
+   * a time; a call during a run waits for it). Null once the node stopped serving.
+   */
+  compact(): Promise<CompactionReport | null> {
+    if (this.ctx.stopped !== null) return Promise.resolve(null);
+    if (this.compacting === null) this.bytesAtCheckpoint = this.wal.stats.bytesWritten;
+    this.compacting ??= compactNode(this.ctx, this.store)
+      .then((report) => {
+        this.checkpointSeq = report.snapshotSeq;
+        return report;
+      })
+      .finally(() => {
+        this.compacting = null;
+      });
+    return this.compacting;
+  }
+
+  /** This incarnation's counters and gauges. */
+  metrics(): NodeMetrics {
+    let openStreams = 0;
+    for (const stream of this.ctx.registry.all()) if (!stream.removed) openStreams++;
+    return {
+      nodeId: this.ctx.nodeId,
+      nodeEpoch: this.ctx.nodeEpoch,
+      started: true,
+      appendsAcknowledged: this.appendCounts.appends,
+      bytesAppended: this.appendCounts.bytes,
+      storeRequests: { ...this.storeRequests },
+      walFlushes: this.wal.stats.objectsWritten,
+      walBytesWritten: this.wal.stats.bytesWritten,
+      openStreams,
+      liveReaders: this.ctx.readers.size,
+      transferSteps: { ...this.watcher.stats },
+    };
+  }
+}
+
+/** The WAL writer stopped: acknowledge nothing more, end live readers, tell the shell (once). */
+function stopServing(ctx: NodeContext, error: unknown, deps: NodeRuntimeDeps): void {
+  if (ctx.stopped !== null) return;
+  const stopped = asDomainError(error);
+  ctx.stopped = stopped;
+  console.error(`node ${ctx.nodeId} epoch ${ctx.nodeEpoch} stops serving`, error);
+  ctx.readers.shutdown();
+  deps.onStopped(stopped);
+}

@@ -1,0 +1,104 @@
+// The life of a stream on its node, in one place: expiry at access (the core's TTL and fork rules),
+// the lazy open of a replayed stream at its first write, soft delete, removal (DELETE, expiry, the last
+// fork of a soft-deleted source gone) with its cascade up a chain of sources, and the control records
+// that make each of them durable. The request paths call these; none of them decides a rule itself.
+import type { DomainError } from "../core/errors.ts";
+import { checkAccess, sourceAfterForkRemoved } from "../core/protocol/fork.ts";
+import type { WalRecord } from "../storage/record-codec.ts";
+import { unavailable, type NodeContext } from "./node-context.ts";
+import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
+import { lifecycleView, type StreamState } from "./stream-registry.ts";
+
+/** Resolves a live stream by name for a direct operation, applying expiry (404 removes, 410 soft-deletes). */
+export async function resolveLive(ctx: NodeContext, name: string): Promise<StreamState | undefined> {
+  const stream = ctx.registry.byName(name);
+  if (stream === undefined) return undefined;
+  const access = checkAccess(lifecycleView(stream), ctx.now());
+  if (access.kind !== "ok" && (("remove" in access && access.remove) || ("softDelete" in access && access.softDelete))) {
+    const { ttlSeconds, expiresAtMs } = stream.config;
+    console.log(
+      `node ${ctx.nodeId}: ${name} (${stream.id}) expired: ttl ${ttlSeconds ?? "-"} s, expires at ${expiresAtMs ?? "-"}, ` +
+        `last access ${ctx.now() - stream.lastAccessMs} ms ago, created ${ctx.now() - stream.createdAtMs} ms ago`,
+    );
+  }
+  if (access.kind === "not-found" && access.remove) await removeStream(ctx, stream);
+  else if (access.kind === "gone" && access.softDelete) await softDeleteStream(ctx, stream);
+  return ctx.registry.byName(name);
+}
+
+/**
+ * Writes a control record (soft delete, delete) for a stream at its acknowledged tail, after everything it
+ * decided before. Resolves once durable.
+ */
+export async function writeControlRecord(ctx: NodeContext, stream: StreamState, meta: RecordMeta): Promise<void> {
+  const record: WalRecord = {
+    streamId: stream.id,
+    streamEpoch: stream.epoch,
+    firstOffset: stream.decided.tail,
+    // Never the eof flag: only a stream's closing record carries it (stream objects allow one, last).
+    flags: 0,
+    meta: encodeRecordMeta(meta),
+    data: new Uint8Array(0),
+  };
+  const ack = ctx.wal.append([record]);
+  const previous = stream.pending;
+  stream.pending = previous.then(() => ack).then(() => undefined);
+  await stream.pending;
+}
+
+/**
+ * Removes a stream for good (DELETE without forks, expiry, the last fork of a soft-deleted source gone):
+ * a delete record in the WAL, then the metadata log, then memory; wakes its readers; releases its source
+ * and cascades up a chain of soft-deleted sources.
+ */
+export async function removeStream(ctx: NodeContext, stream: StreamState): Promise<void> {
+  if (stream.removed) return;
+  // Refused from now on (the name is free once the record landed; creates of it wait on the name lock).
+  ctx.registry.remove(stream);
+  ctx.readers.notify(stream.id);
+  await writeControlRecord(ctx, stream, { k: "delete" });
+  const deleted = await ctx.meta.propose({
+    type: "DeleteStream",
+    streamId: stream.id,
+    by: { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch },
+  });
+  if (!deleted.ok && deleted.error.code !== "not_found") {
+    console.warn(`DeleteStream ${stream.id} refused by the metadata log: ${deleted.error.message}`);
+  }
+  ctx.view.invalidate(stream.name);
+  const source = ctx.registry.sourceOf(stream);
+  if (source !== undefined) {
+    source.forkCount = Math.max(0, source.forkCount - 1);
+    if (source.removed) ctx.registry.release(source);
+    else if (sourceAfterForkRemoved(source) === "remove") await removeStream(ctx, source);
+  }
+}
+
+/** Soft-deletes a stream forks still read: durable first, then refused from now on. */
+export async function softDeleteStream(ctx: NodeContext, stream: StreamState): Promise<void> {
+  if (stream.lifecycle === "soft-deleted") return;
+  stream.lifecycle = "soft-deleted";
+  ctx.readers.notify(stream.id);
+  await writeControlRecord(ctx, stream, { k: "soft-delete" });
+}
+
+/**
+ * Makes sure this incarnation has opened the stream in the metadata log (a restarted node re-opens its
+ * streams lazily, at their first write): the stream epoch every record carries.
+ */
+export async function ensureOpened(ctx: NodeContext, stream: StreamState): Promise<DomainError | null> {
+  if (stream.opened) return null;
+  return ctx.locks.run(`open:${stream.id}`, async () => {
+    if (stream.opened) return null;
+    const opened = await ctx.meta.propose({
+      type: "OpenStream",
+      streamId: stream.id,
+      nodeId: ctx.nodeId,
+      nodeEpoch: ctx.nodeEpoch,
+    });
+    if (!opened.ok) return opened.error.code === "held_by" ? opened.error : unavailable(opened.error.message);
+    stream.epoch = opened.value.stream.epoch;
+    stream.opened = true;
+    return null;
+  });
+}

@@ -1,0 +1,151 @@
+// The metadata log as its callers see it: the port the stream nodes, the router and the admin API depend
+// on, and every type that crosses it. The MetaLog Durable Object implements it (checked by the compiler in
+// durable-objects/meta-log.ts); tests and the simulation implement it in memory over the same `apply`
+// (test/node/). This module imports only the pure core, so no caller depends on the Durable Object.
+import type {
+  Command,
+  CommandType,
+  DrainProgress,
+  MetaView,
+  NodeRecord,
+  ResultOf,
+  StreamLookup,
+  StreamQuery,
+  StreamView,
+  ViewChanges,
+} from "../core/meta/index.ts";
+import type { DomainError } from "../core/errors.ts";
+import type {
+  AckReply,
+  AckRequest,
+  ClaimGrant,
+  StreamTail,
+  SubscriptionConfig,
+  SubscriptionError,
+  SubscriptionView,
+  WakeRef,
+} from "../core/subscriptions/index.ts";
+
+/** The one MetaLog of a deployment: `env.META_LOG.getByName(META_LOG_NAME)`. */
+export const META_LOG_NAME = "meta";
+
+/** A proposal's answer: the typed result and the log version after it. */
+export type ProposeResult<T extends CommandType = CommandType> = ResultOf<T> & { readonly version: number };
+
+/** What the metadata log asks of one node now (see `watchDuties`). */
+export interface NodeDuties {
+  readonly version: number;
+  readonly transfers: readonly StreamView[];
+  readonly handedTo: readonly StreamView[];
+}
+
+export type DrainAnswer =
+  | { readonly ok: true; readonly begun: number; readonly unplaceable: number; readonly progress: DrainProgress | null }
+  | { readonly ok: false; readonly error: DomainError };
+
+export type HeartbeatResult = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: DomainError };
+
+export interface MetaLogStats {
+  readonly version: number;
+  readonly nodes: number;
+  readonly streams: number;
+  readonly pendingTransfers: number;
+  readonly log: LogStats;
+  readonly snapshot: SnapshotInfo | null;
+}
+
+export interface SnapshotInfo {
+  readonly version: number;
+  readonly chunks: number;
+  readonly bytes: number;
+}
+
+export interface LogStats {
+  readonly entries: number;
+  /** Lowest retained index, or null when the log is empty. */
+  readonly oldest: number | null;
+  readonly newest: number | null;
+}
+
+/** A subscription answer: the value or the rejection, plus the effects the caller must perform. */
+export type SubscriptionAnswer<T> =
+  | { readonly ok: true; readonly value: T; readonly effects: readonly PreparedEffect[] }
+  | { readonly ok: false; readonly error: SubscriptionError; readonly effects: readonly PreparedEffect[] };
+
+export interface PutOutcome {
+  readonly created: boolean;
+  readonly view: SubscriptionView;
+}
+
+/** What a node caches: the book's version and how many subscriptions exist (0: it need not report). */
+export interface SubscriptionSet {
+  readonly version: number;
+  readonly subscriptions: number;
+}
+
+export type PreparedEffect =
+  | {
+      readonly kind: "send_webhook";
+      readonly subscriptionId: string;
+      readonly wakeId: string;
+      readonly generation: number;
+      readonly url: string;
+      /** The exact body sent, the bytes the signature covers. */
+      readonly rawBody: string;
+      readonly signature: string;
+    }
+  | {
+      readonly kind: "append_wake_event";
+      /** The wake stream's path, e.g. `wake/pool-1`. */
+      readonly stream: string;
+      /** The public origin of the subscription (its PUT's), where the wake stream can be reached. */
+      readonly origin: string;
+      /** One JSON message (`WakeEvent`). */
+      readonly rawBody: string;
+    };
+
+/** An Ed25519 public key as JWK, the way the JWKS document lists it. */
+export interface WebhookPublicJwk {
+  readonly kty: "OKP";
+  readonly crv: "Ed25519";
+  readonly x: string;
+  readonly kid: string;
+  readonly use: "sig";
+  readonly alg: "EdDSA";
+}
+
+export interface WebhookJwks {
+  readonly keys: readonly WebhookPublicJwk[];
+}
+
+/** The MetaLog's methods as seen by a caller, with results typed per command. */
+export interface MetaLogClient {
+  propose<C extends Command>(command: C): Promise<ProposeResult<C["type"]>>;
+  view(): Promise<MetaView>;
+  lookupStream(query: StreamQuery): Promise<StreamLookup>;
+  watch(since: number, timeoutMs: number): Promise<ViewChanges>;
+  watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties>;
+  pendingTransfers(): Promise<{ version: number; streams: StreamView[] }>;
+  drain(nodeId: string): Promise<DrainAnswer>;
+  undrain(nodeId: string): Promise<DrainAnswer>;
+  drainProgress(nodeId: string): Promise<DrainProgress | null>;
+  heartbeat(nodeId: string, nodeEpoch: number): Promise<HeartbeatResult>;
+  liveNodes(nowMs?: number): Promise<NodeRecord[]>;
+  stats(): Promise<MetaLogStats>;
+  putSubscription(id: string, config: SubscriptionConfig, origin: string): Promise<SubscriptionAnswer<PutOutcome>>;
+  getSubscription(id: string): Promise<SubscriptionAnswer<SubscriptionView>>;
+  deleteSubscription(id: string): Promise<void>;
+  addStreams(id: string, paths: readonly string[]): Promise<SubscriptionAnswer<null>>;
+  removeStream(id: string, path: string): Promise<SubscriptionAnswer<null>>;
+  webhookCallback(id: string, request: AckRequest, bearer: string | null): Promise<SubscriptionAnswer<AckReply>>;
+  claim(id: string, worker: string): Promise<SubscriptionAnswer<ClaimGrant>>;
+  ack(id: string, request: AckRequest, bearer: string | null): Promise<SubscriptionAnswer<AckReply>>;
+  release(id: string, ref: WakeRef, bearer: string | null): Promise<SubscriptionAnswer<null>>;
+  jwks(): Promise<WebhookJwks>;
+  onStreamAppended(tails: readonly StreamTail[]): Promise<{ effects: readonly PreparedEffect[]; subscriptions: number }>;
+  onWebhookReply(id: string, ref: WakeRef, done: boolean): Promise<readonly PreparedEffect[]>;
+  watchSubscriptions(nodeId: string, since: number, timeoutMs: number): Promise<SubscriptionSet>;
+  subscriptionReports(): Promise<number>;
+}
+
+
