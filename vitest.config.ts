@@ -18,7 +18,13 @@ export default defineConfig({
         test: {
           name: "node",
           environment: "node",
-          include: ["test/core/**/*.test.ts", "test/storage/**/*.test.ts", "test/contract/**/*.test.ts", "test/cli/**/*.test.ts"],
+          include: [
+            "test/core/**/*.test.ts",
+            "test/storage/**/*.test.ts",
+            "test/contract/**/*.test.ts",
+            "test/cli/**/*.test.ts",
+            "test/node/**/*.test.ts",
+          ],
           exclude: ["test/contract/**/*.s3.test.ts", "test/storage/**/*.s3.test.ts"],
           globalSetup: ["test/setup/embedded-s3.global.ts"],
         },

@@ -1,0 +1,127 @@
+// The node tier: stream nodes run in plain Node (NodeRuntime, the node's protocol app) over one in-memory
+// object store and an in-memory metadata log with the real `apply`. A request goes to a node's app as it
+// would to its address `/n/<id>`. Nodes restart at a new epoch and can crash: a crashed incarnation's
+// every later store and metadata call hangs for ever (a dead process), while what it already sent may
+// still land, which is exactly what fencing has to survive.
+import { ViewCache } from "../../../src/router/view-cache.ts";
+import { streamRoutes } from "../../../src/http/stream-routes.ts";
+import { NodeRuntime, type NodeMetaPort } from "../../../src/node/node-runtime.ts";
+import { nodeSettings, type SettingsVars } from "../../../src/node/settings.ts";
+import { MemoryStore } from "../../../src/storage/memory-store.ts";
+import type { ObjectStore } from "../../../src/storage/object-store.ts";
+import { MemoryMetaLog } from "./memory-meta-log.ts";
+
+export const ORIGIN = "http://127.0.0.1:8787";
+
+export interface ClusterOptions {
+  readonly now?: () => number;
+  readonly random?: () => number;
+  readonly settings?: SettingsVars;
+  /** How long a node trusts a cached lookup (default 1 s, as in the Durable Object). */
+  readonly viewTtlMs?: number;
+}
+
+export interface TestNode {
+  readonly nodeId: string;
+  readonly runtime: NodeRuntime;
+  /** A request to the node's address, e.g. `node.request("PUT", "a/b", {body, headers})`. */
+  request(method: string, path: string, init?: { body?: string | Uint8Array; headers?: Record<string, string> }): Promise<Response>;
+  fetch(request: Request): Promise<Response>;
+  /** Kills this incarnation: it makes no further progress (its pending calls never answer). */
+  crash(): void;
+  readonly crashed: boolean;
+}
+
+export class TestCluster {
+  readonly store: MemoryStore;
+  readonly meta: MemoryMetaLog;
+  readonly now: () => number;
+  private readonly random: () => number;
+  private lastEpoch = 0;
+  /** Background work of every incarnation (the watcher loops...), for tests that want to await it. */
+  readonly background: Promise<unknown>[] = [];
+
+  constructor(private readonly options: ClusterOptions = {}) {
+    this.now = options.now ?? (() => Date.now());
+    this.random = options.random ?? (() => Math.random());
+    this.store = new MemoryStore();
+    this.meta = new MemoryMetaLog(this.now);
+  }
+
+  /** Starts an incarnation of `nodeId` at a new epoch (strictly above every earlier one). */
+  async start(nodeId: string): Promise<TestNode> {
+    const nodeEpoch = Math.max(this.now(), this.lastEpoch + 1);
+    this.lastEpoch = nodeEpoch;
+    const gate = { crashed: false };
+    const store = gatedStore(this.store, gate);
+    const meta = gatedMeta(this.meta.port(), gate);
+    const viewCache = new ViewCache({ ttlMs: this.options.viewTtlMs ?? 1_000, now: this.now });
+    const runtime = await NodeRuntime.start({
+      nodeId,
+      nodeEpoch,
+      addr: `${ORIGIN}/n/${nodeId}`,
+      settings: nodeSettings(this.options.settings ?? {}),
+      store,
+      meta,
+      view: {
+        lookup: (name, fresh) => viewCache.lookup((n) => meta.lookupStream({ name: n }), name, fresh),
+        invalidate: (name) => viewCache.invalidate(name),
+      },
+      now: this.now,
+      random: this.random,
+      background: (work) => {
+        this.background.push(work.catch((error: unknown) => console.error(`node ${nodeId}: background work failed`, error)));
+      },
+      onStopped: () => {
+        gate.crashed = true;
+      },
+    });
+    const app = streamRoutes(() => runtime.ctx);
+    const fetch = async (request: Request): Promise<Response> => (gate.crashed ? never<Response>() : app.fetch(request));
+    return {
+      nodeId,
+      runtime,
+      fetch,
+      request: (method, path, init = {}) =>
+        fetch(new Request(`${ORIGIN}/n/${nodeId}/v1/stream/${path}`, { method, headers: init.headers, body: init.body ?? null })),
+      crash: () => {
+        gate.crashed = true;
+        runtime.watcher.stop();
+      },
+      get crashed() {
+        return gate.crashed;
+      },
+    };
+  }
+}
+
+const never = <T>(): Promise<T> => new Promise<T>(() => {});
+
+/** The store as one incarnation sees it: once crashed, nothing it calls answers. */
+function gatedStore(store: ObjectStore, gate: { crashed: boolean }): ObjectStore {
+  const through =
+    <A extends unknown[], R>(op: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      gate.crashed ? never<R>() : op(...args).then((value) => (gate.crashed ? never<R>() : value));
+  return {
+    put: through((key, body, options) => store.put(key, body, options)),
+    get: through((key, range) => store.get(key, range)),
+    head: through((key) => store.head(key)),
+    list: through((prefix, options) => store.list(prefix, options)),
+    delete: through((key) => store.delete(key)),
+  };
+}
+
+function gatedMeta(meta: NodeMetaPort, gate: { crashed: boolean }): NodeMetaPort {
+  const through = <R>(call: () => Promise<R>): Promise<R> =>
+    gate.crashed ? never<R>() : call().then((value) => (gate.crashed ? never<R>() : value));
+  return {
+    propose: (command) => through(() => meta.propose(command)),
+    lookupStream: (query) => through(() => meta.lookupStream(query)),
+    watchDuties: (nodeId, since, timeoutMs) => through(() => meta.watchDuties(nodeId, since, timeoutMs)),
+    heartbeat: (nodeId, nodeEpoch) => through(() => meta.heartbeat(nodeId, nodeEpoch)),
+    onStreamAppended: (tails) => through(() => meta.onStreamAppended(tails)),
+    onWebhookReply: (id, ref, done) => through(() => meta.onWebhookReply(id, ref, done)),
+    watchSubscriptions: (nodeId, since, timeoutMs) => through(() => meta.watchSubscriptions(nodeId, since, timeoutMs)),
+  };
+}
