@@ -10,7 +10,7 @@ import { openManifest, readManifest, type Manifest } from "../storage/manifest.t
 import type { WalRecord } from "../storage/record-codec.ts";
 import { decodeRecordMeta, encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import { pointAtObjects, replayRecord } from "./recovery.ts";
-import { newStreamState, type StreamState } from "./stream-registry.ts";
+import { moveTo, newStreamState, type StreamState } from "./stream-registry.ts";
 import { unavailable, type NodeContext } from "./node-context.ts";
 
 const encoder = new TextEncoder();
@@ -50,7 +50,7 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
     // The TTL idle clock continues from the last owner's (a transfer does not renew a stream's lease on life).
     if (session.la !== undefined) stream.lastAccessMs = session.la;
     stream.epoch = epoch;
-    stream.opened = true;
+    moveTo(stream, { kind: "opened" });
     ctx.parked.notify(view.name);
     return null;
   });

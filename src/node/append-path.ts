@@ -32,13 +32,14 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   const stream = await resolveLive(ctx, input.name);
   if (stream === undefined) return errorReply(domainError("not_found", "no such stream"));
   if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
-  if (stream.handingOff !== null) return afterHandOff(ctx, stream);
+  if (stream.phase.kind === "handing-off") return afterHandOff(ctx, stream);
   const openError = await ensureOpened(ctx, stream);
   if (openError !== null) return errorReply(openError);
-  if (stream.removed) return stream.movedAway ? afterHandOff(ctx, stream) : errorReply(domainError("not_found", "no such stream"));
+  if (stream.phase.kind === "removed") return errorReply(domainError("not_found", "no such stream"));
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
-  // A hand-off that began since the open: no append is decided once it has (hand-off.ts, step 1).
-  if (!stream.opened || stream.handingOff !== null) return afterHandOff(ctx, stream);
+  // A hand-off that began since the open (or ended with the stream moved away): no append is decided once
+  // it has (hand-off.ts, step 1).
+  if (stream.phase.kind !== "opened") return afterHandOff(ctx, stream);
 
   // From here to wal.append: no await, so this decision and the offsets it assigns are serialized.
   const nowMs = ctx.now();

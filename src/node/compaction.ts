@@ -21,7 +21,7 @@ import { isEof, RECORD_FLAG_EOF, type WalRecord } from "../storage/record-codec.
 import { replayChain } from "../storage/wal-chain.ts";
 import type { NodeContext } from "./node-context.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
-import type { StreamState } from "./stream-registry.ts";
+import { isGone, type StreamState } from "./stream-registry.ts";
 
 /** The stream id of the `mark` record (not a stream: ids from the metadata log look like `s<n>`). */
 const MARK_STREAM_ID = "~mark";
@@ -99,7 +99,7 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
   let streamsCompacted = 0;
   for (const [streamId, replayed] of byStream) {
     const stream = ctx.registry.get(streamId);
-    if (stream === undefined || stream.removed) continue; // deleted or handed off: nothing to keep here
+    if (stream === undefined || isGone(stream)) continue; // deleted or handed off: nothing to keep here
     // Records a hand-off already flushed (an earlier ownership of this stream, or a fork's source flushed
     // for it) are in stream objects: only what follows them is compacted.
     const done = ctx.registry.compactedEnd(stream);
@@ -113,7 +113,7 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
     } catch (error) {
       // Another node opened the stream at a later epoch: this is a stale copy (a crash after the hand-off's
       // close, before its release record), and its data was flushed by the hand-off. Let it go.
-      if (!(error instanceof StaleEpochError) || stream.opened) throw error;
+      if (!(error instanceof StaleEpochError) || stream.phase.kind === "opened") throw error;
       stale.push(stream.id);
       continue;
     }
@@ -173,7 +173,7 @@ function fromMemory(ctx: NodeContext, decided: ReadonlyMap<string, { tail: numbe
   const byStream = new Map<string, WalRecord[]>();
   for (const [streamId, { tail, eof }] of decided) {
     const stream = ctx.registry.get(streamId);
-    if (stream === undefined || stream.removed) continue;
+    if (stream === undefined || isGone(stream)) continue;
     let at = ctx.registry.compactedEnd(stream);
     const list: WalRecord[] = [];
     for (const record of stream.records) {

@@ -3,8 +3,8 @@
 // it up, and the target opens it from there (adopt.ts).
 //
 // T1, hand off a stream this node holds, under the stream's name lock:
-//  1. stop: `opened` off and `handingOff` set, so no append is decided from here on (the append path checks
-//     both right before deciding); requests for the stream wait for the hand-off and are then redirected;
+//  1. stop: the stream moves to phase `handing-off`, so no append is decided from here on (the append path checks
+//     it right before deciding); requests for the stream wait for the hand-off and are then redirected;
 //  2. flush: wait for every decided append to be acknowledged, write the data not yet in stream objects
 //     into one stream object, and record in the manifest, at epoch E, the end offset, `closed` at E and the
 //     session (configuration, producers, Stream-Seq, eof) the next owner continues from;
@@ -21,7 +21,7 @@ import { ensureManifest, snapshotMeta, STORE_WRITE_LOCK } from "./compaction.ts"
 import { RECORD_META_VERSION } from "./record-meta.ts";
 import { settled, type NodeContext } from "./node-context.ts";
 import { forgetStale, release } from "./release.ts";
-import type { StreamState } from "./stream-registry.ts";
+import { isGone, moveTo, type StreamState } from "./stream-registry.ts";
 import { ensureOpened, writeControlRecord } from "./stream-lifecycle.ts";
 
 /** A transfer step the log refused or that could not finish; the watcher tries again. */
@@ -44,25 +44,25 @@ export class HandOffError extends Error {
 export async function handOff(ctx: NodeContext, streamId: string, name: string, epoch: number, transfer = true): Promise<void> {
   await ctx.locks.run(`name:${name}`, async () => {
     const stream = ctx.registry.get(streamId);
-    if (stream === undefined || stream.removed) return proposeClose(ctx, streamId, epoch);
+    if (stream === undefined || isGone(stream)) return proposeClose(ctx, streamId, epoch);
     let done: () => void = () => undefined;
     try {
       // The store lock first: a compaction running now finishes before appends stop, not while they wait.
       await ctx.locks.run(STORE_WRITE_LOCK, async () => {
-        stream.handingOff = new Promise<void>((resolve) => (done = resolve));
-        stream.opened = false;
+        moveTo(stream, { kind: "handing-off", done: new Promise<void>((resolve) => (done = resolve)) });
         const error = await settled(ctx, stream);
         if (error !== null) throw new HandOffError(`appends before the hand-off failed: ${error.message}`, error);
         // A fork's inherited bytes must be readable from its source's stream objects at the target.
         const source = ctx.registry.sourceOf(stream);
-        if (source !== undefined && !source.removed) await flushSource(ctx, source);
+        if (source !== undefined && !isGone(source)) await flushSource(ctx, source);
         await flushToObjects(ctx, stream, epoch, true);
       });
       await proposeClose(ctx, streamId, epoch);
       await writeControlRecord(ctx, stream, { k: "release" });
       release(ctx, stream);
     } finally {
-      stream.handingOff = null;
+      // Failed before the release: the stream stays here, to be opened again (the watcher retries the step).
+      if (stream.phase.kind === "handing-off") moveTo(stream, { kind: "held" });
       done();
     }
   });

@@ -21,13 +21,13 @@ const PARK_POLL_MS = 200;
 /** Null: serve here. Otherwise the reply (307, 409, 503). */
 export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply | null> {
   let held = ctx.registry.byName(name);
-  if (held?.opened === true) return null;
+  if (held?.phase.kind === "opened") return null;
   const parkUntilMs = ctx.now() + PARK_TIMEOUT_MS;
-  if (held?.handingOff != null) {
+  if (held?.phase.kind === "handing-off") {
     // This node is handing the stream off: wait for that, then route the request to where it went.
-    await held.handingOff;
+    await held.phase.done;
     held = ctx.registry.byName(name);
-    if (held?.opened === true) return null;
+    if (held?.phase.kind === "opened") return null;
   }
   // A stream replayed after a restart (held, not opened yet) is served from the cached view.
   let lookup = await ctx.view.lookup(name, held === undefined);
@@ -96,7 +96,7 @@ async function settleTransferHere(ctx: NodeContext, lookup: StreamLookup, held: 
  * where the stream went (or a 503 to retry, if it stayed: the hand-off failed and the watcher retries it).
  */
 export async function afterHandOff(ctx: NodeContext, stream: StreamState): Promise<Reply> {
-  if (stream.handingOff !== null) await stream.handingOff;
+  if (stream.phase.kind === "handing-off") await stream.phase.done;
   const routed = await routeAtNode(ctx, stream.name);
   return routed ?? errorReply(unavailable("the stream is being handed to another node; retry"));
 }

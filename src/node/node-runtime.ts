@@ -18,7 +18,7 @@ import { StreamObjectCache } from "./object-cache.ts";
 import { recoverNode, type RecoveryResult } from "./recovery.ts";
 import type { NodeSettings } from "./settings.ts";
 import { countAcknowledged, countingStore, emptyStoreRequestCounts, type AppendCounts } from "./store-metrics.ts";
-import { StreamRegistry } from "./stream-registry.ts";
+import { isGone, StreamRegistry } from "./stream-registry.ts";
 import { subscriptionDelivery } from "./subscription-delivery.ts";
 import { TransferWatcher, type WatcherOptions } from "./transfer-watcher.ts";
 
@@ -149,7 +149,7 @@ export class NodeRuntime {
   /** This incarnation's counters and gauges. */
   metrics(): NodeMetrics {
     let openStreams = 0;
-    for (const stream of this.ctx.registry.all()) if (!stream.removed) openStreams++;
+    for (const stream of this.ctx.registry.all()) if (!isGone(stream)) openStreams++;
     return {
       nodeId: this.ctx.nodeId,
       nodeEpoch: this.ctx.nodeEpoch,

@@ -72,7 +72,7 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
 
   const deadline = ctx.now() + ctx.settings.longPollTimeoutMs;
   for (;;) {
-    if (stream.movedAway) {
+    if (stream.phase.kind === "moved-away") {
       // Handed to another node: answer as a timeout would; the next poll is routed to the new owner.
       return reply(204, {
         [HEADER.streamNextOffset]: formatOffset(startOffset),
@@ -80,7 +80,7 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
         [HEADER.cacheControl]: NO_STORE,
       });
     }
-    if (stream.removed) return errorReply(domainError("not_found", "the stream was deleted"));
+    if (stream.phase.kind === "removed") return errorReply(domainError("not_found", "the stream was deleted"));
     if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
     const live = decideLiveStart(startOffset, stream.tail, stream.eof);
     const cursor = responseCursor(input.cursor, ctx.now(), 1 + Math.floor(ctx.random() * 3600));

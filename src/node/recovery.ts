@@ -12,7 +12,7 @@ import { readManifest, type Manifest } from "../storage/manifest.ts";
 import { replayChain, sealChain } from "../storage/wal-chain.ts";
 
 import { decodeRecordMeta } from "./record-meta.ts";
-import { applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "./stream-registry.ts";
+import { isGone, applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "./stream-registry.ts";
 
 /** Streams whose compacted data is read at once during start-up. */
 const LOAD_CONCURRENCY = 16;
@@ -52,7 +52,7 @@ export async function recoverNode(
     await Promise.all(
       toLoad.slice(i, i + LOAD_CONCURRENCY).map(async (streamId) => {
         const stream = registry.get(streamId);
-        if (stream !== undefined && !stream.removed) await loadCompacted(store, stream, snapshotTails.get(streamId) ?? stream.base);
+        if (stream !== undefined && !isGone(stream)) await loadCompacted(store, stream, snapshotTails.get(streamId) ?? stream.base);
       }),
     );
   }
@@ -72,7 +72,7 @@ export function replayRecord(
   const meta = decodeRecordMeta(record.meta);
   if (meta.k === "mark") return false;
   const existing = registry.get(record.streamId);
-  if (meta.k === "snapshot" && (existing === undefined || existing.removed)) {
+  if (meta.k === "snapshot" && (existing === undefined || isGone(existing))) {
     // A compaction's snapshot replayed from its checkpoint, or a stream handed to this node (adopted: see
     // adopt.ts), possibly one it handed away before and still keeps for its forks.
     const stream = replayedStream(record, meta);
@@ -104,7 +104,7 @@ export function replayRecord(
     registry.attachFork(stream);
     return false;
   }
-  if (existing === undefined || existing.removed) return false;
+  if (existing === undefined || isGone(existing)) return false;
   existing.epoch = Math.max(existing.epoch, record.streamEpoch);
   switch (meta.k) {
     case "append": {

@@ -11,9 +11,9 @@ import { writeControlRecord } from "./stream-lifecycle.ts";
  */
 export async function forgetStale(ctx: NodeContext, streamId: string): Promise<void> {
   const stream = ctx.registry.get(streamId);
-  if (stream === undefined || stream.removed || stream.opened) return;
+  if (stream === undefined || stream.phase.kind !== "held") return;
   await ctx.locks.run(`name:${stream.name}`, async () => {
-    if (stream.removed || stream.opened) return;
+    if (stream.phase.kind !== "held") return;
     await writeControlRecord(ctx, stream, { k: "release" });
     release(ctx, stream);
   });
@@ -21,8 +21,7 @@ export async function forgetStale(ctx: NodeContext, streamId: string): Promise<v
 
 /** Forgets a handed-off stream here: the name is free, forks here keep reading it, readers move on. */
 export function release(ctx: NodeContext, stream: StreamState): void {
-  stream.movedAway = true;
-  ctx.registry.remove(stream);
+  ctx.registry.remove(stream, "moved-away");
   ctx.view.invalidate(stream.name);
   ctx.readers.notify(stream.id);
   ctx.registry.detachFork(stream);

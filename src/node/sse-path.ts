@@ -11,7 +11,7 @@ import { responseCursor } from "../core/protocol/read.ts";
 import { encodeBase64, SSE_CONTENT_TYPE, sseControlEvent, sseDataEvent } from "../core/protocol/sse.ts";
 import { reply, type NodeContext, type Reply } from "./node-context.ts";
 import { openRead, readPage, type ReadInput } from "./read-path.ts";
-import type { StreamState } from "./stream-registry.ts";
+import { isGone, type StreamState } from "./stream-registry.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -55,7 +55,7 @@ async function pump(
   const send = (text: string): Promise<void> => writer.write(encoder.encode(text));
   const cursor = (): string => responseCursor(clientCursor, ctx.now(), 1 + Math.floor(ctx.random() * 3600));
   try {
-    while (!gone.aborted && !stream.removed && stream.lifecycle === "live") {
+    while (!gone.aborted && !isGone(stream) && stream.lifecycle === "live") {
       if (position < stream.tail) {
         const page = await readPage(ctx, stream, position);
         const payload = page.json

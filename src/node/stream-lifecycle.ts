@@ -7,7 +7,7 @@ import { checkAccess, sourceAfterForkRemoved } from "../core/protocol/fork.ts";
 import type { WalRecord } from "../storage/record-codec.ts";
 import { unavailable, type NodeContext } from "./node-context.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
-import { lifecycleView, type StreamState } from "./stream-registry.ts";
+import { isGone, lifecycleView, moveTo, type StreamState } from "./stream-registry.ts";
 
 /** Resolves a live stream by name for a direct operation, applying expiry (404 removes, 410 soft-deletes). */
 export async function resolveLive(ctx: NodeContext, name: string): Promise<StreamState | undefined> {
@@ -52,7 +52,7 @@ export async function writeControlRecord(ctx: NodeContext, stream: StreamState, 
  * and cascades up a chain of soft-deleted sources.
  */
 export async function removeStream(ctx: NodeContext, stream: StreamState): Promise<void> {
-  if (stream.removed) return;
+  if (isGone(stream)) return;
   // Refused from now on (the name is free once the record landed; creates of it wait on the name lock).
   ctx.registry.remove(stream);
   ctx.readers.notify(stream.id);
@@ -69,7 +69,7 @@ export async function removeStream(ctx: NodeContext, stream: StreamState): Promi
   const source = ctx.registry.sourceOf(stream);
   if (source !== undefined) {
     source.forkCount = Math.max(0, source.forkCount - 1);
-    if (source.removed) ctx.registry.release(source);
+    if (isGone(source)) ctx.registry.release(source);
     else if (sourceAfterForkRemoved(source) === "remove") await removeStream(ctx, source);
   }
 }
@@ -87,9 +87,9 @@ export async function softDeleteStream(ctx: NodeContext, stream: StreamState): P
  * streams lazily, at their first write): the stream epoch every record carries.
  */
 export async function ensureOpened(ctx: NodeContext, stream: StreamState): Promise<DomainError | null> {
-  if (stream.opened) return null;
+  if (stream.phase.kind !== "held") return null;
   return ctx.locks.run(`open:${stream.id}`, async () => {
-    if (stream.opened) return null;
+    if (stream.phase.kind !== "held") return null;
     const opened = await ctx.meta.propose({
       type: "OpenStream",
       streamId: stream.id,
@@ -98,7 +98,7 @@ export async function ensureOpened(ctx: NodeContext, stream: StreamState): Promi
     });
     if (!opened.ok) return opened.error.code === "held_by" ? opened.error : unavailable(opened.error.message);
     stream.epoch = opened.value.stream.epoch;
-    stream.opened = true;
+    moveTo(stream, { kind: "opened" });
     return null;
   });
 }

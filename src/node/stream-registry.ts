@@ -30,6 +30,52 @@ interface DecidedState {
   lastStreamSeq: string | null;
 }
 
+/**
+ * Where a stream stands on this node; one phase at a time, moved only by `moveTo`:
+ *
+ * | from \ to  | held                | opened           | handing-off  | moved-away           | removed        |
+ * |-------------|---------------------|------------------|--------------|----------------------|----------------|
+ * | held        |                     | open (lazy, R7)  | hand-off (T1)| stale copy released  | delete, expiry |
+ * | opened      |                     |                  | hand-off (T1)|                      | delete, expiry |
+ * | handing-off | hand-off failed     |                  |              | released (T1)        | expiry         |
+ * | moved-away  | final                                                                                    |
+ * | removed     | final                                                                                    |
+ *
+ * `held`: replayed after a restart, or known here but not opened by this incarnation (its epoch is the last
+ * one seen); `opened`: this incarnation opened it at `epoch` and may decide appends; `handing-off`: a
+ * transfer stopped its appends, requests wait for `done`; `moved-away`: handed to another node (readers
+ * are sent on, not told 404); `removed`: deleted or expired (the name is free). The protocol's soft delete
+ * (`lifecycle`) and writer closure (`eof`) are properties of the stream's data, not phases.
+ */
+export type StreamPhase =
+  | { readonly kind: "held" }
+  | { readonly kind: "opened" }
+  | { readonly kind: "handing-off"; readonly done: Promise<void> }
+  | { readonly kind: "moved-away" }
+  | { readonly kind: "removed" };
+
+type PhaseKind = StreamPhase["kind"];
+
+const PHASE_MOVES: { readonly [K in PhaseKind]: readonly PhaseKind[] } = {
+  held: ["opened", "handing-off", "moved-away", "removed"],
+  opened: ["handing-off", "removed"],
+  "handing-off": ["held", "moved-away", "removed"],
+  "moved-away": [],
+  removed: [],
+};
+
+/** Moves the stream to `next`; an illegal move is a bug and throws (an assertion that stays on). */
+export function moveTo(stream: StreamState, next: StreamPhase): void {
+  const from = stream.phase.kind;
+  if (!PHASE_MOVES[from].includes(next.kind)) throw new Error(`stream ${stream.id}: illegal phase move ${from} -> ${next.kind}`);
+  stream.phase = next;
+}
+
+/** Deleted, expired or handed away: the name is free here. */
+export function isGone(stream: StreamState): boolean {
+  return stream.phase.kind === "removed" || stream.phase.kind === "moved-away";
+}
+
 export interface StreamState {
   readonly id: string;
   readonly name: string;
@@ -38,8 +84,8 @@ export interface StreamState {
   /** Where the stream's own data starts: its fork point, or 0. */
   readonly base: number;
   lifecycle: Lifecycle;
-  /** Deleted or expired: the name is free; the record stays only while a removal is being written. */
-  removed: boolean;
+  /** Where the stream stands on this node (see StreamPhase); change it with `moveTo`. */
+  phase: StreamPhase;
   /** Acknowledged (visible) tail and eof. */
   tail: number;
   eof: boolean;
@@ -49,16 +95,11 @@ export interface StreamState {
   memoryBytes: number;
   /** Settles when every decided append is acknowledged; rejects when the WAL writer stopped. */
   pending: Promise<void>;
-  /** The stream epoch from the metadata log (the last one seen; opened by this incarnation if `opened`). */
+  /** The stream epoch from the metadata log (the last one seen; this incarnation's own once `opened`). */
   epoch: number;
-  opened: boolean;
   lastAccessMs: number;
   /** Live or soft-deleted forks whose source this stream is. */
   forkCount: number;
-  /** Set while this node hands the stream to another (a transfer): requests wait for it, then go there. */
-  handingOff: Promise<void> | null;
-  /** Handed to another node (removed here for that reason, not deleted): readers are sent on, not told 404. */
-  movedAway: boolean;
 }
 
 export function newStreamState(input: {
@@ -70,11 +111,12 @@ export function newStreamState(input: {
   opened: boolean;
 }): StreamState {
   const base = input.config.fork?.forkPositionBytes ?? 0;
+  const { opened, ...rest } = input;
   return {
-    ...input,
+    ...rest,
     base,
     lifecycle: "live",
-    removed: false,
+    phase: opened ? { kind: "opened" } : { kind: "held" },
     tail: base,
     eof: false,
     records: [],
@@ -83,8 +125,6 @@ export function newStreamState(input: {
     pending: Promise.resolve(),
     lastAccessMs: input.createdAtMs,
     forkCount: 0,
-    handingOff: null,
-    movedAway: false,
   };
 }
 
@@ -109,7 +149,7 @@ export class StreamRegistry {
   byName(name: string): StreamState | undefined {
     const id = this.idByName.get(name);
     const stream = id === undefined ? undefined : this.byId.get(id);
-    return stream === undefined || stream.removed ? undefined : stream;
+    return stream === undefined || isGone(stream) ? undefined : stream;
   }
 
   get(id: string): StreamState | undefined {
@@ -128,7 +168,7 @@ export class StreamRegistry {
 
   /** Every stream a compaction snapshot must describe: live, soft-deleted, and being created. */
   snapshotStreams(): StreamState[] {
-    return [...[...this.byId.values()].filter((stream) => !stream.removed), ...this.creating];
+    return [...[...this.byId.values()].filter((stream) => !isGone(stream)), ...this.creating];
   }
 
   add(stream: StreamState): void {
@@ -137,9 +177,12 @@ export class StreamRegistry {
     this.idByName.set(stream.name, stream.id);
   }
 
-  /** Forgets a removed stream. Its data stays reachable while forks read it (they hold it by id). */
-  remove(stream: StreamState): void {
-    stream.removed = true;
+  /**
+   * Forgets a stream that left (`removed`, or `moved-away` for a hand-off). Its data stays reachable while
+   * forks read it (they hold it by id).
+   */
+  remove(stream: StreamState, why: "removed" | "moved-away" = "removed"): void {
+    moveTo(stream, { kind: why });
     if (this.idByName.get(stream.name) === stream.id) this.idByName.delete(stream.name);
     if (stream.forkCount === 0) this.byId.delete(stream.id);
   }
@@ -175,7 +218,7 @@ export class StreamRegistry {
 
   /** A removed stream no fork reads any more can be dropped from memory. */
   release(stream: StreamState): void {
-    if (stream.removed && stream.forkCount === 0) this.byId.delete(stream.id);
+    if (isGone(stream) && stream.forkCount === 0) this.byId.delete(stream.id);
   }
 
   all(): IterableIterator<StreamState> {

@@ -10,6 +10,7 @@ import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import { adoptStream } from "./adopt.ts";
 import { complete, handOff } from "./hand-off.ts";
 import type { NodeContext } from "./node-context.ts";
+import { isGone } from "./stream-registry.ts";
 
 export interface WatcherOptions {
   /** How long one watch waits for a change before the loop retries what is still pending. */
@@ -78,7 +79,7 @@ export class TransferWatcher {
   /** One step for one stream; failures are logged and retried next round. */
   async stepOne(stream: StreamView): Promise<TransferStep> {
     const held = this.ctx.registry.get(stream.id);
-    const step = transferStep({ nodeId: this.ctx.nodeId, stream, holds: held !== undefined && !held.removed });
+    const step = transferStep({ nodeId: this.ctx.nodeId, stream, holds: held !== undefined && !isGone(held) });
     try {
       switch (step.kind) {
         case "hand_off":
