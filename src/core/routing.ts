@@ -19,6 +19,7 @@
 // "Go to" is a 307 to the node's advertised address, or, in forwarding mode (for clients that cannot
 // follow a redirect), the router forwarding the request itself. A node never forwards: it redirects.
 
+import { domainError, type DomainError } from "./errors.ts";
 import type { NodeRecord } from "./meta/state.ts";
 import type { StreamLookup } from "./meta/view.ts";
 
@@ -65,6 +66,22 @@ export function routeStream(input: RoutingInput): RoutingDecision {
   }
 
   return { kind: "serve", nodeId: hereNodeId, rule: "R7" };
+}
+
+/** The decisions that serve nowhere. */
+export type Refusal = Extract<RoutingDecision, { kind: "transfer_pending" | "unavailable" }>;
+
+/**
+ * The answer to a refusal, the same from the router and from every node: R4 is a 409 naming the target
+ * (and its address, when the view has it) so the client can go there; a view that names a node it has no
+ * record for is a 503 to retry once the view caught up.
+ */
+export function refusalError(decision: Refusal): DomainError {
+  if (decision.kind === "unavailable") return domainError("unavailable", `${decision.reason}; retry`);
+  return domainError("conflict", `the stream is being transferred to node ${decision.target}; retry there`, {
+    target: decision.target,
+    ...(decision.targetAddr === null ? {} : { targetAddr: decision.targetAddr }),
+  });
 }
 
 function goTo(node: NodeRecord | null, nodeId: string, mode: RoutingMode, rule: "R3" | "R6"): RoutingDecision {

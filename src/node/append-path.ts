@@ -16,7 +16,7 @@ import { afterHandOff } from "./node-routing.ts";
 import { announce, asDomainError, errorReply, reply, settled, type NodeContext, type Reply } from "./node-context.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import type { StreamState } from "./stream-registry.ts";
-import { ensureOpened, resolveLive } from "./stream-lifecycle.ts";
+import { ensureOpened, recordAccess, resolveLive } from "./stream-lifecycle.ts";
 
 const encoder = new TextEncoder();
 
@@ -124,7 +124,7 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
     return errorReply(asDomainError(error));
   }
   await announced;
-  stream.lastAccessMs = ctx.now();
+  recordAccess(ctx, stream, data.byteLength === 0 && close ? "close" : "append");
   const headers: Record<string, string> = { [HEADER.streamNextOffset]: formatOffset(first + data.byteLength) };
   if (close) headers[HEADER.streamClosed] = "true";
   if (producer !== null) {

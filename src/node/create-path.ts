@@ -23,7 +23,7 @@ import { announce, errorReply, redirectReply, reply, settled, unavailable, type 
 import { routeAtNode } from "./node-routing.ts";
 import { encodeRecordMeta } from "./record-meta.ts";
 import { applyInitial, newStreamState, type StreamState } from "./stream-registry.ts";
-import { resolveLive } from "./stream-lifecycle.ts";
+import { recordAccess, resolveLive } from "./stream-lifecycle.ts";
 
 const encoder = new TextEncoder();
 
@@ -121,7 +121,7 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
       ctx.registry.endCreate(stream);
     }
     applyInitial(stream, data, request.closed);
-    stream.lastAccessMs = ctx.now();
+    recordAccess(ctx, stream, "create");
     ctx.registry.add(stream);
     if (stream.tail > stream.base || stream.eof) await announce(ctx, stream);
     return reply(201, { ...streamHeaders(stream), [HEADER.location]: input.location });

@@ -4,12 +4,9 @@
 // carries its node epoch; a restart or a takeover seals its WAL first), so while it is opened here the
 // view can only agree. Any other name is looked up afresh: that costs one metadata RPC on a misdirected
 // request or a create, and keeps two stale views from sending a request back and forth.
-import { domainError } from "../core/errors.ts";
-import type { StreamLookup } from "../core/meta/view.ts";
-import { routeStream } from "../core/routing.ts";
-import { opensFromStore, transferStep } from "../core/transfer-steps.ts";
+import { refusalError, routeStream } from "../core/routing.ts";
+import { opensFromStore } from "../core/transfer-steps.ts";
 import { adoptStream } from "./adopt.ts";
-import { complete, handOff, HandOffError } from "./hand-off.ts";
 import { errorReply, redirectReply, unavailable, type NodeContext, type Reply } from "./node-context.ts";
 import type { StreamState } from "./stream-registry.ts";
 
@@ -32,8 +29,6 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
   // A stream replayed after a restart (held, not opened yet) is served from the cached view.
   let lookup = await ctx.view.lookup(name, held === undefined);
   for (let adoptions = 0; ; ) {
-    const settledHere = await settleTransferHere(ctx, lookup, held);
-    if (settledHere !== null) lookup = settledHere;
     const decision = routeStream({ lookup, hereNodeId: ctx.nodeId, at: "node", mode: "redirect" });
     switch (decision.kind) {
       case "serve": {
@@ -52,14 +47,8 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
       case "forward":
         throw new Error("a node never forwards");
       case "transfer_pending":
-        return errorReply(
-          domainError("conflict", `the stream is being transferred to node ${decision.target}; retry there`, {
-            target: decision.target,
-            ...(decision.targetAddr === null ? {} : { targetAddr: decision.targetAddr }),
-          }),
-        );
       case "unavailable":
-        return errorReply(unavailable(decision.reason));
+        return errorReply(refusalError(decision));
       case "park":
         // R2: this node is the transfer target; wait for the source to complete it, then route again.
         if (ctx.now() >= parkUntilMs) return errorReply(unavailable("the transfer of this stream has not settled; retry"));
@@ -69,26 +58,6 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
         continue;
     }
   }
-}
-
-/**
- * A transfer whose source is this node and which needs no flush here (T2, T3 of src/core/transfer-steps.ts:
- * a stream placed here and never opened, like a fork created next to its source, or one already closed):
- * settled at once rather than at the watcher's next run. Returns the lookup after it, or null.
- */
-async function settleTransferHere(ctx: NodeContext, lookup: StreamLookup, held: StreamState | undefined): Promise<StreamLookup | null> {
-  const stream = lookup.stream;
-  if (stream === null) return null;
-  const step = transferStep({ nodeId: ctx.nodeId, stream, holds: held !== undefined });
-  try {
-    if (step.kind === "close_and_complete") await handOff(ctx, stream.id, stream.name, step.epoch);
-    else if (step.kind === "complete") await complete(ctx, stream.id, step.closedEpoch);
-    else return null;
-  } catch (error) {
-    if (error instanceof HandOffError) return null; // the log moved on; route from a fresh view
-    throw error;
-  }
-  return ctx.view.lookup(stream.name, true);
 }
 
 /**

@@ -13,7 +13,7 @@ import { formatExpiresAt } from "../core/protocol/ttl.ts";
 
 import { errorReply, reply, type NodeContext, type Reply } from "./node-context.ts";
 import type { StreamState } from "./stream-registry.ts";
-import { resolveLive } from "./stream-lifecycle.ts";
+import { recordAccess, resolveLive } from "./stream-lifecycle.ts";
 
 const decoder = new TextDecoder();
 
@@ -55,7 +55,7 @@ export async function openRead(ctx: NodeContext, input: ReadInput): Promise<{ st
   if ("kind" in found) return found;
   const start = resolveReadStart(input.start, found.tail);
   if (!start.ok) return errorReply(start.error);
-  found.lastAccessMs = ctx.now();
+  recordAccess(ctx, found, input.mode === "catch-up" ? "read" : "live-read");
   return { stream: found, startOffset: start.value };
 }
 
@@ -85,7 +85,7 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
     const live = decideLiveStart(startOffset, stream.tail, stream.eof);
     const cursor = responseCursor(input.cursor, ctx.now(), 1 + Math.floor(ctx.random() * 3600));
     if (live.kind === "respond") {
-      stream.lastAccessMs = ctx.now();
+      recordAccess(ctx, stream, "live-read");
       return page(ctx, stream, startOffset, input, cursor);
     }
     if (live.kind === "eof") {
@@ -98,7 +98,7 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
     }
     const remaining = deadline - ctx.now();
     if (remaining <= 0) {
-      stream.lastAccessMs = ctx.now();
+      recordAccess(ctx, stream, "live-read");
       return reply(204, {
         [HEADER.streamNextOffset]: formatOffset(stream.tail),
         [HEADER.streamUpToDate]: "true",

@@ -11,6 +11,7 @@ import { responseCursor } from "../core/protocol/read.ts";
 import { encodeBase64, SSE_CONTENT_TYPE, sseControlEvent, sseDataEvent } from "../core/protocol/sse.ts";
 import { reply, type NodeContext, type Reply } from "./node-context.ts";
 import { openRead, readPage, type ReadInput } from "./read-path.ts";
+import { recordAccess } from "./stream-lifecycle.ts";
 import { isGone, type StreamState } from "./stream-registry.ts";
 
 const encoder = new TextEncoder();
@@ -66,7 +67,7 @@ async function pump(
         position = page.end;
         const flags = readEndFlags(position, stream.tail, stream.eof);
         await send(sseDataEvent(payload) + sseControlEvent({ nextOffset: formatOffset(position), cursor: cursor(), flags }));
-        stream.lastAccessMs = ctx.now();
+        recordAccess(ctx, stream, "live-read");
         announced = flags.upToDate;
         if (flags.closed) return;
         continue;
@@ -84,7 +85,7 @@ async function pump(
       const reason = await ctx.readers.wait(stream.id, remaining, gone);
       if (reason === "shutdown") return;
       if (reason === "timeout" && !gone.aborted && position >= stream.tail && !stream.eof) {
-        stream.lastAccessMs = ctx.now();
+        recordAccess(ctx, stream, "live-read");
         await send(sseControlEvent({ nextOffset: formatOffset(position), cursor: cursor(), flags: { upToDate: true, closed: false } }));
       }
     }

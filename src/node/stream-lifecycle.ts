@@ -4,10 +4,16 @@
 // that make each of them durable. The request paths call these; none of them decides a rule itself.
 import type { DomainError } from "../core/errors.ts";
 import { checkAccess, sourceAfterForkRemoved } from "../core/protocol/fork.ts";
+import { renewsTtl, type AccessKind } from "../core/protocol/ttl.ts";
 import type { WalRecord } from "../storage/record-codec.ts";
 import { unavailable, type NodeContext } from "./node-context.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import { isGone, lifecycleView, moveTo, type StreamState } from "./stream-registry.ts";
+
+/** A successful access of `kind`: renews the sliding TTL clock when the core's rule says it does. */
+export function recordAccess(ctx: NodeContext, stream: StreamState, kind: AccessKind): void {
+  if (renewsTtl(kind)) stream.lastAccessMs = ctx.now();
+}
 
 /** Resolves a live stream by name for a direct operation, applying expiry (404 removes, 410 soft-deletes). */
 export async function resolveLive(ctx: NodeContext, name: string): Promise<StreamState | undefined> {

@@ -7,7 +7,7 @@ import { domainError } from "../core/errors.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
 import { STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
 import { parseStreamName } from "../core/protocol/stream-name.ts";
-import { routeStream, type RoutingMode } from "../core/routing.ts";
+import { refusalError, routeStream, type RoutingMode } from "../core/routing.ts";
 import { type Env, metaLogClient, streamNodeClient } from "../env.ts";
 import { errorResponse, readBeforeRedirect, redirectResponse } from "../http/stream-routes.ts";
 import { preflightResponse } from "../http/security-headers.ts";
@@ -94,9 +94,8 @@ export async function routeRequest(env: Env, request: Request, deps?: RouterDeps
     case "forward":
       return forward(env, settings, decision.node.id, request);
     case "transfer_pending":
-      return errorResponse(domainError("conflict", `the stream is being transferred to node ${decision.target}; retry`));
     case "unavailable":
-      return errorResponse(domainError("unavailable", `${decision.reason}; retry`));
+      return errorResponse(refusalError(decision));
   }
 }
 
