@@ -25,6 +25,20 @@ module.exports = {
       to: { pathNot: "^src/(core|ports)/" },
     },
     {
+      name: "waits-import-nothing",
+      comment: "src/waits is the one wait-with-a-deadline primitive; it depends on nothing of mink.",
+      severity: "error",
+      from: { path: "^src/waits/" },
+      to: { pathNot: "^src/waits/" },
+    },
+    {
+      name: "metadata-over-core-and-ports",
+      comment: "src/metadata is the metadata log's behaviour over a journal port: the core, the ports, the waits.",
+      severity: "error",
+      from: { path: "^src/metadata/" },
+      to: { pathNot: "^src/(core|ports|waits|metadata)/" },
+    },
+    {
       name: "storage-imports-core-and-storage",
       comment: "src/storage is the object store, WAL and manifests: it knows nothing of nodes, HTTP or the MetaLog.",
       severity: "error",

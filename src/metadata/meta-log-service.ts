@@ -34,6 +34,10 @@ import {
   type ViewChanges,
 } from "../core/meta/index.ts";
 import type { DrainAnswer, HeartbeatResult, NodeDuties, ProposeResult } from "../ports/meta-log-client.ts";
+import { KeyedWaiters } from "../waits/keyed-waiters.ts";
+
+/** The one key watchers wait on: the log's next change. */
+const CHANGE = "change";
 
 /** Where accepted entries go. Both calls are synchronous: an entry is durable before it is visible. */
 export interface MetaLogJournal {
@@ -64,7 +68,8 @@ export class MetaLogService {
   readonly timings: MetaLogTimings;
   private current: MetaState;
   private readonly lastSeenMs: Map<string, number>;
-  private readonly waiters = new Set<() => void>();
+  /** Watchers waiting for the next change (one key). */
+  private readonly waiters = new KeyedWaiters();
   private readonly now: () => number;
 
   /** `state` is what the journal holds (loaded and replayed by the caller). */
@@ -97,7 +102,7 @@ export class MetaLogService {
       this.current = state;
       if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
       this.journal.afterAppend?.(state);
-      for (const wake of [...this.waiters]) wake();
+      this.waiters.notify(CHANGE);
     }
     return { ...result, version: this.current.version };
   }
@@ -205,15 +210,7 @@ export class MetaLogService {
     return touched === null ? fullChanges(state, since) : changesSince(state, since, touched);
   }
 
-  private nextChange(timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.waiters.add(done);
-    });
+  private async nextChange(timeoutMs: number): Promise<void> {
+    await this.waiters.wait(CHANGE, timeoutMs);
   }
 }

@@ -8,7 +8,7 @@ import type { WalRecord } from "../storage/record-codec.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import type { NodeRecord } from "../core/meta/state.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
-import type { LiveReaders } from "./live-readers.ts";
+import { settleWithin, type KeyedWaiters } from "../waits/keyed-waiters.ts";
 import type { NodeSettings } from "./settings.ts";
 import type { StreamRegistry, StreamState } from "./stream-registry.ts";
 
@@ -70,9 +70,9 @@ export interface NodeContext {
   readonly nodeEpoch: number;
   readonly settings: NodeSettings;
   readonly registry: StreamRegistry;
-  readonly readers: LiveReaders;
+  readonly readers: KeyedWaiters;
   /** Requests parked for a stream being handed here (R2), by name: woken when this node opens it. */
-  readonly parked: LiveReaders;
+  readonly parked: KeyedWaiters;
   readonly wal: WalPort;
   /** The object store (stream objects and manifests: hand-offs and adoptions read and write them). */
   readonly store: ObjectStore;
@@ -147,11 +147,7 @@ export async function announce(ctx: NodeContext, stream: StreamState): Promise<v
     }
   }
   ctx.readers.notify(stream.id);
-  if (work.length === 0) return;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, OBSERVER_WAIT_MS)));
-  await Promise.race([Promise.all(work), timeout]);
-  if (timer !== null) clearTimeout(timer);
+  if (work.length > 0) await settleWithin(Promise.all(work), OBSERVER_WAIT_MS);
 }
 
 /** Waits until every decided append of the stream is acknowledged; null, or the error to answer with. */

@@ -12,7 +12,7 @@ import type { ObjectStore } from "../storage/object-store.ts";
 import { WalWriter } from "../storage/wal-writer.ts";
 import { attachMissingSources } from "./adopt.ts";
 import { compactNode, type CompactionReport } from "./compaction.ts";
-import { LiveReaders } from "./live-readers.ts";
+import { KeyedWaiters } from "../waits/keyed-waiters.ts";
 import { asDomainError, KeyedLock, type NodeContext, type ViewPort, type WalPort } from "./node-context.ts";
 import { StreamObjectCache } from "./object-cache.ts";
 import { recoverNode, type RecoveryResult } from "./recovery.ts";
@@ -98,8 +98,8 @@ export class NodeRuntime {
       nodeEpoch,
       settings: deps.settings,
       registry,
-      readers: new LiveReaders(),
-      parked: new LiveReaders(),
+      readers: new KeyedWaiters(),
+      parked: new KeyedWaiters(),
       wal: port,
       store,
       meta: deps.meta,

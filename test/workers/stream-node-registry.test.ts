@@ -2,7 +2,7 @@
 // and compacted stream objects, the record at a fork anchor), the WAL record meta codec, per-name locks and
 // live-reader wake-ups.
 import { describe, expect, it } from "vitest";
-import { LiveReaders } from "../../src/node/live-readers.ts";
+import { KeyedWaiters } from "../../src/waits/keyed-waiters.ts";
 import { KeyedLock } from "../../src/node/node-context.ts";
 import { decodeRecordMeta, encodeRecordMeta, RecordMetaError } from "../../src/node/record-meta.ts";
 import { newStreamState, StreamRegistry, type StreamState } from "../../src/node/stream-registry.ts";
@@ -114,7 +114,7 @@ describe("WAL record meta", () => {
   });
 });
 
-describe("KeyedLock and LiveReaders", () => {
+describe("KeyedLock and KeyedWaiters", () => {
   it("runs sections of one key one at a time, in arrival order", async () => {
     const lock = new KeyedLock();
     const order: string[] = [];
@@ -139,7 +139,7 @@ describe("KeyedLock and LiveReaders", () => {
   });
 
   it("wakes the readers of one stream only, and times out the others", async () => {
-    const readers = new LiveReaders();
+    const readers = new KeyedWaiters();
     const woken = readers.wait("s1", 60_000);
     const idle = readers.wait("s2", 1);
     expect(readers.size).toBe(2);

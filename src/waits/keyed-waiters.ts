@@ -1,7 +1,8 @@
-// Long-poll and SSE readers waiting at a stream's tail. A waiter is released by the next acknowledged
-// append or close of that stream (never of its source or its forks), by its deletion, or by its timeout.
-// Bounded: a node holds at most `maxWaiters` waiting readers; past that a reader is answered at once as
-// if its wait had timed out.
+// The one way mink's shells wait for something with a deadline. `KeyedWaiters`: waiters on a key, each
+// released by the next `notify(key)`, by its timeout, by its abort signal, or by `shutdown` (a node's
+// long-poll and SSE readers at a stream's tail, keyed by stream id; requests parked for a transfer, keyed
+// by name; the metadata log's watchers, one key). Bounded: at most `maxWaiters` wait at once; past that a
+// waiter is answered at once as if its wait had timed out. `settleWithin`: a promise, or a deadline.
 
 export type WakeReason = "changed" | "timeout" | "shutdown";
 
@@ -9,7 +10,7 @@ interface Waiter {
   readonly wake: (reason: WakeReason) => void;
 }
 
-export class LiveReaders {
+export class KeyedWaiters {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private count = 0;
 
@@ -48,7 +49,7 @@ export class LiveReaders {
     });
   }
 
-  /** Wakes every reader of the stream (an acknowledged append, a close, a delete). */
+  /** Wakes every waiter on the key (for readers: an acknowledged append, a close, a delete). */
   notify(streamId: string): void {
     const set = this.waiters.get(streamId);
     if (set === undefined) return;
@@ -59,4 +60,17 @@ export class LiveReaders {
   shutdown(): void {
     for (const set of [...this.waiters.values()]) for (const waiter of [...set]) waiter.wake("shutdown");
   }
+}
+
+/** Resolves when `work` settles or after `timeoutMs`, whichever is first; never rejects. */
+export async function settleWithin(work: Promise<unknown>, timeoutMs: number): Promise<"settled" | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timeoutMs)));
+  const settled = work.then(
+    () => "settled" as const,
+    () => "settled" as const,
+  );
+  const outcome = await Promise.race([settled, timeout]);
+  if (timer !== null) clearTimeout(timer);
+  return outcome;
 }
