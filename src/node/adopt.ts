@@ -11,7 +11,8 @@ import type { WalRecord } from "../storage/record-codec.ts";
 import { decodeRecordMeta, encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import { pointAtObjects, replayRecord } from "./recovery.ts";
 import { moveTo, newStreamState, type StreamState } from "./stream-registry.ts";
-import { unavailable, type NodeContext } from "./node-context.ts";
+import { type NodeContext } from "./node-context.ts";
+import { unavailable } from "./replies.ts";
 
 const encoder = new TextEncoder();
 

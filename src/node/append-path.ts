@@ -13,7 +13,8 @@ import { commitProducer } from "../core/protocol/producer.ts";
 import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
 
 import { afterHandOff } from "./node-routing.ts";
-import { announce, asDomainError, errorReply, reply, settled, type NodeContext, type Reply } from "./node-context.ts";
+import { announce, settled, type NodeContext } from "./node-context.ts";
+import { asDomainError, errorReply, reply, type Reply } from "./replies.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import type { StreamState } from "./stream-registry.ts";
 import { ensureOpened, recordAccess, resolveLive } from "./stream-lifecycle.ts";

@@ -19,7 +19,7 @@ import { forgetStale } from "./release.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { isEof, RECORD_FLAG_EOF, type WalRecord } from "../storage/record-codec.ts";
 import { replayChain } from "../storage/wal-chain.ts";
-import type { NodeContext } from "./node-context.ts";
+import { type NodeContext } from "./node-context.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import { isGone, type StreamState } from "./stream-registry.ts";
 

@@ -19,7 +19,8 @@ import {
   type StreamConfig,
 } from "../core/protocol/stream-config.ts";
 import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
-import { announce, errorReply, redirectReply, reply, settled, unavailable, type NodeContext, type Reply } from "./node-context.ts";
+import { announce, settled, type NodeContext } from "./node-context.ts";
+import { errorReply, redirectReply, reply, unavailable, type Reply } from "./replies.ts";
 import { routeAtNode } from "./node-routing.ts";
 import { encodeRecordMeta } from "./record-meta.ts";
 import { applyInitial, newStreamState, type StreamState } from "./stream-registry.ts";

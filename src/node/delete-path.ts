@@ -3,7 +3,8 @@
 import { domainError } from "../core/errors.ts";
 import { deleteOutcome } from "../core/protocol/fork.ts";
 
-import { errorReply, reply, settled, type NodeContext, type Reply } from "./node-context.ts";
+import { settled, type NodeContext } from "./node-context.ts";
+import { errorReply, reply, type Reply } from "./replies.ts";
 import { removeStream, resolveLive, softDeleteStream } from "./stream-lifecycle.ts";
 
 export async function deleteStream(ctx: NodeContext, name: string): Promise<Reply> {

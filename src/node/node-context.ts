@@ -1,14 +1,15 @@
 // What the node's paths (create, append, read, delete) share: the registry, the WAL writer, the metadata
-// log, the live readers, the settings and the clock. The Durable Object shell builds one per incarnation;
-// tests can build one over an in-memory store. Also here: per-name locks for the paths that await the
-// metadata log, the writing of control records, and stream removal (delete, expiry, fork cascade).
-import { domainError, type DomainError } from "../core/errors.ts";
+// log, the live readers, the settings and the clock. NodeRuntime builds one per incarnation (the Durable
+// Object in workerd, the node tier and the simulation in plain Node). Also here: how an acknowledged
+// change is announced, and how a path waits for the appends decided before it.
+import type { DomainError } from "../core/errors.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { WalRecord } from "../storage/record-codec.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
-import type { NodeRecord } from "../core/meta/state.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
 import { settleWithin, type KeyedWaiters } from "../waits/keyed-waiters.ts";
+import type { KeyedLock } from "./keyed-lock.ts";
+import { asDomainError } from "./replies.ts";
 import type { NodeSettings } from "./settings.ts";
 import type { StreamRegistry, StreamState } from "./stream-registry.ts";
 
@@ -19,34 +20,6 @@ export interface WalPort {
 
 /** The part of the metadata log client the paths use. */
 type MetaPort = Pick<MetaLogClient, "propose" | "lookupStream">;
-
-/** A reply before the HTTP layer adds the headers every response carries. */
-export type Reply =
-  | {
-      readonly kind: "reply";
-      readonly status: number;
-      readonly headers: Readonly<Record<string, string>>;
-      readonly body: Uint8Array | string | ReadableStream<Uint8Array> | null;
-    }
-  | { readonly kind: "error"; readonly error: DomainError }
-  /** Not served here: 307 to the node's advertised address (same path and query). */
-  | { readonly kind: "redirect"; readonly node: NodeRecord };
-
-export function reply(
-  status: number,
-  headers: Record<string, string>,
-  body: Uint8Array | string | ReadableStream<Uint8Array> | null = null,
-): Reply {
-  return { kind: "reply", status, headers, body };
-}
-
-export function errorReply(error: DomainError): Reply {
-  return { kind: "error", error };
-}
-
-export function redirectReply(node: NodeRecord): Reply {
-  return { kind: "redirect", node };
-}
 
 /** The node's view of the metadata log, for routing: cached lookups by name (src/router/view-cache.ts). */
 export interface ViewPort {
@@ -92,39 +65,6 @@ export interface NodeContext {
   readonly observers: Set<(change: AcknowledgedChange) => Promise<unknown> | undefined>;
   /** Set once the WAL writer stopped: the node acknowledges nothing more and must restart. */
   stopped: DomainError | null;
-}
-
-/** Serializes async sections per key (a stream name): creates, deletes, opens. */
-export class KeyedLock {
-  private readonly tails = new Map<string, Promise<void>>();
-
-  async run<T>(key: string, section: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const tail = previous.then(() => mine);
-    this.tails.set(key, tail);
-    await previous;
-    try {
-      return await section();
-    } finally {
-      release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
-  }
-}
-
-export function unavailable(message: string, details?: DomainError["details"]): DomainError {
-  return domainError("unavailable", message, details);
-}
-
-/** A WAL or metadata failure as the domain error the client sees (503, retry). */
-export function asDomainError(error: unknown): DomainError {
-  if (typeof error === "object" && error !== null && "code" in error && error.code === "fenced") {
-    return domainError("fenced", "this node's WAL chain was sealed; retry");
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return unavailable(`the node could not complete the request: ${message}`);
 }
 
 /** How long an answer waits for the observers' work on its change (a report to the metadata log). */

@@ -7,7 +7,8 @@
 import { refusalError, routeStream } from "../core/routing.ts";
 import { opensFromStore } from "../core/transfer-steps.ts";
 import { adoptStream } from "./adopt.ts";
-import { errorReply, redirectReply, unavailable, type NodeContext, type Reply } from "./node-context.ts";
+import { type NodeContext } from "./node-context.ts";
+import { errorReply, redirectReply, unavailable, type Reply } from "./replies.ts";
 import type { StreamState } from "./stream-registry.ts";
 
 /** How long a request for a stream being transferred here waits for the transfer to settle (R2). */

@@ -11,7 +11,8 @@ import { formatOffset, resolveReadStart, type ReadStart } from "../core/protocol
 import { decideLiveStart, isTailProbe, responseCursor, type ReadMode } from "../core/protocol/read.ts";
 import { formatExpiresAt } from "../core/protocol/ttl.ts";
 
-import { errorReply, reply, type NodeContext, type Reply } from "./node-context.ts";
+import { type NodeContext } from "./node-context.ts";
+import { errorReply, reply, type Reply } from "./replies.ts";
 import type { StreamState } from "./stream-registry.ts";
 import { recordAccess, resolveLive } from "./stream-lifecycle.ts";
 

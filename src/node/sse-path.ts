@@ -9,7 +9,8 @@ import { decodeJsonMessages, frameJsonArray } from "../core/protocol/json-mode.t
 import { formatOffset } from "../core/protocol/offsets.ts";
 import { responseCursor } from "../core/protocol/read.ts";
 import { encodeBase64, SSE_CONTENT_TYPE, sseControlEvent, sseDataEvent } from "../core/protocol/sse.ts";
-import { reply, type NodeContext, type Reply } from "./node-context.ts";
+import { type NodeContext } from "./node-context.ts";
+import { reply, type Reply } from "./replies.ts";
 import { openRead, readPage, type ReadInput } from "./read-path.ts";
 import { recordAccess } from "./stream-lifecycle.ts";
 import { isGone, type StreamState } from "./stream-registry.ts";

@@ -6,7 +6,8 @@ import type { DomainError } from "../core/errors.ts";
 import { checkAccess, sourceAfterForkRemoved } from "../core/protocol/fork.ts";
 import { renewsTtl, type AccessKind } from "../core/protocol/ttl.ts";
 import type { WalRecord } from "../storage/record-codec.ts";
-import { unavailable, type NodeContext } from "./node-context.ts";
+import { type NodeContext } from "./node-context.ts";
+import { unavailable } from "./replies.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import { isGone, lifecycleView, moveTo, type StreamState } from "./stream-registry.ts";
 

@@ -11,7 +11,7 @@ import type { StreamTail } from "../core/subscriptions/record.ts";
 import type { MetaLogClient, PreparedEffect, SubscriptionSet } from "../ports/meta-log-client.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects, type EffectPorts } from "../subscriptions/effects.ts";
 import { appendToStream } from "./append-path.ts";
-import type { AcknowledgedChange, NodeContext } from "./node-context.ts";
+import { type AcknowledgedChange, type NodeContext } from "./node-context.ts";
 
 const encoder = new TextEncoder();
 

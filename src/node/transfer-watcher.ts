@@ -9,7 +9,7 @@ import { transferStep, type TransferStep } from "../core/transfer-steps.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import { adoptStream } from "./adopt.ts";
 import { complete, handOff } from "./hand-off.ts";
-import type { NodeContext } from "./node-context.ts";
+import { type NodeContext } from "./node-context.ts";
 import { isGone } from "./stream-registry.ts";
 
 export interface WatcherOptions {
