@@ -94,7 +94,7 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
   const data = initial.value.kind === "json" ? encoder.encode(encodeJsonMessages(initial.value.messages)) : input.body;
 
   // The source cannot be removed while this create is in flight: the fork holds it from here on.
-  if (source !== undefined) source.forkCount++;
+  if (source !== undefined) ctx.registry.holdSource(source);
   try {
     const registered = await claimInMeta(ctx, name, config);
     if (registered.kind !== "claimed") {
@@ -133,9 +133,7 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
 }
 
 function releaseSource(ctx: NodeContext, source: StreamState | undefined): void {
-  if (source === undefined) return;
-  source.forkCount = Math.max(0, source.forkCount - 1);
-  ctx.registry.release(source);
+  if (source !== undefined) ctx.registry.dropSource(source);
 }
 
 /** Content-Type, Stream-Next-Offset and Stream-Closed: the headers of a create's answer. */

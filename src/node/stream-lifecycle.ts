@@ -73,12 +73,8 @@ export async function removeStream(ctx: NodeContext, stream: StreamState): Promi
     console.warn(`DeleteStream ${stream.id} refused by the metadata log: ${deleted.error.message}`);
   }
   ctx.view.invalidate(stream.name);
-  const source = ctx.registry.sourceOf(stream);
-  if (source !== undefined) {
-    source.forkCount = Math.max(0, source.forkCount - 1);
-    if (isGone(source)) ctx.registry.release(source);
-    else if (sourceAfterForkRemoved(source) === "remove") await removeStream(ctx, source);
-  }
+  const source = ctx.registry.detachFork(stream);
+  if (source !== undefined && !isGone(source) && sourceAfterForkRemoved(source) === "remove") await removeStream(ctx, source);
 }
 
 /** Soft-deletes a stream forks still read: durable first, then refused from now on. */

@@ -200,8 +200,19 @@ export class StreamRegistry {
   /** `stream` reads its source here from now on: the source's fork count rises. Returns the source. */
   attachFork(stream: StreamState): StreamState | undefined {
     const source = this.sourceOf(stream);
-    if (source !== undefined) source.forkCount++;
+    if (source !== undefined) this.holdSource(source);
     return source;
+  }
+
+  /** A fork (or a fork's create in flight) holds `source`: it cannot be removed for good meanwhile. */
+  holdSource(source: StreamState): void {
+    source.forkCount++;
+  }
+
+  /** A hold on `source` ends; a removed source nobody reads any more leaves memory. */
+  dropSource(source: StreamState): void {
+    source.forkCount = Math.max(0, source.forkCount - 1);
+    this.release(source);
   }
 
   /**
@@ -210,9 +221,7 @@ export class StreamRegistry {
    */
   detachFork(stream: StreamState): StreamState | undefined {
     const source = this.sourceOf(stream);
-    if (source === undefined) return undefined;
-    source.forkCount = Math.max(0, source.forkCount - 1);
-    this.release(source);
+    if (source !== undefined) this.dropSource(source);
     return source;
   }
 
