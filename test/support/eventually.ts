@@ -5,7 +5,8 @@
 //
 // A check that throws counts as "not yet" by default (a node that is restarting, a record not there yet).
 // Where a throw is a real failure (an `expect` inside the check, a request that must not fail), pass
-// `errors: "fail"`: the first throw ends the wait with that error, as it would without the wait.
+// `errors: "fail"`: the first throw ends the wait with that error, as it would without the wait. A check
+// that wants the deadline's error to say what it last saw throws `new NotYet(description)`: always retried.
 
 export interface EventuallyOptions {
   /** How long to keep trying (default 10 s). */
@@ -14,6 +15,11 @@ export interface EventuallyOptions {
   what?: string;
   /** What a throw of `check` means: "retry" (default, not yet) or "fail" (rethrown at once). */
   errors?: "retry" | "fail";
+}
+
+/** Thrown by a check: not done yet, and why (retried whatever `errors` says; the message ends up in the timeout error). */
+export class NotYet extends Error {
+  override readonly name = "NotYet";
 }
 
 const FIRST_PAUSE_MS = 1;
@@ -37,7 +43,7 @@ export async function eventually<T>(
       if (value !== false && value !== null && value !== undefined) return value as Exclude<T, false | null | undefined>;
       last = value;
     } catch (error) {
-      if (options.errors === "fail") throw error;
+      if (options.errors === "fail" && !(error instanceof NotYet)) throw error;
       last = error;
     }
     if (Date.now() >= deadline) {
