@@ -3,7 +3,8 @@
 // least once, as the real `node bin/mink.js` child process. A transfer is accepted (exit 0, the pending
 // transfer printed) and then completes: `mink stream --json` shows the target owning the stream, opened, and
 // the bytes read back through the router are the same. A drain waits until the node owns nothing, and every
-// stream reads back the same. The waits are bounded polls; nothing here asserts on timing.
+// stream reads back the same. The waits are for conditions with a deadline (eventually); nothing here
+// asserts on timing.
 //
 //   npm run test:e2e -- test/e2e/cli.e2e.test.ts
 
@@ -12,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
+import { eventually, NotYet } from "../support/eventually.ts";
 import { startService, type Service } from "./service.ts";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -20,8 +22,6 @@ const STREAM_CONTENT = "order 1\norder 2\norder 3\n";
 const NODE_IDS = ["node-0", "node-1", "node-2"];
 /** Bound on each wait for a transfer or drain to settle (generous: 2 busy cores, `wrangler dev`). */
 const SETTLE_TIMEOUT_MS = 60_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface StreamJson {
   owner: string | null;
@@ -78,13 +78,15 @@ describe("mink CLI against a three-node mink", () => {
    * (with the body; Node 20's own fetch may not), and a 409 or 503 while a transfer settles is retried.
    */
   async function streamRequest(path: string, init: { method: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; text: string }> {
-    const deadline = Date.now() + SETTLE_TIMEOUT_MS;
-    for (;;) {
-      const response = await undiciFetch(`${service.baseUrl}/v1/stream/${path}`, init);
-      const text = await response.text();
-      if ((response.status !== 409 && response.status !== 503) || Date.now() > deadline) return { status: response.status, text };
-      await sleep(50);
-    }
+    return eventually(
+      async () => {
+        const response = await undiciFetch(`${service.baseUrl}/v1/stream/${path}`, init);
+        const text = await response.text();
+        if (response.status === 409 || response.status === 503) throw new NotYet(`${init.method} ${path} answered ${response.status}: ${text}`);
+        return { status: response.status, text };
+      },
+      { what: `${init.method} ${path} answered other than 409 or 503`, timeoutMs: SETTLE_TIMEOUT_MS, errors: "fail" },
+    );
   }
 
   async function createWithContent(path: string, content: string): Promise<void> {
@@ -110,15 +112,20 @@ describe("mink CLI against a three-node mink", () => {
     return (await streamJson(path)).owner ?? "";
   }
 
-  /** Polls `read` until `done` holds for its value; fails naming `what` and the last value after SETTLE_TIMEOUT_MS. */
+  /**
+   * Waits (eventually) until `done` holds for the value `read` gives; fails naming `what` and the last value
+   * after SETTLE_TIMEOUT_MS, or at once when `read` throws (an `expect` in it).
+   */
   async function waitUntil<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-    const deadline = Date.now() + SETTLE_TIMEOUT_MS;
-    for (;;) {
-      const value = await read();
-      if (done(value)) return value;
-      if (Date.now() > deadline) throw new Error(`${what}: not reached within ${SETTLE_TIMEOUT_MS} ms; last seen ${JSON.stringify(value)}`);
-      await sleep(100);
-    }
+    const { value } = await eventually(
+      async () => {
+        const value = await read();
+        if (!done(value)) throw new NotYet(`last seen ${JSON.stringify(value)}`);
+        return { value };
+      },
+      { what, timeoutMs: SETTLE_TIMEOUT_MS, errors: "fail" },
+    );
+    return value;
   }
 
   async function noPendingTransfers(): Promise<void> {

@@ -5,7 +5,8 @@
 //
 //   npm run test:e2e -- test/e2e/kill-restart.e2e.test.ts
 //   knobs: MINK_E2E_KILL_ROUNDS (20), MINK_E2E_KILL_NODES (3), MINK_E2E_KILL_APPENDERS (16),
-//          MINK_E2E_KILL_STREAMS (4), MINK_E2E_KILL_S3=external (MINK_TEST_S3_*, radosgw)
+//          MINK_E2E_KILL_STREAMS (4), MINK_E2E_KILL_S3=external (MINK_TEST_S3_*, radosgw),
+//          MINK_E2E_KILL_SEED (the kill points; a fresh one is printed), MINK_E2E_KILL_AFTER_ACKS_MAX (200)
 
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { runKillRounds } from "./kill-rounds.ts";
@@ -23,6 +24,10 @@ const ROUNDS = intFromEnv("MINK_E2E_KILL_ROUNDS", 20);
 const NODES = intFromEnv("MINK_E2E_KILL_NODES", 3);
 const APPENDERS = intFromEnv("MINK_E2E_KILL_APPENDERS", 16);
 const STREAMS = intFromEnv("MINK_E2E_KILL_STREAMS", 4);
+/** Each round kills after 1..this many acknowledged appends (once every appender has one). */
+const KILL_AFTER_ACKS_MAX = intFromEnv("MINK_E2E_KILL_AFTER_ACKS_MAX", 200);
+/** The seed of the kill points: printed, and MINK_E2E_KILL_SEED repeats them. */
+const SEED = intFromEnv("MINK_E2E_KILL_SEED", 1 + Math.floor(Math.random() * 2_147_483_646));
 
 describe("SIGKILL in the middle of concurrent appends", () => {
   let service: Service | undefined;
@@ -44,11 +49,13 @@ describe("SIGKILL in the middle of concurrent appends", () => {
   test(`every acknowledged append survives ${ROUNDS} kills, and no append is half-visible`, async () => {
     const running = service;
     if (running === undefined) throw new Error("service not started");
+    console.log(`[kill-restart] seed ${SEED} (MINK_E2E_KILL_SEED=${SEED} repeats the kill points)`);
     const report = await runKillRounds(running, {
       rounds: ROUNDS,
       streams: STREAMS,
       appenders: APPENDERS,
-      killDelayMs: { min: 50, max: 1_500 },
+      killAfterAcks: { min: 1, max: KILL_AFTER_ACKS_MAX },
+      seed: SEED,
       offsetSamplesPerStream: 8,
       namePrefix: `kill-${Date.now().toString(36)}`,
       log: (line) => console.log(`[kill-restart] ${line}`),

@@ -2,8 +2,10 @@
 // against any server that can be SIGKILLed and restarted (it was checked against the reference server).
 //
 // Each round: N appenders POST self-describing frames to S octet-stream streams and record every
-// acknowledged append (its frame and the Stream-Next-Offset it got back); after a random delay the service
-// is SIGKILLed mid-flight and restarted; then every stream is read from the start and checked:
+// acknowledged append (its frame and the Stream-Next-Offset it got back); once every appender has had an
+// append acknowledged and then K more appends were acknowledged (K drawn from a seeded random, so a run's
+// kill points can be repeated; no wall-clock delay) the service is SIGKILLed mid-flight and restarted;
+// then every stream is read from the start and checked:
 //   - the stream parses as a sequence of whole frames, each sent by us, none twice: an append is atomic, so
 //     an append that was in flight at the kill is either whole or absent, never half-visible;
 //   - every acknowledged append of every round so far is present, and the acknowledged Stream-Next-Offsets,
@@ -26,8 +28,13 @@ export interface KillRoundsOptions {
   rounds: number;
   streams: number;
   appenders: number;
-  /** Kill after a delay drawn uniformly from this range, once every appender has an acknowledgement. */
-  killDelayMs: { min: number; max: number };
+  /**
+   * Once every appender has an acknowledgement, kill after this many more acknowledged appends, drawn
+   * uniformly from the range (inclusive) with `seed`.
+   */
+  killAfterAcks: { min: number; max: number };
+  /** Seeds the draws of `killAfterAcks` (the same seed, the same kill points). */
+  seed: number;
   /** Reads from an acknowledged offset to check per stream per round (besides the last one). */
   offsetSamplesPerStream: number;
   /** Stream names start with this (unique per run). */
@@ -176,8 +183,16 @@ export class StreamClient {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** mulberry32: a small seeded generator of uniform numbers in [0, 1). */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
 }
 
 export async function runKillRounds(target: KillTarget, options: KillRoundsOptions): Promise<KillRoundsReport> {
@@ -186,6 +201,9 @@ export async function runKillRounds(target: KillTarget, options: KillRoundsOptio
   const sent = new Map<string, SentAppend>();
   const nextSeq = Array.from({ length: options.appenders }, () => 0);
   const lastRead = names.map(() => "");
+  const random = seededRandom(options.seed);
+  const { min, max } = options.killAfterAcks;
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < min) throw new Error(`killAfterAcks: not a range of counts: ${min}..${max}`);
 
   const setup = new StreamClient(target.baseUrl);
   try {
@@ -199,8 +217,17 @@ export async function runKillRounds(target: KillTarget, options: KillRoundsOptio
     let killed = false;
     const errorsBeforeKill: string[] = [];
     let firstAcks = 0;
-    let allAcked: () => void = () => undefined;
-    const everyAppenderAcked = new Promise<void>((resolve) => (allAcked = resolve));
+    // Acknowledged appends this round, and how many of them came after every appender had one.
+    let roundAcks = 0;
+    let acksAtStart: number | null = null;
+    const killAfter = min + Math.floor(random() * (max - min + 1));
+    let killDue: () => void = () => undefined;
+    const killPoint = new Promise<void>((resolve) => (killDue = resolve));
+    const acknowledged = (first: boolean): void => {
+      roundAcks++;
+      if (first && ++firstAcks === options.appenders) acksAtStart = roundAcks;
+      if (acksAtStart !== null && roundAcks - acksAtStart >= killAfter) killDue();
+    };
 
     const appender = async (index: number): Promise<void> => {
       let acked = false;
@@ -215,36 +242,42 @@ export async function runKillRounds(target: KillTarget, options: KillRoundsOptio
           const answer = await client.append(names[stream] ?? "", frame);
           if ((answer.status === 200 || answer.status === 204) && answer.nextOffset !== null) {
             append.nextOffset = answer.nextOffset;
-            if (!acked) {
-              acked = true;
-              if (++firstAcks === options.appenders) allAcked();
-            }
+            acknowledged(!acked);
+            acked = true;
             continue;
           }
           append.unknown = `${answer.status} ${answer.body.slice(0, 200)}`;
         } catch (error) {
           append.unknown = error instanceof Error ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ""}` : String(error);
         }
-        if (!killed) errorsBeforeKill.push(`${id}: ${append.unknown}`);
+        if (!killed) {
+          errorsBeforeKill.push(`${id}: ${append.unknown}`);
+          killDue(); // no point waiting for more load: the round fails below
+        }
         return; // no retries: the outcome of this append is decided by what the stream holds
       }
     };
 
+    const roundStarted = performance.now();
     const running = Array.from({ length: options.appenders }, (_, i) => appender(i));
     // Kill only once the round is really under way (every appender has had an append acknowledged), so no
-    // round is wasted on a kill before any load; then after a random part of an append-heavy window.
-    await Promise.race([everyAppenderAcked, Promise.all(running)]);
-    const delayMs = options.killDelayMs.min + Math.random() * (options.killDelayMs.max - options.killDelayMs.min);
-    await sleep(delayMs);
+    // round is wasted on a kill before any load; then after a random number of further acknowledgements,
+    // while the appenders keep appending. An append that fails before the kill brings the kill forward
+    // (the failure is reported below), so a round never waits for acknowledgements that cannot come.
+    await Promise.race([killPoint, Promise.all(running)]);
     killed = true;
+    const acksAtKill = roundAcks;
+    const killedAtMs = performance.now() - roundStarted;
     await target.kill();
     await Promise.all(running);
     await client.close();
     if (errorsBeforeKill.length > 0) {
       throw new Error(`round ${round}: appends failed before the kill:\n${errorsBeforeKill.slice(0, 10).join("\n")}`);
     }
-    const roundAcks = [...sent.values()].filter((a) => a.round === round && a.nextOffset !== undefined).length;
-    log(`round ${round}: killed after ${Math.round(delayMs)} ms with ${roundAcks} appends acknowledged this round; restarting`);
+    log(
+      `round ${round}: killed ${Math.round(killedAtMs)} ms in, ${acksAtKill - (acksAtStart ?? 0)} acknowledgements after every appender had ` +
+        `one (drawn: ${killAfter}), ${roundAcks} appends acknowledged this round; restarting`,
+    );
 
     const started = performance.now();
     await target.restart();

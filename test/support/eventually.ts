@@ -2,12 +2,24 @@
 // The check runs at once, then again after pauses that grow (1 ms doubling up to 50 ms), so a condition
 // that holds soon is seen soon, and a slow machine is not hammered. On the deadline the last failure (or
 // the last value) is part of the error, so a red test says what it was waiting for.
+//
+// A check that throws counts as "not yet" by default (a node that is restarting, a record not there yet).
+// Where a throw is a real failure (an `expect` inside the check, a request that must not fail), pass
+// `errors: "fail"`: the first throw ends the wait with that error, as it would without the wait. A check
+// that wants the deadline's error to say what it last saw throws `new NotYet(description)`: always retried.
 
 export interface EventuallyOptions {
   /** How long to keep trying (default 10 s). */
   timeoutMs?: number;
   /** What is awaited, for the error message. */
   what?: string;
+  /** What a throw of `check` means: "retry" (default, not yet) or "fail" (rethrown at once). */
+  errors?: "retry" | "fail";
+}
+
+/** Thrown by a check: not done yet, and why (retried whatever `errors` says; the message ends up in the timeout error). */
+export class NotYet extends Error {
+  override readonly name = "NotYet";
 }
 
 const FIRST_PAUSE_MS = 1;
@@ -15,7 +27,7 @@ const LONGEST_PAUSE_MS = 50;
 
 /**
  * Resolves with the first value of `check` that is neither `false`, `undefined` nor `null` and did not
- * throw; rejects once `timeoutMs` passed without one.
+ * throw; rejects once `timeoutMs` passed without one (or at the first throw, with `errors: "fail"`).
  */
 export async function eventually<T>(
   check: () => T | Promise<T>,
@@ -31,6 +43,7 @@ export async function eventually<T>(
       if (value !== false && value !== null && value !== undefined) return value as Exclude<T, false | null | undefined>;
       last = value;
     } catch (error) {
+      if (options.errors === "fail" && !(error instanceof NotYet)) throw error;
       last = error;
     }
     if (Date.now() >= deadline) {

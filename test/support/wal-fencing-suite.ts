@@ -16,7 +16,13 @@ const record = (i: number): WalRecord => ({
   data: new TextEncoder().encode(`append-${i}`),
 });
 
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * How many appends the burst keeps unanswered: after each append it waits until the writer has answered
+ * the one made this many appends earlier. So the burst is paced by the writer's own WAL PUTs (a backlog
+ * queues behind the PUT in flight) rather than by a clock: it spans many PUTs, the seal races them, and the
+ * loop sees the writer fenced soon after, on a fast store and a slow one alike.
+ */
+const UNANSWERED = 32;
 
 export function walFencingSuite(storeName: string, makeStore: () => ObjectStore): void {
   describe(`WAL fencing on ${storeName}`, () => {
@@ -33,7 +39,7 @@ export function walFencingSuite(storeName: string, makeStore: () => ObjectStore)
       for (let i = 0; i < 2_000 && old.state === "open"; i++) {
         appends.push(old.append([record(i)]).then(({ seq }) => void acked.push({ i, seq }), (e: unknown) => void rejected.push(e)));
         if (i === 40) seal = sealChain(store, { nodeId, fromSeq: 0, sealedBy: "takeover", sealEpoch: 2 });
-        if (i % 7 === 0) await pause(1);
+        if (i >= UNANSWERED) await appends[i - UNANSWERED];
       }
       const { sealSeq } = await seal!;
       await Promise.all(appends);

@@ -12,6 +12,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 import { metaLogClient, type Env } from "../../src/env.ts";
+import { eventually } from "../support/eventually.ts";
 
 const NODES = ["adm-0", "adm-1", "adm-2"];
 const TOKEN = "mink-test-admin"; // vitest.config.ts binds it
@@ -152,11 +153,14 @@ describe("admin endpoints", () => {
     const series = `mink_live_readers{node="${owner}"}`;
     expect(sample(await metrics(), series)).toBe(0);
     const reading = call("GET", `/v1/stream/adm-live?offset=${encodeURIComponent(tail)}&live=long-poll`);
-    let waiting = 0;
-    for (let i = 0; i < 50 && waiting === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      waiting = sample(await metrics(), series) ?? 0;
-    }
+    // Counted once the node holds the request waiting at the tail (no other reader waits on that node).
+    const waiting = await eventually(
+      async () => {
+        const count = sample(await metrics(), series) ?? 0;
+        return count !== 0 && count;
+      },
+      { what: `${series} above 0`, errors: "fail" },
+    );
     expect(waiting).toBe(1);
     expect((await call("POST", "/v1/stream/adm-live", { headers: TEXT, body: "y" })).status).toBe(204);
     const read = await reading;

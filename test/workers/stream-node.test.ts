@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env.ts";
 import { memoryStore } from "../../src/node/store-factory.ts";
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
+import { eventually } from "../support/eventually.ts";
 
 const nodes = (env as unknown as Env).STREAM_NODE;
 const store = memoryStore("workers");
@@ -155,11 +156,12 @@ describe("StreamNode live reads", () => {
     const tail = created.headers.get("stream-next-offset") ?? "";
     // LONG_POLL_TIMEOUT_MS is 30 s here: this test would time out unless the append wakes the reader.
     const waiting = call(stub, "GET", `live?offset=${tail}&live=long-poll`);
-    await runInDurableObject(stub, async (instance) => {
-      // The reader is parked before the append is sent.
-      for (let i = 0; i < 100 && (instance.node?.readers.size ?? 0) === 0; i++) await scheduler.wait(10);
-      expect(instance.node?.readers.size).toBe(1);
-    });
+    // The reader is parked before the append is sent.
+    const readers = await eventually(
+      () => runInDurableObject(stub, (instance) => instance.node?.readers.size ?? 0).then((size) => size !== 0 && size),
+      { what: "the long-poll reader waiting at node-w1", errors: "fail" },
+    );
+    expect(readers).toBe(1);
     expect((await call(stub, "POST", "live", { headers: { "content-type": "text/plain" }, body: "b" })).status).toBe(204);
     const woken = await waiting;
     expect(woken.status).toBe(200);

@@ -8,6 +8,7 @@ import worker from "../../src/index.ts";
 import { metaLogClient, type Env } from "../../src/env.ts";
 import { performSubscriptionEffects, type PreparedEffect } from "../../src/subscriptions/effects.ts";
 import { verifyWebhookSignature, type WebhookJwks } from "../../src/subscriptions/webhook-signing.ts";
+import { eventually } from "../support/eventually.ts";
 
 const testEnv = env as unknown as Env;
 const ORIGIN = "http://mink.test";
@@ -136,11 +137,16 @@ describe("delivery from the node", () => {
     expect((await call("PUT", sub("p1"), config)).status).toBe(201);
     expect((await call("PUT", "pull/a", { event: "created" })).status).toBe(201);
 
-    let events: Array<{ subscription_id: string }> = [];
-    for (let i = 0; i < 50 && !events.some((e) => e.subscription_id === "p1"); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      events = await (await call("GET", "wake/pool")).json<typeof events>();
-    }
+    // The wake event is appended in the background after the create's answer: wait until it is in the pool.
+    const events = await eventually(
+      async () => {
+        const read = await call("GET", "wake/pool");
+        expect(read.status).toBe(200);
+        const pool = await read.json<Array<{ subscription_id: string }>>();
+        return pool.some((e) => e.subscription_id === "p1") && pool;
+      },
+      { what: "p1's wake event in wake/pool", errors: "fail" },
+    );
     expect(events.some((e) => e.subscription_id === "p1")).toBe(true);
 
     const claim = await call("POST", sub("p1", "/claim"), { worker: "w-1" });
@@ -173,12 +179,16 @@ describe("the append path while no subscription exists", () => {
     expect((await call("DELETE", sub("p1"))).status).toBe(204);
     expect((await call("PUT", "quiet/x", "x", { "content-type": "text/plain" })).status).toBe(201);
     // The node hears of the delete through its watch; after that its appends are not reported.
+    // Until then each append is still reported: append until one is not (a deadline, not a count).
     let before = -1;
-    for (let i = 0; i < 50; i++) {
-      before = await meta.subscriptionReports();
-      expect((await call("POST", "quiet/x", "x", { "content-type": "text/plain" })).status).toBe(204);
-      if ((await meta.subscriptionReports()) === before) break;
-    }
+    await eventually(
+      async () => {
+        before = await meta.subscriptionReports();
+        expect((await call("POST", "quiet/x", "x", { "content-type": "text/plain" })).status).toBe(204);
+        return (await meta.subscriptionReports()) === before;
+      },
+      { what: "an append of quiet/x not reported to the MetaLog", errors: "fail" },
+    );
     for (let i = 0; i < 3; i++) expect((await call("POST", "quiet/x", "x", { "content-type": "text/plain" })).status).toBe(204);
     expect(await meta.subscriptionReports()).toBe(before);
 

@@ -6,7 +6,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { STORE_WRITE_LOCK } from "../../src/node/compaction.ts";
 import { flushToObjects, handOff } from "../../src/node/hand-off.ts";
-import { begin, call, crash, createOn, meta, openedBy, pauseWatcher, record, stub, text, TEXT } from "./transfer-support.ts";
+import { begin, call, crash, createOn, meta, openedBy, pauseWatcher, record, stub, text, TEXT, waitFor } from "./transfer-support.ts";
 
 /** A stream on tr-0 with acknowledged appends after its create; returns its record and its bytes. */
 async function busyStream(name: string) {
@@ -127,10 +127,8 @@ describe("a crash of the target at each step of a transfer", { timeout: 60_000 }
 
 /** Waits until the source completed the transfer (the stream is placed on tr-1, not opened yet). */
 async function openedOrPlaced(name: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  await waitFor(`${name} handed to tr-1`, async () => {
     const stream = await record(name);
-    if (stream.transfer === undefined && stream.owner === "tr-1") return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`${name} was not handed to tr-1`);
+    return stream.transfer === undefined && stream.owner === "tr-1";
+  });
 }

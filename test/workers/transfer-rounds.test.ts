@@ -6,46 +6,62 @@
 import { describe, expect, it } from "vitest";
 import { routeRequest, toNodeAddress, type RouterDeps } from "../../src/router/router.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";
+import { eventually } from "../support/eventually.ts";
 import { begin, createOn, e, meta, NODES, openedBy, ORIGIN } from "./transfer-support.ts";
 
 const NAME = "r/rounds";
 const ROUNDS = 50;
 const router: RouterDeps = { cache: new ViewCache({ ttlMs: 1_000 }), lookup: (name) => meta.lookupStream({ name }) };
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** How long one request keeps being retried while a transfer settles (409, 503, a 307 left over). */
+const SETTLE_TIMEOUT_MS = 15_000;
+
+/** An answer and the node that gave it (the router's local node when it served the request itself). */
+interface Answer {
+  readonly response: Response;
+  readonly nodeId: string;
+}
 
 /** One request through the router, following 307s to node addresses; 409 and 503 are retried. */
-async function send(method: string, query: string, headers: Record<string, string> = {}, body?: string): Promise<Response> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const request = (url: string): Request => new Request(url, { method, headers, body: body ?? null });
-    let response = await routeRequest(e, request(`${ORIGIN}/v1/stream/${NAME}${query}`), router);
-    for (let hop = 0; response.status === 307 && hop < 5; hop++) {
-      const location = response.headers.get("location") ?? "";
+async function sendTo(method: string, query: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+  return eventually(
+    async () => {
+      const request = (url: string): Request => new Request(url, { method, headers, body: body ?? null });
+      let response = await routeRequest(e, request(`${ORIGIN}/v1/stream/${NAME}${query}`), router);
+      let nodeId = NODES[0]!; // the router's local node (the first of NODE_IDS)
+      for (let hop = 0; response.status === 307 && hop < 5; hop++) {
+        const location = response.headers.get("location") ?? "";
+        await response.body?.cancel();
+        nodeId = /^\/n\/([^/]+)\//.exec(new URL(location).pathname)?.[1] ?? "";
+        response = await toNodeAddress(e, nodeId, request(location));
+      }
+      if (response.status !== 409 && response.status !== 503 && response.status !== 307) return { response, nodeId };
       await response.body?.cancel();
-      const nodeId = /^\/n\/([^/]+)\//.exec(new URL(location).pathname)?.[1] ?? "";
-      response = await toNodeAddress(e, nodeId, request(location));
-    }
-    if (response.status !== 409 && response.status !== 503 && response.status !== 307) return response;
-    await response.body?.cancel();
-    await sleep(10);
-  }
-  throw new Error(`${method} ${query}: no answer after 500 attempts`);
+      return null;
+    },
+    { what: `an answer to ${method} ${query} other than 409, 503 or 307`, timeoutMs: SETTLE_TIMEOUT_MS, errors: "fail" },
+  );
+}
+
+async function send(method: string, query: string, headers: Record<string, string> = {}, body?: string): Promise<Response> {
+  return (await sendTo(method, query, headers, body)).response;
 }
 
 interface Acked {
   readonly body: string;
   readonly nextOffset: string;
+  /** The node that acknowledged it. */
+  readonly nodeId: string;
 }
 
-/** Appends `m<seq>,` with producer seq = seq until stopped; every acknowledged append, in order. */
-async function writer(stop: () => boolean): Promise<Acked[]> {
-  const acked: Acked[] = [];
+/** Appends `m<seq>,` with producer seq = seq until stopped, pushing every acknowledged append to `acked`, in order. */
+async function writer(stop: () => boolean, acked: Acked[]): Promise<Acked[]> {
   for (let seq = 0; !stop(); seq++) {
     const body = `m${seq},`;
     const headers = { "content-type": "text/plain", "producer-id": "w", "producer-epoch": "0", "producer-seq": String(seq) };
-    const response = await send("POST", "", headers, body);
+    const { response, nodeId } = await sendTo("POST", "", headers, body);
     await response.body?.cancel();
     if (response.status !== 200 && response.status !== 204) throw new Error(`append ${seq} answered ${response.status}`);
-    acked.push({ body, nextOffset: response.headers.get("stream-next-offset") ?? "" });
+    acked.push({ body, nextOffset: response.headers.get("stream-next-offset") ?? "", nodeId });
   }
   return acked;
 }
@@ -114,7 +130,8 @@ describe("transfers under load", () => {
     let stopped = false;
     let finalOffset: string | null = null;
     const reachedEnd = (offset: string): boolean => finalOffset !== null && offset === finalOffset;
-    const writing = writer(() => stopped);
+    const ackedSoFar: Acked[] = [];
+    const writing = writer(() => stopped, ackedSoFar);
     const longPolling = longPollReader(reachedEnd);
     const streaming = sseReader(reachedEnd);
 
@@ -125,7 +142,12 @@ describe("transfers under load", () => {
       await begin(NAME, target);
       await openedBy(NAME, target);
       owner = target;
-      await sleep(20); // let the writer append to this owner too
+      // Let the writer append to this owner too: wait for an append acknowledged by it after it opened.
+      const openedAt = ackedSoFar.length;
+      await eventually(() => ackedSoFar.slice(openedAt).some((a) => a.nodeId === target), {
+        what: `round ${round}: an append acknowledged by ${target}`,
+        timeoutMs: SETTLE_TIMEOUT_MS,
+      });
     }
     console.log(`${ROUNDS} transfers in ${Date.now() - startedMs} ms`);
     stopped = true;

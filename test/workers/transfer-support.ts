@@ -7,6 +7,7 @@ import { expect } from "vitest";
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
 import { metaLogClient, type Env } from "../../src/env.ts";
 import { toNodeAddress } from "../../src/router/router.ts";
+import { eventually } from "../support/eventually.ts";
 
 const baseEnv = env as unknown as Env;
 export const NODES = ["tr-0", "tr-1", "tr-2"];
@@ -29,14 +30,15 @@ export async function record(name: string) {
   return stream;
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, limitMs = 15_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null && value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** How long the transfer tests wait for a state of the log or a node (a transfer, a restart). */
+const SETTLE_TIMEOUT_MS = 15_000;
+
+/**
+ * Waits (eventually, with SETTLE_TIMEOUT_MS) for `probe` to give a value; a probe that throws fails the test
+ * at once (a stream not registered, a node that does not answer).
+ */
+export function waitFor<T>(what: string, probe: () => Promise<T>) {
+  return eventually(probe, { what, timeoutMs: SETTLE_TIMEOUT_MS, errors: "fail" });
 }
 
 /** Waits until `name` is opened by `owner` with no transfer pending (the target's pre-warm). */

@@ -6,6 +6,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { metricsResponse } from "../../src/http/admin-routes.ts";
 import { handOff } from "../../src/node/hand-off.ts";
+import { eventually } from "../support/eventually.ts";
 import { begin, call, createOn, e, follow, meta, openedBy, ORIGIN, pauseWatcher, record, stub, text, TEXT } from "./transfer-support.ts";
 
 describe("transfers", { timeout: 30_000 }, () => {
@@ -54,13 +55,26 @@ describe("transfers", { timeout: 30_000 }, () => {
     expect(third.status).toBe(409);
     expect(await third.json()).toMatchObject({ error: { code: "conflict" } });
 
+    // Count the times tr-1 parks a request for the stream (R2: it waits to be woken by the open, and looks at
+    // the log again when the wait times out).
+    let parks = 0;
+    await runInDurableObject(stub("tr-1"), (node) => {
+      const requests = node.node!.parked;
+      const wait = requests.wait.bind(requests);
+      requests.wait = (name, timeoutMs, signal) => {
+        if (name === "t/parked") parks++;
+        return wait(name, timeoutMs, signal);
+      };
+    });
     let parkedAnswered = false;
     const parked = call("tr-1", "GET", "t/parked?offset=-1").then((response) => {
       parkedAnswered = true;
       return response;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Parked, and parked again after looking at the log once more: the transfer has not settled, no answer.
+    await eventually(() => parks >= 2, { what: "the request parked twice at tr-1" });
     expect(parkedAnswered).toBe(false);
+    expect(await runInDurableObject(stub("tr-1"), (node) => node.node!.registry.byName("t/parked")?.phase.kind === "opened")).toBe(false);
     // The source hands off (what its watcher would have done); the parked request is then served.
     const { id } = await record("t/parked");
     await runInDurableObject(stub("tr-0"), (node) => handOff(node.node!, id, "t/parked", epoch));
@@ -68,6 +82,7 @@ describe("transfers", { timeout: 30_000 }, () => {
     expect(answer.status).toBe(200);
     expect(await answer.text()).toBe("kept");
     expect(await record("t/parked")).toMatchObject({ owner: "tr-1", ownership: "opened", epoch: epoch + 1 });
+    await runInDurableObject(stub("tr-1"), (node) => Reflect.deleteProperty(node.node!.parked, "wait")); // no more counting
     await pauseWatcher("tr-0", false);
   });
 
