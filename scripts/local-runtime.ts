@@ -1,0 +1,167 @@
+// The local runtime: mink's Worker served by Miniflare's API on 127.0.0.1, one workerd process in the
+// request path. `wrangler dev` puts its own Node process and a proxy workerd in front of that one, which
+// took about 60% of a 2-core machine's CPU under load (docs/benchmarks.md). Used by `npm run dev`
+// (scripts/dev.ts), the end-to-end tests and the benchmarks (through scripts/serve.ts, a child process).
+//
+//   const build = await buildWorker(".mink/build");       // the bundle `wrangler deploy` ships + worker.json
+//   const mink = await startLocalRuntime({ build, port: 8787, persistDir: ".mink/wrangler", vars, environment: process.env });
+//   ...; await mink.restart(); ...; await mink.stop();
+//
+// The Worker's bindings come from wrangler.toml, read by wrangler itself at build time (read-worker-config.ts):
+// Durable Objects (SQLite per the migrations), compatibility date and flags, [vars]. The vars a Worker sees,
+// later ones winning: wrangler.toml's [vars]; `vars` (the caller's own: NODE_IDS, PUBLIC_ORIGIN, S3_*,
+// ADMIN_TOKEN, ...); then, when `environment` is given, every [vars] name set there
+// (`LONG_POLL_TIMEOUT_MS=1500 npm run dev`). State persists under `persistDir` in the layout of
+// `wrangler dev --persist-to <persistDir>` (`<persistDir>/v3/do/...`), so both can serve the same state.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Miniflare, type Json, type MiniflareOptions, type ModuleRule } from "miniflare";
+
+/** What read-worker-config.ts prints, kept as `<build>/worker.json`. */
+export interface WorkerConfig {
+  name: string;
+  /** The bundle's entry module, relative to the build directory. */
+  main: string;
+  compatibilityDate: string;
+  compatibilityFlags: string[];
+  modulesRules: ModuleRule[];
+  /** Binding name -> class (useSQLite per wrangler.toml's migrations). */
+  durableObjects: Record<string, { className: string; useSQLite?: boolean }>;
+  vars: Record<string, Json>;
+}
+
+export interface LocalRuntimeOptions {
+  /** A directory written by buildWorker(). */
+  build: string;
+  /** Port on 127.0.0.1; 0 (the default) picks a free one, kept across restart(). */
+  port?: number;
+  /** Durable Object (and any other) state; undefined keeps it in memory, gone on stop or restart. */
+  persistDir?: string;
+  /** Vars over wrangler.toml's [vars]. */
+  vars?: Record<string, string>;
+  /** An environment whose [vars] names win over everything (e.g. process.env); undefined: none. */
+  environment?: Record<string, string | undefined>;
+}
+
+export interface LocalRuntime {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  /** The vars the Worker sees. */
+  readonly vars: Readonly<Record<string, Json>>;
+  /** Start the Worker again from the build directory (re-read: call it after a rebuild); same port and state. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
+const WRANGLER_BIN = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+const CONFIG_READER = join(REPO_ROOT, "scripts", "read-worker-config.ts");
+
+/** Runs `node <args>` from the repository root; resolves with its stdout, rejects with its output on failure. */
+function run(args: string[], what: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, args, {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" },
+    });
+    let stdout = "";
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8");
+      output += chunk.toString("utf8");
+    });
+    child.stderr.on("data", (chunk: Buffer) => void (output += chunk.toString("utf8")));
+    child.once("error", fail);
+    child.once("exit", (code, signal) => (code === 0 ? done(stdout) : fail(new Error(`${what} failed (${code ?? signal}):\n${output.trim()}`))));
+  });
+}
+
+export interface BuildOptions {
+  /** Default: the repository's wrangler.toml. */
+  configPath?: string;
+  /** Only bundle again, keep worker.json (a source change; wrangler.toml unchanged). */
+  bundleOnly?: boolean;
+}
+
+/**
+ * Writes into `outDir` the bundle `wrangler deploy` ships (`wrangler deploy --dry-run --outdir`) and
+ * worker.json (read-worker-config.ts); returns the directory. About 2.5 s on an idle 2-core machine, 4 to 10 s
+ * on a busy one; a bundle-only rebuild saves the config read (wrangler's import, run side by side anyway).
+ */
+export async function buildWorker(outDir: string, options: BuildOptions = {}): Promise<string> {
+  const dir = resolve(outDir);
+  const configPath = resolve(options.configPath ?? join(REPO_ROOT, "wrangler.toml"));
+  const [, config] = await Promise.all([
+    run([WRANGLER_BIN, "deploy", "--dry-run", "--config", configPath, "--outdir", dir], "wrangler deploy --dry-run"),
+    options.bundleOnly === true ? undefined : run(["--import", "tsx", CONFIG_READER, configPath], "reading wrangler.toml"),
+  ]);
+  if (config !== undefined) writeFileSync(join(dir, "worker.json"), config);
+  const main = readWorkerConfig(dir).main;
+  if (!existsSync(join(dir, main))) throw new Error(`wrangler deploy --dry-run wrote no ${main} in ${dir}`);
+  return dir;
+}
+
+export function readWorkerConfig(build: string): WorkerConfig {
+  return JSON.parse(readFileSync(join(build, "worker.json"), "utf8")) as WorkerConfig;
+}
+
+/** wrangler.toml's [vars] < `vars` < the [vars] names set in `environment`. */
+export function composeVars(config: WorkerConfig, vars: Record<string, string> = {}, environment?: Record<string, string | undefined>): Record<string, Json> {
+  const composed: Record<string, Json> = { ...config.vars, ...vars };
+  for (const name of Object.keys(config.vars)) {
+    const value = environment?.[name];
+    if (value !== undefined) composed[name] = value;
+  }
+  return composed;
+}
+
+function miniflareOptions(options: LocalRuntimeOptions, config: WorkerConfig, vars: Record<string, Json>, port: number): MiniflareOptions {
+  return {
+    name: config.name, // Durable Object ids derive from "<name>-<class>", as under wrangler dev
+    modules: true,
+    scriptPath: join(options.build, config.main),
+    // Module names are paths below this root; workerd refuses one with "..".
+    modulesRoot: options.build,
+    modulesRules: config.modulesRules,
+    compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: config.compatibilityFlags,
+    durableObjects: config.durableObjects,
+    bindings: vars,
+    ...(options.persistDir === undefined ? {} : { defaultPersistRoot: join(resolve(options.persistDir), "v3") }),
+    // The fallback `request.cf` object: without this Miniflare tries to download one at startup.
+    cf: false,
+    host: "127.0.0.1",
+    port,
+  };
+}
+
+export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  let config = readWorkerConfig(options.build);
+  let vars = composeVars(config, options.vars, options.environment);
+  const mf = new Miniflare(miniflareOptions(options, config, vars, options.port ?? 0));
+  let url: URL;
+  try {
+    url = await mf.ready;
+  } catch (error) {
+    await mf.dispose().catch(() => undefined);
+    throw error;
+  }
+  const port = Number(url.port);
+  return {
+    url: url.origin,
+    port,
+    get vars() {
+      return vars;
+    },
+    async restart() {
+      config = readWorkerConfig(options.build);
+      vars = composeVars(config, options.vars, options.environment);
+      await mf.setOptions(miniflareOptions(options, config, vars, port));
+    },
+    stop: () => mf.dispose(),
+  };
+}
