@@ -15,8 +15,9 @@
 // `wrangler dev --persist-to <persistDir>` (`<persistDir>/v3/do/...`), so both can serve the same state.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build as esbuild } from "esbuild";
 import { Miniflare, type Json, type MiniflareOptions, type ModuleRule } from "miniflare";
 
 /** What read-worker-config.ts prints, kept as `<build>/worker.json`. */
@@ -56,15 +57,16 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
-const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
-const WRANGLER_BIN = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-const CONFIG_READER = join(REPO_ROOT, "scripts", "read-worker-config.ts");
+/** The repository: scripts/.. (called only by buildWorker: serve.mjs, compiled elsewhere, never needs it). */
+function repoRoot(): string {
+  return fileURLToPath(new URL("../", import.meta.url));
+}
 
 /** Runs `node <args>` from the repository root; resolves with its stdout, rejects with its output on failure. */
 function run(args: string[], what: string): Promise<string> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, args, {
-      cwd: REPO_ROOT,
+      cwd: repoRoot(),
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" },
     });
@@ -80,25 +82,56 @@ function run(args: string[], what: string): Promise<string> {
   });
 }
 
+/**
+ * scripts/serve.ts and read-worker-config.ts as plain JavaScript (`<build>/runner/*.mjs`, npm packages left
+ * as imports), run by `node` without tsx: tsx's loader made importing Miniflare 3 to 4 times slower (1.3 s
+ * against 4.8 s on a busy machine), a cost every start of serve.ts paid again.
+ */
+export function serveEntry(build: string): string {
+  return join(build, "runner", "serve.mjs");
+}
+
 export interface BuildOptions {
   /** Default: the repository's wrangler.toml. */
   configPath?: string;
-  /** Only bundle again, keep worker.json (a source change; wrangler.toml unchanged). */
+  /** Only bundle the Worker again, keep worker.json and runner/ (a source change; wrangler.toml unchanged). */
   bundleOnly?: boolean;
 }
 
 /**
- * Writes into `outDir` the bundle `wrangler deploy` ships (`wrangler deploy --dry-run --outdir`) and
- * worker.json (read-worker-config.ts); returns the directory. About 2.5 s on an idle 2-core machine, 4 to 10 s
- * on a busy one; a bundle-only rebuild saves the config read (wrangler's import, run side by side anyway).
+ * Writes into `outDir` (below the repository, so the runner's imports resolve from its node_modules):
+ *   index.js      the bundle `wrangler deploy` ships (`wrangler deploy --dry-run --outdir`)
+ *   worker.json   what wrangler.toml says (read-worker-config.ts)
+ *   runner/       serve.ts and read-worker-config.ts compiled (serveEntry())
+ * and returns the directory. About 3 s on an idle 2-core machine, 5 to 10 s on a busy one.
  */
 export async function buildWorker(outDir: string, options: BuildOptions = {}): Promise<string> {
   const dir = resolve(outDir);
-  const configPath = resolve(options.configPath ?? join(REPO_ROOT, "wrangler.toml"));
-  const [, config] = await Promise.all([
-    run([WRANGLER_BIN, "deploy", "--dry-run", "--config", configPath, "--outdir", dir], "wrangler deploy --dry-run"),
-    options.bundleOnly === true ? undefined : run(["--import", "tsx", CONFIG_READER, configPath], "reading wrangler.toml"),
-  ]);
+  const root = repoRoot();
+  if (relative(root, dir).startsWith("..")) throw new Error(`buildWorker: ${dir} is not below ${root}: the runner could not import miniflare`);
+  const configPath = resolve(options.configPath ?? join(root, "wrangler.toml"));
+  const wranglerBin = join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+  const bundling = run([wranglerBin, "deploy", "--dry-run", "--config", configPath, "--outdir", dir], "wrangler deploy --dry-run");
+  bundling.catch(() => undefined); // awaited below; meanwhile a failure must not count as unhandled
+  let config: string | undefined;
+  try {
+    if (options.bundleOnly !== true) {
+      await esbuild({
+        entryPoints: ["serve.ts", "read-worker-config.ts"].map((file) => join(root, "scripts", file)),
+        outdir: join(dir, "runner"),
+        outExtension: { ".js": ".mjs" },
+        bundle: true,
+        packages: "external",
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        logLevel: "silent",
+      });
+      config = await run([join(dir, "runner", "read-worker-config.mjs"), configPath], "reading wrangler.toml");
+    }
+  } finally {
+    await bundling;
+  }
   if (config !== undefined) writeFileSync(join(dir, "worker.json"), config);
   const main = readWorkerConfig(dir).main;
   if (!existsSync(join(dir, main))) throw new Error(`wrangler deploy --dry-run wrote no ${main} in ${dir}`);

@@ -2,13 +2,13 @@
 // date and flags, module rules, Durable Object bindings (SQLite per the migrations) and [vars], read by
 // wrangler's own config reader, so nothing of wrangler.toml is restated by hand.
 //
-//   node --import tsx scripts/read-worker-config.ts [wrangler.toml]
+//   node --import tsx scripts/read-worker-config.ts <wrangler.toml>
 //
-// A process of its own (buildWorker() spawns it): importing wrangler takes 2 to 3 s and sets undici's
-// global dispatcher, which Node's built-in fetch shares; neither belongs in a test or dev process.
+// A process of its own (buildWorker() runs it, compiled to <build>/runner/read-worker-config.mjs): importing
+// wrangler takes 1 to 3 s and sets undici's global dispatcher, which Node's built-in fetch shares; neither
+// belongs in a test or dev process.
 // A binding the runtime does not set up (KV, R2, services, ...) is refused here rather than left unbound.
 import { resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
 import type { Json, ModuleRule } from "miniflare";
 import type { WorkerConfig } from "./local-runtime.ts";
@@ -43,7 +43,9 @@ function present(value: unknown): boolean {
   return true;
 }
 
-const configPath = resolve(process.argv[2] ?? fileURLToPath(new URL("../wrangler.toml", import.meta.url)));
+const configArg = process.argv[2];
+if (configArg === undefined) throw new Error("usage: read-worker-config.ts <wrangler.toml>");
+const configPath = resolve(configArg);
 const wranglerConfig: unknown = unstable_readConfig({ config: configPath });
 const config = wranglerConfig as WranglerConfig;
 const { workerOptions, externalWorkers } = unstable_getMiniflareWorkerOptions(wranglerConfig as never) as unknown as MiniflareWorkerOptions;
