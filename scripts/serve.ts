@@ -2,11 +2,12 @@
 // spawn it so the SIGKILL test has a real process tree to kill (this Node process and its workerd) and the
 // Worker does not share the test's event loop. Prints `READY <url>` once serving; SIGTERM or SIGINT stops it.
 //
-//   node <build>/runner/serve.mjs --build <build> [--port 0] [--persist <dir>] [--var NAME=VALUE ...] [--environment]
+//   node <build>/runner/serve.mjs --build <build> [--port 0] [--persist <dir>] [--var NAME=VALUE ...] [--environment] [--edge-entry]
 //   (node --import tsx scripts/serve.ts ... works too, 2 to 3 s slower to start: buildWorker() compiles it)
 //
 // --build: a directory written by buildWorker(); --persist: Durable Object state (default: in memory);
-// --var: over wrangler.toml's [vars]; --environment: this process's environment overrides [vars] names too.
+// --var: over wrangler.toml's [vars]; --environment: this process's environment overrides [vars] names too;
+// --edge-entry: through Miniflare's edge-emulating entry worker (LocalRuntimeOptions.edgeEntry).
 import { parseArgs } from "node:util";
 import { startLocalRuntime } from "./local-runtime.ts";
 
@@ -17,6 +18,7 @@ const { values } = parseArgs({
     persist: { type: "string" },
     var: { type: "string", multiple: true, default: [] },
     environment: { type: "boolean", default: false },
+    "edge-entry": { type: "boolean", default: false },
   },
 });
 if (values.build === undefined) throw new Error("--build <dir> is required");
@@ -35,6 +37,7 @@ const runtime = await startLocalRuntime({
   vars,
   ...(values.persist === undefined ? {} : { persistDir: values.persist }),
   ...(values.environment ? { environment: process.env } : {}),
+  edgeEntry: values["edge-entry"],
 });
 process.stdout.write(`READY ${runtime.url}\n`);
 
