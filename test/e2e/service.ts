@@ -32,11 +32,8 @@ export interface ServiceOptions {
   forwarding?: boolean;
   /** LONG_POLL_TIMEOUT_MS; the conformance suite wants about 500. */
   longPollTimeoutMs?: number;
-  /**
-   * "embedded" (default): the embedded S3 endpoint in this process; "external": MINK_TEST_S3_* (radosgw);
-   * "none": no object store is started, `vars` names one (S3_*; the benchmark's counting proxy).
-   */
-  s3?: "embedded" | "external" | "none";
+  /** "embedded" (default): the embedded S3 endpoint in this process; "external": MINK_TEST_S3_* (radosgw). */
+  s3?: "embedded" | "external";
   /**
    * Where Durable Object state (`<dir>/wrangler`, the layout of `wrangler dev --persist-to`), the embedded
    * bucket (`<dir>/s3`) and the Worker's log (`<dir>/mink.log`) live. Default: a fresh temporary directory, removed by stop(). A directory passed
@@ -190,8 +187,7 @@ interface ObjectStore {
   stop(): Promise<void>;
 }
 
-async function startObjectStore(kind: "embedded" | "external" | "none", persistDir: string, keepInMemory: boolean): Promise<ObjectStore> {
-  if (kind === "none") return { vars: {}, stop: async () => undefined };
+async function startObjectStore(kind: "embedded" | "external", persistDir: string, keepInMemory: boolean): Promise<ObjectStore> {
   if (kind === "embedded") {
     const s3: EmbeddedS3 = await startEmbeddedS3({ port: 0, ...(keepInMemory ? {} : { persistDir: join(persistDir, "s3") }) });
     return {

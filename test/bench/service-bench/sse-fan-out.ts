@@ -5,6 +5,7 @@
 import { setMaxListeners } from "node:events";
 import { Client, Pool } from "undici";
 import { append, createStream, payload, streamPath } from "./http.ts";
+import { eventually } from "../../support/eventually.ts";
 import { ErrorTally, sleep, summarize, type LatencySummary } from "./stats.ts";
 
 export interface FanOutOptions {
@@ -131,8 +132,10 @@ export async function measureSseFanOut(baseUrl: string, runId: string, options: 
     }
     // Wait for the deliveries still on their way (bounded).
     const expectedPerReader = acknowledged;
-    const drainDeadline = performance.now() + options.drainTimeoutMs;
-    while (performance.now() < drainDeadline && ready.some((reader) => reader.received.size < expectedPerReader)) await sleep(50);
+    await eventually(() => ready.every((reader) => reader.received.size >= expectedPerReader), {
+      timeoutMs: options.drainTimeoutMs,
+      what: "the last deliveries",
+    }).catch(() => undefined); // the ones still missing are counted below
 
     const delivered = ready.reduce((sum, reader) => sum + reader.received.size, 0);
     return {
