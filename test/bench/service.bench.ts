@@ -1,7 +1,8 @@
 // Service benchmark (issues 4 and 9): mink (under the local runtime, scripts/local-runtime.ts, as started by
 // test/e2e/service.ts: scripts/serve.ts in a child process, one workerd, the embedded S3 endpoint in this
 // process; one node unless --nodes) and the reference server `@durable-streams/server` (file-backed, in a
-// child process) side by side on this machine, through the same undici client code:
+// child process) side by side on this machine, through the same undici client code (which follows no
+// redirect: with --nodes above 1 the router forwards to the owner, ROUTER_MODE=forward):
 //   1. append latency p50/p99 at one keep-alive connection (sequential 100 B appends to one stream);
 //   2. appends per second at 64 connections over 64 streams, for a fixed time, and the CPU time every
 //      process of each server used meanwhile, per 1,000 acknowledged appends: for mink the runner's Node
@@ -213,12 +214,12 @@ async function main(): Promise<void> {
 
   const cleanups: (() => Promise<void>)[] = [];
   try {
-    const minkTitle = `mink (${nodes} node${nodes === 1 ? "" : "s"}, local runtime, embedded S3)`;
+    const minkTitle = `mink (${nodes === 1 ? "1 node" : `${nodes} nodes, forwarding`}, local runtime, embedded S3)`;
     console.error("starting mink (local runtime) and the reference server");
     let mink: Service | undefined;
     let minkStartError: string | undefined;
     try {
-      mink = await startService({ nodes, longPollTimeoutMs: LONG_POLL_TIMEOUT_MS });
+      mink = await startService({ nodes, forwarding: nodes > 1, longPollTimeoutMs: LONG_POLL_TIMEOUT_MS });
       const started = mink;
       cleanups.push(() => started.stop());
     } catch (error) {
