@@ -48,8 +48,8 @@ export interface LocalRuntimeOptions {
    * Serve through Miniflare's entry worker, which emulates Cloudflare's edge (compresses text responses for
    * clients that accept gzip, adds `request.cf`, error pages), as `wrangler dev` does. Default: a direct
    * workerd socket to the Worker. The entry worker is a second Worker in the request path: with it, 64
-   * connections appending got about 1,270 appends/s here against about 2,050 direct, for 1.6x the workerd
-   * CPU per append (docs/benchmarks.md). mink uses neither `request.cf` nor the edge's compression.
+   * connections appending got 1,000 to 1,300 appends/s here against 1,400 to 2,100 direct, for 1.1 to 2.2x
+   * the workerd CPU per append (docs/benchmarks.md). mink uses neither `request.cf` nor the compression.
    */
   edgeEntry?: boolean;
 }
