@@ -1,47 +1,95 @@
 // `npm run dev`: mink on one machine with no outside service. Starts the embedded S3 endpoint (a local R2
-// bucket kept in .mink/s3) and the Worker (the router and three nodes) under `wrangler dev` on
-// http://127.0.0.1:$PORT (default 8787),
-// with Durable Object state in .mink/wrangler. Both keep their data across restarts; Ctrl-C stops both.
-import { spawn } from "node:child_process";
+// bucket kept in .mink/s3) and the Worker (the router and three nodes) through Miniflare's API
+// (local-runtime.ts: the bundle `wrangler deploy` ships, one workerd, no proxy) on http://127.0.0.1:$PORT
+// (default 8787), with Durable Object state in .mink/wrangler. Both keep their data across restarts.
+// A change under src/ or durable-objects/ rebuilds the bundle and restarts the Worker on the same state
+// (a failed build keeps the running one). Ctrl-C stops everything.
+//
+//   PORT=8787 MINK_S3_PORT=9000 MINK_NODES=node-0,node-1,node-2 ADMIN_TOKEN=... npm run dev
+//   LONG_POLL_TIMEOUT_MS=1500 npm run dev      # any wrangler.toml [vars] name set in the environment wins
+import { watch, type FSWatcher } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { startEmbeddedS3 } from "./embedded-s3.ts";
+import { buildWorker, readWorkerConfig, startLocalRuntime } from "./local-runtime.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const s3Port = Number(process.env.MINK_S3_PORT ?? 9000);
 /** The admin bearer token for local development (production sets ADMIN_TOKEN as a secret). */
 const devAdminToken = process.env.ADMIN_TOKEN ?? "mink-dev-admin";
-
-const s3 = await startEmbeddedS3({ port: s3Port, persistDir: ".mink/s3" });
-console.log(`embedded S3 endpoint on ${s3.url} (bucket ${s3.bucket}, data in .mink/s3)`);
-
 /** Three owning nodes by default (MINK_NODES overrides: a comma-separated list of node ids). */
 const nodeIds = process.env.MINK_NODES ?? "node-0,node-1,node-2";
+/** Changes closer together than this make one rebuild (an editor's save is several file events). */
+const REBUILD_DEBOUNCE_MS = 200;
+const WATCHED = ["../src/", "../durable-objects/"].map((dir) => fileURLToPath(new URL(dir, import.meta.url)));
 
-const vars = {
-  NODE_IDS: nodeIds,
-  // Nodes advertise `<PUBLIC_ORIGIN>/n/<id>`: the 307s of the router point there.
-  PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
-  S3_ENDPOINT: s3.url,
-  S3_BUCKET: s3.bucket,
-  S3_REGION: "auto",
-  S3_ADDRESSING: "path",
-  S3_ACCESS_KEY_ID: s3.accessKeyId,
-  S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-  ADMIN_TOKEN: devAdminToken,
-};
-const args = ["wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", ".mink/wrangler"];
-for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+const log = (text: string): void => console.log(`[mink dev ${new Date().toISOString().slice(11, 19)}] ${text}`);
 
-const wrangler = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
-console.log(`mink on http://127.0.0.1:${port}: nodes ${nodeIds} (admin token: ${devAdminToken})`);
+const s3 = await startEmbeddedS3({ port: s3Port, persistDir: ".mink/s3" });
+log(`embedded S3 endpoint on ${s3.url} (bucket ${s3.bucket}, data in .mink/s3)`);
+
+let started = performance.now();
+const build = await buildWorker(".mink/build");
+log(`built the Worker in ${((performance.now() - started) / 1000).toFixed(1)} s (.mink/build)`);
+const runtime = await startLocalRuntime({
+  build,
+  port,
+  persistDir: ".mink/wrangler",
+  vars: {
+    NODE_IDS: nodeIds,
+    // Nodes advertise `<PUBLIC_ORIGIN>/n/<id>`: the 307s of the router point there.
+    PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
+    S3_ENDPOINT: s3.url,
+    S3_BUCKET: s3.bucket,
+    S3_REGION: "auto",
+    S3_ADDRESSING: "path",
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    ADMIN_TOKEN: devAdminToken,
+  },
+  environment: process.env,
+});
+const fromEnvironment = Object.keys(readWorkerConfig(build).vars).filter((name) => process.env[name] !== undefined);
+if (fromEnvironment.length > 0) log(`from the environment: ${fromEnvironment.map((name) => `${name}=${JSON.stringify(runtime.vars[name])}`).join(" ")}`);
+log(`mink on ${runtime.url}: nodes ${nodeIds} (admin token: ${devAdminToken}, state in .mink/wrangler)`);
+
+// Rebuilds run one at a time; changes during one make one more afterwards.
+let timer: NodeJS.Timeout | undefined;
+let rebuilding: Promise<void> | undefined;
+let changedAgain = false;
+async function rebuild(): Promise<void> {
+  do {
+    changedAgain = false;
+    started = performance.now();
+    try {
+      await buildWorker(build, { bundleOnly: true });
+      await runtime.restart();
+      log(`rebuilt and restarted in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    } catch (error) {
+      log(`rebuild failed, the previous Worker keeps running:\n${error instanceof Error ? error.message : String(error)}`);
+    }
+  } while (changedAgain);
+  rebuilding = undefined;
+}
+const watchers: FSWatcher[] = WATCHED.map((dir) =>
+  watch(dir, { recursive: true }, (_event, file) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      log(`changed: ${file ?? dir}`);
+      if (rebuilding === undefined) rebuilding = rebuild();
+      else changedAgain = true;
+    }, REBUILD_DEBOUNCE_MS);
+  }),
+);
 
 let stopping = false;
-async function stop(code: number): Promise<void> {
+async function stop(): Promise<void> {
   if (stopping) return;
   stopping = true;
-  if (wrangler.exitCode === null) wrangler.kill("SIGTERM");
-  await s3.stop();
-  process.exit(code);
+  clearTimeout(timer);
+  for (const watcher of watchers) watcher.close();
+  await rebuilding;
+  await Promise.allSettled([runtime.stop(), s3.stop()]);
+  process.exit(0);
 }
-wrangler.on("exit", (code) => void stop(code ?? 0));
-process.on("SIGINT", () => void stop(0));
-process.on("SIGTERM", () => void stop(0));
+process.on("SIGINT", () => void stop());
+process.on("SIGTERM", () => void stop());

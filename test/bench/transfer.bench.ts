@@ -1,5 +1,6 @@
 // Transfer benchmark (seed 003): the unavailability window of a transfer, for a stream moved back and forth
-// between two nodes of a three-node mink (under `wrangler dev`, embedded S3 endpoint; test/e2e/service.ts),
+// between two nodes of a three-node mink (under the local runtime, scripts/local-runtime.ts, as started by
+// test/e2e/service.ts; embedded S3 endpoint),
 // as a client going through the router sees it (following 307s, retrying 409/503 after 10 ms):
 //   - quiet stream: t0 just before POST /admin/transfers, then one append at once; the window is t0 to that
 //     append's acknowledgement. Also t0 to the admin API showing the stream opened by the target.
@@ -11,10 +12,9 @@
 //   npx tsx test/bench/transfer.bench.ts        # MINK_BENCH_TRANSFERS=100 (per stream), MINK_BENCH_S3=embedded|external,
 //                                               # MINK_BENCH_VERBOSE=1: a line per busy transfer
 //
-// It prints figures and asserts nothing. Run it in a tree nobody is editing: `wrangler dev` restarts the
-// Worker on every source change (the script says so when that happened).
+// It prints figures and asserts nothing. The Worker is bundled once at the start; later source edits do not
+// touch the running service.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startService, type Service } from "../e2e/service.ts";
@@ -83,13 +83,13 @@ async function main(): Promise<void> {
   const cpuModel = cpus()[0]?.model ?? "unknown CPU";
   console.log(`transfer benchmark: ${new Date().toISOString()}, commit ${gitCommit()}, Node ${process.version}, ` +
     `${cpuModel}, ${availableParallelism()} cores, load average ${loadavg().map((v) => v.toFixed(2)).join(" ")}`);
-  console.log(`mink: ${NODES} nodes under wrangler dev, ${S3_KIND === "embedded" ? "embedded S3 endpoint (in this process)" : `external S3 ${process.env.MINK_TEST_S3_ENDPOINT}`}, ` +
+  console.log(`mink: ${NODES} nodes under the local runtime, ${S3_KIND === "embedded" ? "embedded S3 endpoint (in this process)" : `external S3 ${process.env.MINK_TEST_S3_ENDPOINT}`}, ` +
     `router in redirect mode; ${TRANSFERS} transfers per stream between two nodes; clients retry 409/503 after ${RETRY_PAUSE_MS} ms`);
 
   let service: Service | undefined;
   const clients: Client[] = [];
   try {
-    progress("starting mink (wrangler dev)");
+    progress("starting mink (local runtime)");
     service = await startService({ nodes: NODES, s3: S3_KIND });
     const runId = Date.now().toString(36);
     const quietClient = new Client(service.baseUrl, service.adminToken, 4);
@@ -112,8 +112,6 @@ async function main(): Promise<void> {
     }
 
     report(quiet, busy, quietClient, busyClient);
-    const reloads = readFileSync(service.logFile, "utf8").match(/Reloading local server/g)?.length ?? 0;
-    console.log(reloads === 0 ? "no reload of the Worker during the run" : `WARNING: wrangler dev reloaded the Worker ${reloads} times during the run: figures disturbed`);
     console.log(`load average at the end: ${loadavg().map((v) => v.toFixed(2)).join(" ")}`);
     if (typeof quiet === "string" || typeof busy === "string") console.log(`\nmink's last log lines:\n${service.logTail(20)}`);
   } finally {

@@ -1,12 +1,15 @@
-// Starts mink for real, for the end-to-end suites: an object store (the embedded S3 endpoint, or an outside
-// S3 server named by MINK_TEST_S3_*) plus the Worker under `wrangler dev` as a child process.
+// Starts mink for real, for the end-to-end suites and the benchmarks: an object store (the embedded S3
+// endpoint, or an outside S3 server named by MINK_TEST_S3_*) plus the Worker under the local runtime
+// (scripts/local-runtime.ts: Miniflare's API, the bundle `wrangler deploy` ships, one workerd, no proxy), the
+// same runner as `npm run dev`, in a child process (scripts/serve.ts).
 //
-// Why a child process and not the Miniflare API (faster to start, see docs/testing-e2e.md): the kill test
-// SIGKILLs the running service, which must be a real process tree (node wrangler -> workerd). The child is
-// spawned detached, so it leads its own process group and kill()/stop() signal the whole group (-pid):
-// killing only wrangler would leave workerd serving. restart() reuses the same port and persist dir, so
-// Durable Object storage survives, exactly as after a crash. The object store runs in this process and
-// keeps running across kill()/restart(): it stands for R2, which does not crash with the Worker.
+// Why a child process: the kill test SIGKILLs the running service, which must be a real process tree (node
+// serve.ts -> workerd), and the Worker should not share the test's event loop. The child is spawned
+// detached, so it leads its own process group and kill()/stop() signal the whole group (-pid): killing only
+// the Node process would leave workerd serving. restart() reuses the same port and persist dir, so Durable
+// Object storage survives, exactly as after a crash. The bundle is built once per test process (about 3 s)
+// and shared by every service and restart. The object store runs in this process and keeps running across
+// kill()/restart(): it stands for R2, which does not crash with the Worker.
 //
 // Everything started here is stopped by PID: stop() by the test (afterAll), and a synchronous SIGKILL of
 // every live group on process exit or SIGINT/SIGTERM, so a crashed test run leaks nothing.
@@ -19,6 +22,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AwsClient } from "aws4fetch";
 import { startEmbeddedS3, type EmbeddedS3 } from "../../scripts/embedded-s3.ts";
+import { buildWorker, serveEntry } from "../../scripts/local-runtime.ts";
+import { eventually } from "../support/eventually.ts";
 
 export interface ServiceOptions {
   /** Number of stream nodes: NODE_IDS = "node-0,...,node-<n-1>" (default 1). */
@@ -30,8 +35,8 @@ export interface ServiceOptions {
   /** "embedded" (default): the embedded S3 endpoint in this process; "external": MINK_TEST_S3_* (radosgw). */
   s3?: "embedded" | "external";
   /**
-   * Where Durable Object state (`<dir>/wrangler`), the embedded bucket (`<dir>/s3`) and the Worker's log
-   * (`<dir>/wrangler.log`) live. Default: a fresh temporary directory, removed by stop(). A directory passed
+   * Where Durable Object state (`<dir>/wrangler`, the layout of `wrangler dev --persist-to`), the embedded
+   * bucket (`<dir>/s3`) and the Worker's log (`<dir>/mink.log`) live. Default: a fresh temporary directory, removed by stop(). A directory passed
    * here is kept. Without persistDir the embedded bucket lives in memory (it survives kill()/restart()
    * anyway, because the endpoint keeps running).
    */
@@ -42,7 +47,7 @@ export interface ServiceOptions {
   adminToken?: string;
   /** Extra Worker vars, applied last (settings this harness does not know about yet). */
   vars?: Record<string, string>;
-  /** Bound on the wait for GET /health to answer 200 (default 60 s: a cold wrangler bundle on 2 busy cores). */
+  /** Bound on the wait for GET /health to answer 200 (default 60 s: 2 busy cores; the bundle is built before). */
   readyTimeoutMs?: number;
   /** Copy the Worker's output to this process's stderr as well as to the log file (default: env MINK_E2E_VERBOSE=1). */
   verbose?: boolean;
@@ -53,7 +58,7 @@ export interface Service {
   baseUrl: string;
   port: number;
   adminToken: string;
-  /** The Worker's current process (the group leader): changes on restart(). */
+  /** The Worker's current process (node serve.ts, the group leader; workerd is its child): changes on restart(). */
   readonly pid: number | undefined;
   /** Where the Worker's output goes (appended across restarts). */
   logFile: string;
@@ -70,8 +75,6 @@ export interface Service {
 }
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const WRANGLER_BIN = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-const WRANGLER_CONFIG = join(REPO_ROOT, "wrangler.toml");
 const DEFAULT_ADMIN_TOKEN = "mink-e2e-admin";
 const STOP_GRACE_MS = 5_000;
 const GROUP_EXIT_TIMEOUT_MS = 10_000;
@@ -138,16 +141,27 @@ function groupAlive(pgid: number): boolean {
 }
 
 async function waitForGroupExit(pgid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (groupAlive(pgid)) {
-    if (Date.now() > deadline) return false;
-    await sleep(20);
-  }
-  return true;
+  return eventually(() => !groupAlive(pgid), { timeoutMs, what: `process group ${pgid} to exit` }).then(
+    () => true,
+    () => false,
+  );
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+let workerBuild: Promise<string> | undefined;
+
+/**
+ * The Worker's bundle, worker.json and the compiled runner, built once per process into a temporary dir
+ * below the repository (the runner imports miniflare from its node_modules), removed on exit.
+ */
+function sharedBuild(): Promise<string> {
+  if (workerBuild === undefined) {
+    mkdirSync(join(REPO_ROOT, ".mink"), { recursive: true });
+    const dir = mkdtempSync(join(REPO_ROOT, ".mink", "e2e-build-"));
+    ownedDirs.add(dir);
+    workerBuild = buildWorker(dir);
+    workerBuild.catch(() => (workerBuild = undefined)); // a failed build is tried again by the next service
+  }
+  return workerBuild;
 }
 
 /** A port that was free a moment ago (the kernel's pick for port 0). */
@@ -240,9 +254,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const adminToken = options.adminToken ?? DEFAULT_ADMIN_TOKEN;
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
   const verbose = options.verbose ?? process.env.MINK_E2E_VERBOSE === "1";
-  const logFile = join(persistDir, "wrangler.log");
+  const logFile = join(persistDir, "mink.log");
   const tail = new OutputTail();
 
+  const build = await sharedBuild();
   const store = await startObjectStore(options.s3 ?? "embedded", persistDir, ownsDir);
   const vars: Record<string, string> = {
     ...store.vars,
@@ -260,28 +275,18 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   let stopped = false;
 
   async function launch(): Promise<void> {
-    // A fresh inspector port each time: wrangler's default (9229) is shared by every wrangler on the machine.
-    const inspectorPort = await freePort();
-    const args = [
-      WRANGLER_BIN, "dev", "--local",
-      "--config", WRANGLER_CONFIG,
-      "--ip", "127.0.0.1", "--port", String(port),
-      "--inspector-port", String(inspectorPort),
-      "--persist-to", join(persistDir, "wrangler"),
-      "--show-interactive-dev-session=false",
-      "--log-level", "log",
-    ];
-    for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+    const args = [serveEntry(build), "--build", build, "--port", String(port), "--persist", join(persistDir, "wrangler")];
+    for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}=${value}`);
     log ??= createWriteStream(logFile, { flags: "a" });
-    log.write(`\n=== ${new Date().toISOString()} wrangler dev on ${baseUrl}\n`);
+    log.write(`\n=== ${new Date().toISOString()} mink (scripts/serve.ts) on ${baseUrl}\n`);
     const spawned = spawn(process.execPath, args, {
       cwd: REPO_ROOT,
       detached: true, // its own process group: kill(-pid) reaches workerd too
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" },
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
     });
     const pid = spawned.pid;
-    if (pid === undefined) throw new Error("spawning wrangler dev failed (no pid)");
+    if (pid === undefined) throw new Error("spawning scripts/serve.ts failed (no pid)");
     liveGroups.add(pid);
     child = spawned;
     const sink = (chunk: Buffer): void => {
@@ -296,23 +301,18 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   }
 
   async function waitForHealth(spawned: ChildProcess): Promise<void> {
-    const deadline = Date.now() + readyTimeoutMs;
-    let last = "no answer yet";
-    while (Date.now() < deadline) {
-      if (spawned.exitCode !== null || spawned.signalCode !== null) {
-        throw new Error(`wrangler dev exited (${spawned.exitCode ?? spawned.signalCode}) before ${baseUrl}/health answered 200\n${tail.lines(40)}`);
-      }
-      try {
-        const response = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
-        const body = await response.text();
-        if (response.status === 200) return;
-        last = `${response.status} ${body.slice(0, 300)}`;
-      } catch (error) {
-        last = error instanceof Error ? error.message : String(error);
-      }
-      await sleep(100);
+    const outcome = await eventually(async () => {
+      if (spawned.exitCode !== null || spawned.signalCode !== null) return "exited";
+      const response = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
+      const body = await response.text();
+      if (response.status !== 200) throw new Error(`${response.status} ${body.slice(0, 300)}`);
+      return "healthy";
+    }, { timeoutMs: readyTimeoutMs, what: `${baseUrl}/health to answer 200` }).catch((error: unknown) => {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}\n${tail.lines(40)}`, { cause: error });
+    });
+    if (outcome === "exited") {
+      throw new Error(`scripts/serve.ts exited (${spawned.exitCode ?? spawned.signalCode}) before ${baseUrl}/health answered 200\n${tail.lines(40)}`);
     }
-    throw new Error(`${baseUrl}/health did not answer 200 within ${readyTimeoutMs} ms (last: ${last})\n${tail.lines(40)}`);
   }
 
   async function terminate(signal: "SIGTERM" | "SIGKILL"): Promise<void> {
@@ -326,7 +326,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       signalGroup(pgid, "SIGKILL");
       gone = await waitForGroupExit(pgid, GROUP_EXIT_TIMEOUT_MS);
     }
-    if (!gone) throw new Error(`process group ${pgid} (wrangler dev) still alive after SIGKILL`);
+    if (!gone) throw new Error(`process group ${pgid} (scripts/serve.ts) still alive after SIGKILL`);
     liveGroups.delete(pgid);
   }
 

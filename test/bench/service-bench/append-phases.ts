@@ -27,7 +27,7 @@ export async function measureAppendLatency(
   baseUrl: string,
   runId: string,
   options: { appends: number; sizeBytes: number; maxMs: number },
-  onTimedStart: () => void,
+  onTimedStart: () => void | Promise<void>,
 ): Promise<LatencyResult> {
   const client = new Client(baseUrl, { pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: REQUEST_TIMEOUT_MS });
   try {
@@ -35,7 +35,7 @@ export async function measureAppendLatency(
     await createStream(client, path);
     // Warm-up (not timed, not counted): first requests pay for cold paths on both servers.
     for (let i = 0; i < WARM_UP_APPENDS; i++) await append(client, path, payload(`warm-${i};`, options.sizeBytes));
-    onTimedStart();
+    await onTimedStart();
     const samplesMs: number[] = [];
     const errors = new ErrorTally();
     const started = performance.now();
@@ -59,7 +59,7 @@ export async function measureAppendThroughput(
   baseUrl: string,
   runId: string,
   options: { connections: number; durationMs: number; sizeBytes: number },
-  onTimedStart: () => void,
+  onTimedStart: () => void | Promise<void>,
 ): Promise<ThroughputResult> {
   const pool = new Pool(baseUrl, { connections: options.connections, keepAliveTimeout: 60_000, headersTimeout: REQUEST_TIMEOUT_MS });
   try {
@@ -71,7 +71,7 @@ export async function measureAppendThroughput(
         await append(pool, path, payload("warm;", options.sizeBytes));
       }));
     }
-    onTimedStart();
+    await onTimedStart();
     const errors = new ErrorTally();
     const samplesMs: number[] = [];
     const started = performance.now();

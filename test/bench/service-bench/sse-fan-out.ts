@@ -5,6 +5,7 @@
 import { setMaxListeners } from "node:events";
 import { Client, Pool } from "undici";
 import { append, createStream, payload, streamPath } from "./http.ts";
+import { eventually } from "../../support/eventually.ts";
 import { ErrorTally, sleep, summarize, type LatencySummary } from "./stats.ts";
 
 export interface FanOutOptions {
@@ -50,7 +51,8 @@ export async function measureSseFanOut(baseUrl: string, runId: string, options: 
   const abort = new AbortController();
   setMaxListeners(options.readers + 16, abort.signal); // one listener per reader is expected here
   const sentAtMs = new Map<number, number>();
-  const latenciesMs: number[] = [];
+  /** Every delivery seen; only those of acknowledged appends count (a timed-out append may still land). */
+  const deliveries: { seq: number; latencyMs: number }[] = [];
   const readerErrors = new ErrorTally();
   const readers: Reader[] = [];
   const readerTasks: Promise<void>[] = [];
@@ -86,7 +88,7 @@ export async function measureSseFanOut(baseUrl: string, runId: string, options: 
           const sent = sentAtMs.get(seq);
           if (sent === undefined || !reader.counted || reader.received.has(seq)) continue;
           reader.received.add(seq);
-          latenciesMs.push(receivedAt - sent);
+          deliveries.push({ seq, latencyMs: receivedAt - sent });
         }
       }
     }
@@ -116,6 +118,7 @@ export async function measureSseFanOut(baseUrl: string, runId: string, options: 
     for (const reader of ready) reader.counted = true;
 
     const appendErrors = new ErrorTally();
+    const acknowledgedSeqs = new Set<number>();
     let acknowledged = 0;
     const started = performance.now();
     for (let seq = 0; seq < options.appends; seq++) {
@@ -124,6 +127,7 @@ export async function measureSseFanOut(baseUrl: string, runId: string, options: 
       sentAtMs.set(seq, performance.now());
       try {
         await append(writer, path, payload(`seq=${seq};t=${Date.now()};`, options.sizeBytes));
+        acknowledgedSeqs.add(seq);
         acknowledged++;
       } catch (error) {
         appendErrors.add(error);
@@ -131,10 +135,13 @@ export async function measureSseFanOut(baseUrl: string, runId: string, options: 
     }
     // Wait for the deliveries still on their way (bounded).
     const expectedPerReader = acknowledged;
-    const drainDeadline = performance.now() + options.drainTimeoutMs;
-    while (performance.now() < drainDeadline && ready.some((reader) => reader.received.size < expectedPerReader)) await sleep(50);
+    const receivedAcknowledged = (reader: Reader): number => [...reader.received].filter((seq) => acknowledgedSeqs.has(seq)).length;
+    await eventually(() => ready.every((reader) => receivedAcknowledged(reader) >= expectedPerReader), {
+      timeoutMs: options.drainTimeoutMs,
+      what: "the last deliveries",
+    }).catch(() => undefined); // the ones still missing are counted below
 
-    const delivered = ready.reduce((sum, reader) => sum + reader.received.size, 0);
+    const delivered = ready.reduce((sum, reader) => sum + receivedAcknowledged(reader), 0);
     return {
       readersRequested: options.readers,
       readersReady: ready.length,
@@ -143,8 +150,8 @@ export async function measureSseFanOut(baseUrl: string, runId: string, options: 
       appendErrors,
       delivered,
       expected: ready.length * acknowledged,
-      readersComplete: ready.filter((reader) => reader.received.size >= expectedPerReader).length,
-      latency: summarize(latenciesMs),
+      readersComplete: ready.filter((reader) => receivedAcknowledged(reader) >= expectedPerReader).length,
+      latency: summarize(deliveries.filter((d) => acknowledgedSeqs.has(d.seq)).map((d) => d.latencyMs)),
     };
   } finally {
     abort.abort();

@@ -1,0 +1,49 @@
+// `npm run dev:wrangler`: what `npm run dev` was before scripts/dev.ts served the Worker through Miniflare's
+// API directly. Starts the embedded S3 endpoint (a local R2 bucket kept in .mink/s3) and the Worker (the
+// router and three nodes) under `wrangler dev` on http://127.0.0.1:$PORT (default 8787), with Durable Object
+// state in .mink/wrangler (the same state as `npm run dev`). Both keep their data across restarts; Ctrl-C
+// stops both. `wrangler dev` puts its own Node process and a proxy workerd in the request path (about 60%
+// of the CPU of a 2-core machine under load, docs/benchmarks.md) and ignores [vars] set in the environment.
+import { spawn } from "node:child_process";
+import { startEmbeddedS3 } from "./embedded-s3.ts";
+
+const port = Number(process.env.PORT ?? 8787);
+const s3Port = Number(process.env.MINK_S3_PORT ?? 9000);
+/** The admin bearer token for local development (production sets ADMIN_TOKEN as a secret). */
+const devAdminToken = process.env.ADMIN_TOKEN ?? "mink-dev-admin";
+
+const s3 = await startEmbeddedS3({ port: s3Port, persistDir: ".mink/s3" });
+console.log(`embedded S3 endpoint on ${s3.url} (bucket ${s3.bucket}, data in .mink/s3)`);
+
+/** Three owning nodes by default (MINK_NODES overrides: a comma-separated list of node ids). */
+const nodeIds = process.env.MINK_NODES ?? "node-0,node-1,node-2";
+
+const vars = {
+  NODE_IDS: nodeIds,
+  // Nodes advertise `<PUBLIC_ORIGIN>/n/<id>`: the 307s of the router point there.
+  PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
+  S3_ENDPOINT: s3.url,
+  S3_BUCKET: s3.bucket,
+  S3_REGION: "auto",
+  S3_ADDRESSING: "path",
+  S3_ACCESS_KEY_ID: s3.accessKeyId,
+  S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  ADMIN_TOKEN: devAdminToken,
+};
+const args = ["wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", ".mink/wrangler"];
+for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+
+const wrangler = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+console.log(`mink on http://127.0.0.1:${port}: nodes ${nodeIds} (admin token: ${devAdminToken})`);
+
+let stopping = false;
+async function stop(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  if (wrangler.exitCode === null) wrangler.kill("SIGTERM");
+  await s3.stop();
+  process.exit(code);
+}
+wrangler.on("exit", (code) => void stop(code ?? 0));
+process.on("SIGINT", () => void stop(0));
+process.on("SIGTERM", () => void stop(0));
