@@ -84,13 +84,13 @@ function payloadFor(appender: number, seq: number): string {
 }
 
 /** `<id:length:payload>\n`, ASCII only, so byte and character positions agree. */
-export function frameFor(appender: number, seq: number): { id: string; frame: string } {
+function frameFor(appender: number, seq: number): { id: string; frame: string } {
   const id = `a${appender}.${seq}`;
   const payload = payloadFor(appender, seq);
   return { id, frame: `<${id}:${payload.length}:${payload}>\n` };
 }
 
-export interface ParsedFrame {
+interface ParsedFrame {
   id: string;
   /** Byte position of the frame's first and one-past-last byte in the stream. */
   start: number;
@@ -98,7 +98,7 @@ export interface ParsedFrame {
 }
 
 /** Splits a stream's bytes into whole frames; throws at the first byte that is not a whole, genuine frame. */
-export function parseFrames(text: string): ParsedFrame[] {
+function parseFrames(text: string): ParsedFrame[] {
   const frames: ParsedFrame[] = [];
   let at = 0;
   while (at < text.length) {
@@ -124,7 +124,7 @@ export function parseFrames(text: string): ParsedFrame[] {
   return frames;
 }
 
-export class StreamClient {
+class StreamClient {
   readonly #agent = new Agent({ connect: { timeout: 5_000 } });
   constructor(private readonly baseUrl: string) {}
 

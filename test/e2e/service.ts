@@ -165,7 +165,7 @@ function sharedBuild(): Promise<string> {
 }
 
 /** A port that was free a moment ago (the kernel's pick for port 0). */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();

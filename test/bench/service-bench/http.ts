@@ -2,7 +2,7 @@
 // connection cost), the same for both servers. Streams are text/plain so SSE sends the payload as text.
 import type { Dispatcher } from "undici";
 
-export const STREAM_CONTENT_TYPE = "text/plain";
+const STREAM_CONTENT_TYPE = "text/plain";
 /** Bound on every request's wait for headers, so a stuck server ends a phase instead of hanging it. */
 export const REQUEST_TIMEOUT_MS = 15_000;
 

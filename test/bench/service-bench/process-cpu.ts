@@ -27,7 +27,7 @@ function clockTicksPerSecond(): number {
 }
 
 /** Every process now, by PID. */
-export function processTable(): Map<number, ProcessStat> {
+function processTable(): Map<number, ProcessStat> {
   if (process.platform !== "linux") throw new Error("CPU accounting reads /proc: Linux only");
   const table = new Map<number, ProcessStat>();
   for (const entry of readdirSync("/proc")) {

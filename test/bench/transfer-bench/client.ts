@@ -29,7 +29,7 @@ export interface StreamRecord {
 }
 
 /** Counts of the answers clients were not done with, by kind ("307", "503 transfer_pending", ...). */
-export class Tally {
+class Tally {
   readonly counts = new Map<string, number>();
   add(kind: string): void {
     this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);

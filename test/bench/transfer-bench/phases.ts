@@ -10,7 +10,7 @@ const OPENED_TIMEOUT_MS = 30_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function streamUrlPath(name: string): string {
+function streamUrlPath(name: string): string {
   return `/v1/stream/${name}`;
 }
 

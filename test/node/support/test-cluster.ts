@@ -11,7 +11,7 @@ import { MemoryStore } from "../../../src/storage/memory-store.ts";
 import type { ObjectStore } from "../../../src/storage/object-store.ts";
 import { MemoryMetaLog } from "./memory-meta-log.ts";
 
-export const ORIGIN = "http://127.0.0.1:8787";
+const ORIGIN = "http://127.0.0.1:8787";
 
 export interface ClusterOptions {
   readonly now?: () => number;
