@@ -5,7 +5,7 @@
 // - workers: Durable Objects and the Worker inside workerd (vitest pool: eviction, alarms, restarts);
 // - s3:      the same contract and storage suites against a real S3 server (radosgw in CI), selected by
 //            MINK_TEST_S3_ENDPOINT; `npm run test:s3`.
-// - e2e:     mink started for real (wrangler dev + an S3 endpoint) under the Durable Streams conformance
+// - e2e:     mink started for real (the local runtime + an S3 endpoint) under the Durable Streams conformance
 //            suite and the SIGKILL test; `npm run test:e2e` (docs/testing-e2e.md). Not part of `npm test` yet.
 // No `retry` anywhere: a flaky test is a bug to find.
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
@@ -41,9 +41,9 @@ export default defineConfig({
           name: "e2e",
           environment: "node",
           include: ["test/e2e/**/*.e2e.test.ts"],
-          // Each file starts its own services (wrangler dev + workerd): one file at a time on 2 shared cores.
+          // Each file starts its own services (the local runtime + workerd): one file at a time on 2 shared cores.
           maxWorkers: 1,
-          // Generous: long-poll and TTL tests wait for real, and a cold `wrangler dev` bundles first.
+          // Generous: long-poll and TTL tests wait for real, and the first start bundles the Worker.
           testTimeout: 60_000,
           hookTimeout: 180_000,
         },

@@ -1,4 +1,4 @@
-// The mink CLI against mink started for real (three nodes under `wrangler dev`, test/e2e/service.ts): the
+// The mink CLI against mink started for real (three nodes under the local runtime, test/e2e/service.ts): the
 // commands people use to look at the cluster and to move streams, run in-process through main() and, at
 // least once, as the real `node bin/mink.js` child process. A transfer is accepted (exit 0, the pending
 // transfer printed) and then completes: `mink stream --json` shows the target owning the stream, opened, and
@@ -20,7 +20,7 @@ const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const STREAM_PATH = "cli-e2e/orders/2026";
 const STREAM_CONTENT = "order 1\norder 2\norder 3\n";
 const NODE_IDS = ["node-0", "node-1", "node-2"];
-/** Bound on each wait for a transfer or drain to settle (generous: 2 busy cores, `wrangler dev`). */
+/** Bound on each wait for a transfer or drain to settle (generous: 2 busy cores). */
 const SETTLE_TIMEOUT_MS = 60_000;
 
 interface StreamJson {

@@ -1,6 +1,6 @@
 // Issue 4: "A test kills the running service with SIGKILL in the middle of concurrent appends, restarts it,
 // and finds every acknowledged append at its offset and nothing unacknowledged half-visible; repeated for
-// 20 kills." The rounds and the checks are in kill-rounds.ts; this file starts mink (wrangler dev, its whole
+// 20 kills." The rounds and the checks are in kill-rounds.ts; this file starts mink (the local runtime, its whole
 // process group SIGKILLed by service.kill()) and restarts it on the same port and persist dir.
 //
 //   npm run test:e2e -- test/e2e/kill-restart.e2e.test.ts
