@@ -1,8 +1,10 @@
 // The mink Worker: the router in front of the metadata log and the stream nodes.
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import { domainError } from "./core/errors.ts";
 import type { Env } from "./env.ts";
-import { routeRequest, toNodeAddress } from "./router/router.ts";
+import { nodeIdsOf, routeRequest, toNodeAddress } from "./router/router.ts";
 import { adminRoutes, metricsResponse, requireAdmin } from "./http/admin-routes.ts";
+import { errorResponse } from "./http/stream-routes.ts";
 import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { objectStoreFromSettings } from "./storage/store-from-env.ts";
 
@@ -24,13 +26,29 @@ app.get("/health", async (c) => {
 });
 
 /**
- * The stream API (DESIGN section 5, docs/router.md): the router resolves each name in its cached view and
- * serves it through the local node, redirects (307) to its owner, or forwards to it (ROUTER_MODE=forward).
- * `/n/<node-id>/v1/stream/...` is a node's advertised address and goes straight to that node.
+ * The Durable Streams protocol as one app, served the same way at every entry: the router (`/v1/stream/...`)
+ * and each node's advertised address (`/n/<node-id>/v1/stream/...`), which a client may use as its base URL
+ * (DESIGN section 4). The reserved `__ds` API (NAME-3: matched before stream names) is the Worker's at every
+ * entry, since subscriptions live in the metadata log, not in a node; only where stream requests go differs.
  */
-app.route("/v1/stream/__ds", subscriptionRoutes); // NAME-3: the reserved subscription API, before streams
-app.all("/v1/stream/*", (c) => routeRequest(c.env, c.req.raw));
-app.all("/n/:node/v1/stream/*", (c) => toNodeAddress(c.env, c.req.param("node"), c.req.raw));
+function protocolApp(streams: (c: Context<{ Bindings: Env }>) => Promise<Response>): Hono<{ Bindings: Env }> {
+  const protocol = new Hono<{ Bindings: Env }>();
+  protocol.route("/v1/stream/__ds", subscriptionRoutes);
+  protocol.all("/v1/stream/*", streams);
+  return protocol;
+}
+
+/**
+ * At the router (DESIGN section 5, docs/router.md) each name is resolved in the cached view and served
+ * through the local node, redirected (307) to its owner, or forwarded to it (ROUTER_MODE=forward). At a
+ * node's address stream requests go straight to that node, which answers from its own view.
+ */
+app.route("/", protocolApp((c) => routeRequest(c.env, c.req.raw)));
+app.use("/n/:node/*", async (c, next) => {
+  if (!nodeIdsOf(c.env).includes(c.req.param("node"))) return errorResponse(domainError("not_found", "no such node"));
+  return next();
+});
+app.route("/n/:node", protocolApp((c) => toNodeAddress(c.env, c.req.param("node"), c.req.raw)));
 
 /** Operations (docs/operations.md): JSON views of the metadata log and Prometheus metrics, admin token only. */
 app.route("/admin", adminRoutes);

@@ -18,14 +18,17 @@ import {
   type SplitUrl,
   type SubscriptionError,
 } from "../core/subscriptions/index.ts";
+import { RESERVED_SEGMENT, STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
 import { type Env, metaLogClient } from "../env.ts";
-import { type MetaLogClient } from "../ports/meta-log-client.ts";
-import type { SubscriptionAnswer } from "../ports/meta-log-client.ts";
+import type { MetaLogClient, SubscriptionAnswer } from "../ports/meta-log-client.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects, type PreparedEffect } from "../subscriptions/effects.ts";
 import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
 import { preflightResponse, withSecurityHeaders } from "./security-headers.ts";
 
 type Ctx = Context<{ Bindings: Env }>;
+
+/** Where a subscription's own routes begin, at any entry (the router's or a node's address). */
+const SUBSCRIPTIONS_PATH = `${STREAM_PATH_PREFIX}${RESERVED_SEGMENT}/subscriptions/`;
 
 const splitUrl: SplitUrl = (raw) => {
   try {
@@ -36,10 +39,20 @@ const splitUrl: SplitUrl = (raw) => {
   }
 };
 
-/** Callback and JWKS URLs name this origin: the configured one, else the request's. */
-function publicOrigin(env: Env, request: Request): string {
+/** A node's advertised address in front of the protocol's path: `/n/<node-id>`. */
+const NODE_ADDRESS = /^\/n\/[^/]+(?=\/v1\/stream\/)/;
+
+/**
+ * The base URL the request came through, which callback, JWKS and wake-stream URLs are built on: the public
+ * origin (the configured one, else the request's), followed by `/n/<node-id>` when the client used a node's
+ * advertised address as its base URL. Every entry serves the whole protocol, so either base reaches the
+ * same records from anywhere.
+ */
+function publicBase(env: Env, request: Request): string {
   const configured = env.PUBLIC_ORIGIN;
-  return (configured !== undefined && configured !== "" ? configured : new URL(request.url).origin).replace(/\/+$/, "");
+  const url = new URL(request.url);
+  const origin = (configured !== undefined && configured !== "" ? configured : url.origin).replace(/\/+$/, "");
+  return `${origin}${NODE_ADDRESS.exec(url.pathname)?.[0] ?? ""}`;
 }
 
 function metaOf(c: Ctx): MetaLogClient {
@@ -98,7 +111,7 @@ subscriptionRoutes.put("/subscriptions/:id", async (c) => {
   const config = parseSubscriptionConfig(body.value, splitUrl);
   if (!config.ok) return rejection(config.error);
   const meta = metaOf(c);
-  const put = await meta.putSubscription(id.value, config.value, publicOrigin(c.env, c.req.raw));
+  const put = await meta.putSubscription(id.value, config.value, publicBase(c.env, c.req.raw));
   return answer(c, meta, put, (value) => json(value.created ? 201 : 200, value.view));
 });
 
@@ -135,7 +148,7 @@ subscriptionRoutes.delete("/subscriptions/:id/streams/*", async (c) => {
   // router may decode %2F before matching.
   const pathname = new URL(c.req.url).pathname;
   const marker = "/streams/";
-  const encoded = pathname.slice(pathname.indexOf(marker, pathname.indexOf("/subscriptions/")) + marker.length);
+  const encoded = pathname.slice(pathname.indexOf(marker, pathname.indexOf(SUBSCRIPTIONS_PATH) + SUBSCRIPTIONS_PATH.length) + marker.length);
   let decoded: string;
   try {
     decoded = decodeURIComponent(encoded);

@@ -50,13 +50,20 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
       case "transfer_pending":
       case "unavailable":
         return errorReply(refusalError(decision));
-      case "park":
+      case "park": {
         // R2: this node is the transfer target; wait for the source to complete it, then route again.
+        // The answer that says so was on its way while this node may have opened the stream (and woken the
+        // requests parked for it) or begun handing it on: look here, with no await before the wait, so
+        // that wake-up is not missed and the request does not sit out a poll for a stream it can be served.
+        const here = ctx.registry.byName(name);
+        if (here?.phase.kind === "opened") return null;
         if (ctx.now() >= parkUntilMs) return errorReply(unavailable("the transfer of this stream has not settled; retry"));
         // Woken as soon as this node opens the stream (its watcher sees the completion), else polls.
-        await ctx.parked.wait(name, PARK_POLL_MS);
+        if (here?.phase.kind === "handing-off") await here.phase.done;
+        else await ctx.parked.wait(name, PARK_POLL_MS);
         lookup = await ctx.view.lookup(name, true);
         continue;
+      }
     }
   }
 }

@@ -3,8 +3,10 @@
 //   single    one node
 //   redirect  three nodes behind the router, which answers 307s to the owner's address
 //   forward   three nodes behind the router in forwarding mode
+//   node      three nodes, with a node's advertised address (`<origin>/n/node-1`) as the suite's base URL:
+//             every node address serves the whole protocol, the reserved `__ds` API included
 // each over the embedded S3 endpoint and, when MINK_TEST_S3_ENDPOINT is set, again over that server
-// (radosgw in CI): ids "single-external", "redirect-external", "forward-external".
+// (radosgw in CI): ids "single-external", "redirect-external", "forward-external", "node-external".
 //
 //   npm run test:e2e                                            every setup
 //   MINK_CONFORMANCE_SETUPS=single,redirect npm run test:e2e     some of them
@@ -35,6 +37,8 @@ interface Setup {
   title: string;
   /** Undefined: use MINK_CONFORMANCE_BASE_URL, a server started outside this file. */
   service?: ServiceOptions;
+  /** Appended to the service's URL for the suite's base URL (a node's address, `/n/<id>`); default none. */
+  basePath?: string;
   /**
    * Replace globalThis.fetch with undici 7's for this setup. Node 20's built-in fetch (an older bundled
    * undici) fails to follow a 307 when the request body is binary; undici 7 follows it. The suite and its
@@ -64,6 +68,14 @@ function selectedSetups(): Setup[] {
     { id: `single${suffix}`, title: `one node, ${title}`, service: { ...common, s3, nodes: 1 }, undiciFetch: false },
     { id: `redirect${suffix}`, title: `three nodes, 307 redirects, ${title}`, service: { ...common, s3, nodes: 3, forwarding: false }, undiciFetch: true },
     { id: `forward${suffix}`, title: `three nodes, forwarding, ${title}`, service: { ...common, s3, nodes: 3, forwarding: true }, undiciFetch: false },
+    // A node other than the router's local one: its own streams are served there, the rest are 307s from it.
+    {
+      id: `node${suffix}`,
+      title: `three nodes, a node address as base URL, ${title}`,
+      service: { ...common, s3, nodes: 3, forwarding: false },
+      basePath: "/n/node-1",
+      undiciFetch: true,
+    },
   ]);
   const filter = process.env.MINK_CONFORMANCE_SETUPS;
   if (filter === undefined || filter === "") return all;
@@ -111,7 +123,7 @@ for (const setup of selectedSetups()) {
     beforeAll(async () => {
       if (setup.service !== undefined) {
         service = await startService(setup.service);
-        options.baseUrl = service.baseUrl;
+        options.baseUrl = `${service.baseUrl}${setup.basePath ?? ""}`;
       }
       // Only the suite's requests go through undici 7: swapped after the start, because aws4fetch (which
       // creates the external bucket) builds Node's own Request objects, which undici's fetch refuses.

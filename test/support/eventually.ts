@@ -56,3 +56,17 @@ export async function eventually<T>(
     pauseMs = Math.min(LONGEST_PAUSE_MS, pauseMs * 2);
   }
 }
+
+/**
+ * Whether a promise is still pending after the event loop has drained `turns` times (macrotask turns):
+ * "not answered yet" without a wall-clock sleep. Resolves true when it is still pending.
+ */
+export async function stillPending(promise: Promise<unknown>, turns = 20): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  for (let i = 0; i < turns && !settled; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+  return !settled;
+}

@@ -15,13 +15,18 @@ const ORIGIN = "http://mink.test";
 const meta = metaLogClient(testEnv.META_LOG);
 const json = { "content-type": "application/json" };
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = json): Promise<Response> {
+/** A request to the Worker at `<base>/v1/stream/<path>`: the router's origin, or a node's address. */
+async function callAt(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = json): Promise<Response> {
   const ctx = createExecutionContext();
   const init: RequestInit = { method, headers };
   if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
-  const response = await worker.fetch(new Request(`${ORIGIN}/v1/stream/${path}`, init), testEnv, ctx);
+  const response = await worker.fetch(new Request(`${base}/v1/stream/${path}`, init), testEnv, ctx);
   await waitOnExecutionContext(ctx);
   return response;
+}
+
+function call(method: string, path: string, body?: unknown, headers: Record<string, string> = json): Promise<Response> {
+  return callAt(ORIGIN, method, path, body, headers);
 }
 
 const sub = (id: string, rest = ""): string => `__ds/subscriptions/${id}${rest}`;
@@ -68,6 +73,32 @@ describe("subscription routes", () => {
     const unknown = await call("GET", "__ds/elsewhere");
     expect(unknown.status).toBe(404);
     expect(await errorCode(unknown)).toBe("SUBSCRIPTION_NOT_FOUND");
+  });
+
+  it("a node's address serves the reserved API as the router does: the same records, URLs on the address used", async () => {
+    const node = `${ORIGIN}/n/node-0`;
+    const config = { type: "webhook", pattern: "n/*", webhook: { url: "https://hooks.example.com/n" } };
+    const created = await callAt(node, "PUT", sub("n1"), config);
+    expect(created.status).toBe(201);
+    const view = await created.json<{ webhook: { signing: { jwks_url: string } } }>();
+    // A client whose base URL is the node's address finds the JWKS (and its callbacks) under that base.
+    expect(view.webhook.signing.jwks_url).toBe(`${node}/v1/stream/__ds/jwks.json`);
+    const jwks = await callAt(node, "GET", "__ds/jwks.json");
+    expect(jwks.status).toBe(200);
+    expect(jwks.headers.get("content-type")).toBe("application/jwk-set+json");
+    // One book of records: the router sees what the node's address created, and the other way round.
+    expect((await call("PUT", sub("n1"), config)).status).toBe(200);
+    expect((await callAt(node, "POST", sub("n1", "/streams"), { streams: ["n/a/b"] })).status).toBe(204);
+    expect((await callAt(node, "DELETE", sub("n1", `/streams/${encodeURIComponent("n/a/b")}`))).status).toBe(204);
+    const unknown = await callAt(node, "GET", "__ds/elsewhere");
+    expect(unknown.status).toBe(404);
+    expect(await errorCode(unknown)).toBe("SUBSCRIPTION_NOT_FOUND");
+    expect((await callAt(node, "DELETE", sub("n1"))).status).toBe(204);
+    expect((await call("GET", sub("n1"))).status).toBe(404);
+    // An address of no node of this deployment serves nothing, reserved API included.
+    const stranger = await callAt(`${ORIGIN}/n/node-9`, "GET", "__ds/jwks.json");
+    expect(stranger.status).toBe(404);
+    expect(await errorCode(stranger)).toBe("not_found");
   });
 
   it("adds and removes explicit streams (an encoded path segment)", async () => {
