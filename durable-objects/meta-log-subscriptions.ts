@@ -38,14 +38,13 @@ import {
   type WakeContext,
   type WakeRef,
 } from "../src/core/subscriptions/index.ts";
-import type { PreparedEffect, PutOutcome, SubscriptionAnswer, SubscriptionSet } from "../src/ports/meta-log-client.ts";
+import type { PreparedEffect, PutOutcome, SubscriptionAnswer, SubscriptionSet, WebhookJwks } from "../src/ports/meta-log-client.ts";
 import {
   base64UrlEncode,
   createWebhookSigner,
   generateWebhookSigningKey,
   webhookJwks,
   type StoredSigningKey,
-  type WebhookJwks,
   type WebhookSigner,
 } from "../src/subscriptions/webhook-signing.ts";
 

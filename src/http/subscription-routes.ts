@@ -20,8 +20,8 @@ import {
 } from "../core/subscriptions/index.ts";
 import { RESERVED_SEGMENT, STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
 import { type Env, metaLogClient } from "../env.ts";
-import type { MetaLogClient, SubscriptionAnswer } from "../ports/meta-log-client.ts";
-import { appendWakeEventByFetch, performSubscriptionEffects, type PreparedEffect } from "../subscriptions/effects.ts";
+import type { MetaLogClient, PreparedEffect, SubscriptionAnswer } from "../ports/meta-log-client.ts";
+import { appendWakeEventByFetch, performSubscriptionEffects } from "../subscriptions/effects.ts";
 import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
 import { preflightResponse, withSecurityHeaders } from "./security-headers.ts";
 

@@ -136,7 +136,8 @@ export class MetaLogService {
   async watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties> {
     if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
     const deadlineMs = this.now() + this.boundedWaitMs(timeoutMs);
-    for (;;) {
+    // A wait that ended without a change (its timeout, or the bound on waiters reached) answers at once.
+    for (let woken = true; ; ) {
       const state = this.current;
       const changes = since === 0 ? null : this.changesSince(since);
       const handedTo =
@@ -146,8 +147,8 @@ export class MetaLogService {
       // it, so a watcher costs about one call per `timeoutMs` unless it has work.
       const remainingMs = deadlineMs - this.now();
       const relevant = changes === null || changes.full || changes.streams.some((stream) => concernsNode(stream, nodeId));
-      if (relevant || remainingMs <= 0) return { version: state.version, transfers: transferDuties(state, nodeId), handedTo };
-      await this.nextChange(remainingMs);
+      if (relevant || remainingMs <= 0 || !woken) return { version: state.version, transfers: transferDuties(state, nodeId), handedTo };
+      woken = (await this.waiters.wait(CHANGE, remainingMs)) === "changed";
     }
   }
 

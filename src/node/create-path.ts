@@ -198,7 +198,8 @@ async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig)
     if (record.owner !== ctx.nodeId) {
       if (config.fork !== null && record.ownership === "placed" && record.epoch === 0) {
         // Placement chose another node for a fork whose source is here: ask for the fork to be handed
-        // here. The other node completes the hand-off when the redirected PUT reaches it (node-routing.ts).
+        // here. The other node's watcher closes and completes it at once (T2); meanwhile it redirects the
+        // PUT back here (R3), where it parks until the transfer settles (R2).
         const moving = await ctx.meta.propose({ type: "BeginTransfer", streamId: record.id, target: ctx.nodeId, by });
         if (!moving.ok) return fail(unavailable(moving.error.message));
       }

@@ -10,6 +10,7 @@ import { adoptStream } from "./adopt.ts";
 import { type NodeContext } from "./node-context.ts";
 import { errorReply, redirectReply, unavailable, type Reply } from "./replies.ts";
 import type { StreamState } from "./stream-registry.ts";
+import { settleWithin } from "../waits/keyed-waiters.ts";
 
 /** How long a request for a stream being transferred here waits for the transfer to settle (R2). */
 const PARK_TIMEOUT_MS = 10_000;
@@ -22,8 +23,8 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
   if (held?.phase.kind === "opened") return null;
   const parkUntilMs = ctx.now() + PARK_TIMEOUT_MS;
   if (held?.phase.kind === "handing-off") {
-    // This node is handing the stream off: wait for that, then route the request to where it went.
-    await held.phase.done;
+    // This node is handing the stream off: wait for that (bounded), then route the request to where it went.
+    await settleWithin(held.phase.done, PARK_TIMEOUT_MS);
     held = ctx.registry.byName(name);
     if (held?.phase.kind === "opened") return null;
   }
@@ -59,7 +60,7 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
         if (here?.phase.kind === "opened") return null;
         if (ctx.now() >= parkUntilMs) return errorReply(unavailable("the transfer of this stream has not settled; retry"));
         // Woken as soon as this node opens the stream (its watcher sees the completion), else polls.
-        if (here?.phase.kind === "handing-off") await here.phase.done;
+        if (here?.phase.kind === "handing-off") await settleWithin(here.phase.done, parkUntilMs - ctx.now());
         else await ctx.parked.wait(name, PARK_POLL_MS);
         lookup = await ctx.view.lookup(name, true);
         continue;
@@ -73,7 +74,7 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
  * where the stream went (or a 503 to retry, if it stayed: the hand-off failed and the watcher retries it).
  */
 export async function afterHandOff(ctx: NodeContext, stream: StreamState): Promise<Reply> {
-  if (stream.phase.kind === "handing-off") await stream.phase.done;
+  if (stream.phase.kind === "handing-off") await settleWithin(stream.phase.done, PARK_TIMEOUT_MS);
   const routed = await routeAtNode(ctx, stream.name);
   return routed ?? errorReply(unavailable("the stream is being handed to another node; retry"));
 }

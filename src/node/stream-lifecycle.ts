@@ -100,6 +100,9 @@ export async function ensureOpened(ctx: NodeContext, stream: StreamState): Promi
       nodeEpoch: ctx.nodeEpoch,
     });
     if (!opened.ok) return opened.error.code === "held_by" ? opened.error : unavailable(opened.error.message);
+    // Removed, expired or being handed off meanwhile (the append path holds no name lock): the caller's
+    // checks of the phase answer for it.
+    if (stream.phase.kind !== "held") return null;
     stream.epoch = opened.value.stream.epoch;
     moveTo(stream, { kind: "opened" });
     return null;

@@ -37,10 +37,12 @@ export function subscriptionDelivery(
       const request = parseAppendRequest(headers, body.byteLength, ctx.settings.maxBodyBytes);
       if (!request.ok) throw new Error(`wake event for ${effect.stream} refused: ${request.error.message}`);
       const answer = await appendToStream(ctx, { name: effect.stream, request: request.value, body, bodyText: effect.rawBody });
-      if (answer.kind === "redirect") return appendWakeEventByFetch(effect);
-      if (answer.kind === "error" && answer.error.code !== "not_found") {
-        throw new Error(`wake event append to ${effect.stream} failed: ${answer.error.code} ${answer.error.message}`);
+      if (answer.kind === "reply" || (answer.kind === "error" && answer.error.code === "not_found")) return;
+      // Not served here after all (moved, held by another node, being transferred): through its owner.
+      if (answer.kind === "redirect" || ["held_by", "conflict", "unavailable"].includes(answer.error.code)) {
+        return appendWakeEventByFetch(effect);
       }
+      throw new Error(`wake event append to ${effect.stream} failed: ${answer.error.code} ${answer.error.message}`);
     },
     webhookReplied: (id, ref, done) => meta.onWebhookReply(id, ref, done),
   };

@@ -7,7 +7,6 @@
 import type { WakeRef } from "../core/subscriptions/wire.ts";
 import type { PreparedEffect } from "../ports/meta-log-client.ts";
 
-export type { PreparedEffect };
 
 export interface EffectPorts {
   /** Appends one JSON message to a wake stream; resolves once it is acknowledged (or throws). */

@@ -5,7 +5,6 @@
 // The key pair is plain JSON (`StoredSigningKey`) for the shell to keep; the private half never leaves it.
 import type { WebhookJwks, WebhookPublicJwk } from "../ports/meta-log-client.ts";
 
-export type { WebhookJwks,  };
 
 /** The key pair as stored by the shell: `x` public, `d` private (base64url, RFC 8037). */
 export interface StoredSigningKey {

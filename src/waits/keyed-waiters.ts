@@ -21,14 +21,14 @@ export class KeyedWaiters {
     return this.count;
   }
 
-  /** Resolves on the next `notify(streamId)`, after `timeoutMs`, or when `signal` aborts (as a timeout). */
-  wait(streamId: string, timeoutMs: number, signal?: AbortSignal): Promise<WakeReason> {
+  /** Resolves on the next `notify(key)`, after `timeoutMs`, or when `signal` aborts (as a timeout). */
+  wait(key: string, timeoutMs: number, signal?: AbortSignal): Promise<WakeReason> {
     if (this.count >= this.maxWaiters || signal?.aborted === true) return Promise.resolve("timeout");
     return new Promise((resolve) => {
-      let set = this.waiters.get(streamId);
+      let set = this.waiters.get(key);
       if (set === undefined) {
         set = new Set();
-        this.waiters.set(streamId, set);
+        this.waiters.set(key, set);
       }
       const waiters = set;
       const onAbort = (): void => waiter.wake("timeout");
@@ -36,7 +36,7 @@ export class KeyedWaiters {
         wake: (reason) => {
           if (!waiters.delete(waiter)) return;
           this.count--;
-          if (waiters.size === 0 && this.waiters.get(streamId) === waiters) this.waiters.delete(streamId);
+          if (waiters.size === 0 && this.waiters.get(key) === waiters) this.waiters.delete(key);
           clearTimeout(timer);
           signal?.removeEventListener("abort", onAbort);
           resolve(reason);
@@ -50,8 +50,8 @@ export class KeyedWaiters {
   }
 
   /** Wakes every waiter on the key (for readers: an acknowledged append, a close, a delete). */
-  notify(streamId: string): void {
-    const set = this.waiters.get(streamId);
+  notify(key: string): void {
+    const set = this.waiters.get(key);
     if (set === undefined) return;
     for (const waiter of [...set]) waiter.wake("changed");
   }

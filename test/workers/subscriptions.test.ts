@@ -6,8 +6,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 import { metaLogClient, type Env } from "../../src/env.ts";
-import { performSubscriptionEffects, type PreparedEffect } from "../../src/subscriptions/effects.ts";
-import { verifyWebhookSignature, type WebhookJwks } from "../../src/subscriptions/webhook-signing.ts";
+import type { PreparedEffect, WebhookJwks } from "../../src/ports/meta-log-client.ts";
+import { performSubscriptionEffects } from "../../src/subscriptions/effects.ts";
+import { verifyWebhookSignature } from "../../src/subscriptions/webhook-signing.ts";
 import { eventually } from "../support/eventually.ts";
 
 const testEnv = env as unknown as Env;
