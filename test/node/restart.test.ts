@@ -1,6 +1,7 @@
 // The node tier's first job: a node in plain Node over the in-memory store and metadata log keeps what it
 // acknowledged across a restart and a crash (DESIGN section 10, invariants 2 and 5).
 import { describe, expect, it } from "vitest";
+import { MemoryStore } from "../../src/storage/memory-store.ts";
 import { TestCluster } from "./support/test-cluster.ts";
 
 const TEXT = { "content-type": "text/plain" };
@@ -24,13 +25,16 @@ describe("node tier: restart and crash", () => {
   });
 
   it("invariant 5: a crashed incarnation's late write is fenced by the seal of the next one", async () => {
-    const cluster = new TestCluster();
+    // A `delay` fault waits on this gate: the old incarnation's WAL PUT is held until the new one sealed.
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const cluster = new TestCluster({ store: new MemoryStore({ sleep: () => gate }) });
     const first = await cluster.start("node-b");
     expect((await first.request("PUT", "r/two", { headers: TEXT })).status).toBe(201);
-    // Hold the next WAL PUT so it is still in flight when the node restarts.
-    cluster.store.inject({ op: "put", keyPrefix: "wal/node-b/", kind: "delay", delayMs: 50 });
+    cluster.store.inject({ op: "put", keyPrefix: "wal/node-b/", kind: "delay", delayMs: 1 });
     const late = first.request("POST", "r/two", { headers: TEXT, body: "late" });
     const second = await cluster.start("node-b");
+    openGate();
     // Its WAL PUT collides with the seal: the old incarnation answers 503 (fenced), never 204.
     const answer = await late;
     expect(answer.status).toBe(503);

@@ -47,7 +47,10 @@ describe("stream phases", () => {
   }
 
   it("a new stream is held, or opened when this incarnation opened it; only moved-away and removed free the name", () => {
-    expect(streamIn("held").phase.kind).toBe("held");
+    const config: StreamConfig = { contentType: "text/plain", ttlSeconds: null, expiresAtMs: null, fork: null };
+    const made = (opened: boolean): StreamState => newStreamState({ id: "s", name: "a", config, createdAtMs: 0, epoch: 1, opened });
+    expect(made(false).phase.kind).toBe("held");
+    expect(made(true).phase.kind).toBe("opened");
     expect(KINDS.filter((kind) => isGone(streamIn(kind)))).toEqual(["moved-away", "removed"]);
   });
 });

@@ -19,6 +19,8 @@ export interface ClusterOptions {
   readonly settings?: SettingsVars;
   /** How long a node trusts a cached lookup (default 1 s, as in the Durable Object). */
   readonly viewTtlMs?: number;
+  /** The shared object store (default a new MemoryStore; pass one whose `delay` faults a test controls). */
+  readonly store?: MemoryStore;
 }
 
 export interface TestNode {
@@ -44,7 +46,7 @@ export class TestCluster {
   constructor(private readonly options: ClusterOptions = {}) {
     this.now = options.now ?? (() => Date.now());
     this.random = options.random ?? (() => Math.random());
-    this.store = new MemoryStore();
+    this.store = options.store ?? new MemoryStore();
     this.meta = new MemoryMetaLog(this.now);
   }
 
