@@ -1,5 +1,5 @@
 // GET (catch-up, long-poll) and HEAD. Readers see acknowledged data only. A long-poll at the tail waits
-// for the stream's next acknowledged append (live-readers.ts) up to LONG_POLL_TIMEOUT_MS. SSE is in
+// for the stream's next acknowledged append (ctx.readers, src/waits/keyed-waiters.ts) up to LONG_POLL_TIMEOUT_MS. SSE is in
 // sse-path.ts. Rules: docs/protocol-rules.md sections 6 to 8.
 import { domainError } from "../core/errors.ts";
 import { cacheControl, ifNoneMatchMatches, NO_STORE, readEtag } from "../core/protocol/caching.ts";

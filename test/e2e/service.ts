@@ -30,7 +30,7 @@ export interface ServiceOptions {
   nodes?: number;
   /** ROUTER_MODE: true = "forward" (the Worker forwards to the owner), false = "redirect" (307, the default). */
   forwarding?: boolean;
-  /** LONG_POLL_TIMEOUT_MS; the conformance suite wants about 500. */
+  /** LONG_POLL_TIMEOUT_MS; the conformance suite runs with 1,500. */
   longPollTimeoutMs?: number;
   /** "embedded" (default): the embedded S3 endpoint in this process; "external": MINK_TEST_S3_* (radosgw). */
   s3?: "embedded" | "external";
