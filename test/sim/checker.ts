@@ -16,6 +16,8 @@ export interface Violation {
   readonly message: string;
   /** Strings whose trace lines explain it (stream names, tokens, incarnations). */
   readonly focus: readonly string[];
+  /** The step it happened at, when one is known: the trace excerpt is taken around it. */
+  readonly step?: number;
 }
 
 export interface CheckResult {
@@ -75,6 +77,7 @@ function checkOneWriter(history: History, out: Violation[]): void {
             `${write.key} (step ${write.step}, by ${write.owner}) holds ${record.text} for ${record.streamId} at ${record.firstOffset}, epoch ${record.streamEpoch}, ` +
             `while the log had it ${describeOwnership(ownership)}`,
           focus: [write.key, record.text, write.owner],
+          step: write.step,
         });
       }
     }
@@ -90,6 +93,7 @@ function checkOneWriter(history: History, out: Violation[]): void {
           `${append.token} to ${append.stream} was acknowledged at [${ack.start}, ${ack.end}) by ${incarnationLabel(ack.by)} at step ${ack.step}, ` +
           (found === undefined ? "but no WAL object holds it there" : `but it landed in ${found.write.key}, written by ${found.write.owner}`),
         focus: [append.stream, append.token, incarnationLabel(ack.by)],
+        step: ack.step,
       });
     }
   }
@@ -152,6 +156,7 @@ function checkFinalContent(history: History, out: Violation[]): void {
               `at step ${append.ack.step}; the final content has ${JSON.stringify(found)} there` +
               (where < 0 ? " and the token nowhere" : ` and the token at ${where}`),
             focus: [stream, append.token],
+            step: append.ack.step,
           });
         }
       }
@@ -183,6 +188,7 @@ function checkProducerAnswers(history: History, out: Violation[], notices: Viola
       invariant: stale ? INVARIANT.staleAnswer : INVARIANT.noLoss,
       message: `producer ${anomaly.client} on ${anomaly.stream} at step ${anomaly.step}, answered by ${by}${stale ? " (superseded)" : ""}: ${anomaly.detail}`,
       focus: [anomaly.stream, anomaly.client],
+      step: anomaly.step,
     });
   }
 }
@@ -224,6 +230,7 @@ function checkOffsets(history: History, out: Violation[]): void {
           invariant: INVARIANT.offsets,
           message: `${stream}: ${after.token} acknowledged at [${after.ack!.start}, ${after.ack!.end}) overlaps ${before.token} at [${before.ack!.start}, ${before.ack!.end})`,
           focus: [stream, after.token, before.token],
+          step: after.ack!.step,
         });
       }
     }
@@ -238,6 +245,7 @@ function checkOffsets(history: History, out: Violation[]): void {
               `${stream}: ${later.token}, sent at step ${later.sentStep}, was acknowledged at [${later.ack!.start}, ${later.ack!.end}), ` +
               `before ${earlier.token} at [${earlier.ack!.start}, ${earlier.ack!.end}) whose acknowledgement came at step ${earlier.ack!.step}`,
             focus: [stream, later.token, earlier.token],
+            step: later.ack!.step,
           });
           break;
         }
@@ -255,6 +263,7 @@ function checkOffsets(history: History, out: Violation[]): void {
           `${read.client} read [${read.start}, ${read.next}) of ${read.stream} from ${incarnationLabel(read.by)} at step ${read.step}: ` +
           `${JSON.stringify(read.bytes.slice(0, 120))}; the final content has ${JSON.stringify(expected.slice(0, 120))} (length ${content.length})`,
         focus: [read.stream, read.client],
+        step: read.step,
       });
     }
   }
@@ -294,7 +303,7 @@ function checkEpochs(history: History, out: Violation[]): void {
     if (command.type === "RegisterNode") {
       const known = before.nodes.get(command.nodeId);
       if (known !== undefined && command.nodeEpoch <= known.epoch) {
-        out.push({ invariant: INVARIANT.epochs, message: `log #${entry.index} (step ${step}) registered ${command.nodeId} at ${command.nodeEpoch}, not above ${known.epoch}`, focus: [command.nodeId] });
+        out.push({ invariant: INVARIANT.epochs, message: `log #${entry.index} (step ${step}) registered ${command.nodeId} at ${command.nodeEpoch}, not above ${known.epoch}`, focus: [command.nodeId], step });
       }
       continue;
     }
@@ -307,6 +316,7 @@ function checkEpochs(history: History, out: Violation[]): void {
         invariant: INVARIANT.epochs,
         message: `log #${entry.index} (step ${step}) accepted ${command.type} from ${label} while ${proposer.nodeId} was registered at ${current === undefined ? "nothing" : incarnationLabel({ nodeId: proposer.nodeId, epoch: current })}`,
         focus: [label],
+        step,
       });
     }
   }
@@ -321,7 +331,7 @@ function checkWalWrites(history: History, out: Violation[]): void {
     if (!write.key.startsWith("wal/")) continue;
     const earlier = seen.get(write.key);
     if (earlier !== undefined) {
-      out.push({ invariant: INVARIANT.epochs, message: `${write.key} was written twice (steps ${earlier} and ${write.step}): a create-only write was not conditional`, focus: [write.key] });
+      out.push({ invariant: INVARIANT.epochs, message: `${write.key} was written twice (steps ${earlier} and ${write.step}): a create-only write was not conditional`, focus: [write.key], step: write.step });
     }
     seen.set(write.key, write.step);
     const { nodeId, seq } = parseWalKey(write.key);
@@ -339,6 +349,7 @@ function checkWalWrites(history: History, out: Violation[]): void {
           invariant: INVARIANT.epochs,
           message: `${data.key} (epoch ${data.epoch}, step ${data.step}) landed above the seal of ${nodeId} at seq ${fence.seq} (epoch ${fence.epoch}, step ${fence.step})`,
           focus: [data.key, incarnationLabel({ nodeId, epoch: data.epoch })],
+          step: data.step,
         });
       }
     }
@@ -354,10 +365,10 @@ function checkManifestWrites(history: History, out: Violation[]): void {
     const manifest = decodeManifest(write.body, write.key, streamId);
     const previous = epochs.get(streamId);
     if (previous !== undefined && manifest.epoch < previous) {
-      out.push({ invariant: INVARIANT.epochs, message: `${write.key} went from epoch ${previous} to ${manifest.epoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner] });
+      out.push({ invariant: INVARIANT.epochs, message: `${write.key} went from epoch ${previous} to ${manifest.epoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });
     }
     if (write.logEpoch !== null && manifest.epoch > write.logEpoch) {
-      out.push({ invariant: INVARIANT.epochs, message: `${write.key} written at epoch ${manifest.epoch} while the log had ${streamId} at ${write.logEpoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner] });
+      out.push({ invariant: INVARIANT.epochs, message: `${write.key} written at epoch ${manifest.epoch} while the log had ${streamId} at ${write.logEpoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });
     }
     epochs.set(streamId, Math.max(previous ?? 0, manifest.epoch));
   }
@@ -376,7 +387,8 @@ function checkTransfers(history: History, out: Violation[]): void {
         message:
           `log #${entry.index} (step ${step}) completed the transfer of ${command.streamId} at epoch ${command.closedEpoch}, while it was ` +
           `${describeStream(before, command.streamId)}${pending === undefined ? " with no transfer pending" : ""}`,
-        focus: [command.streamId, `CompleteTransfer streamId=${command.streamId}`],
+        focus: [`streamId="${command.streamId}"`, ` ${command.streamId} `],
+        step,
       });
     }
   }
@@ -398,6 +410,7 @@ function checkWakeUps(history: History, longPollTimeoutMs: number, out: Violatio
           `${poll.client}'s long-poll of ${poll.stream} at ${poll.offset} (steps ${poll.sentStep}-${poll.answeredStep}) timed out at ${incarnationLabel(poll.by)} ` +
           `although ${missed.token} was acknowledged there at step ${missed.ack!.step} by ${incarnationLabel(missed.ack!.by)}`,
         focus: [poll.stream, poll.client, missed.token],
+        step: poll.answeredStep,
       });
     }
   }

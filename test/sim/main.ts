@@ -41,9 +41,9 @@ function report(result: SeedResult): void {
   console.log(`\nseed ${seed} FAILED (${checked.violations.length} violations): ${describeShape(result.shape)}`);
   for (const violation of checked.violations.slice(0, 5)) console.log(`  ${violation.invariant}: ${violation.message}`);
   if (checked.violations.length > 5) console.log(`  ... and ${checked.violations.length - 5} more`);
-  const focus = checked.violations.slice(0, 3).flatMap((violation) => violation.focus);
-  console.log("  trace (lines that mention it, and the last ones):");
-  for (const line of trace.excerpt(focus)) console.log(`    ${line}`);
+  const first = checked.violations[0]!;
+  console.log(`  trace around the first (lines that mention ${first.focus.join(", ") || "it"}; the whole trace: SIM_SEED=${seed}):`);
+  for (const line of trace.excerpt(first.focus, first.step)) console.log(`    ${line}`);
   console.log(`  replay: SIM_SEED=${seed} npm run sim`);
 }
 

@@ -5,6 +5,8 @@ import { createHash, type Hash } from "node:crypto";
 
 export class Trace {
   readonly lines: string[] = [];
+  /** The step of each line. */
+  private readonly steps: number[] = [];
   private readonly hash: Hash = createHash("sha256");
   private step = 0;
   private clockMs: number;
@@ -31,6 +33,7 @@ export class Trace {
     const seconds = ((this.clockMs - this.startMs) / 1000).toFixed(3);
     const line = `#${this.step} t=${seconds} ${text}`;
     this.lines.push(line);
+    this.steps.push(this.step);
     this.hash.update(line);
     this.hash.update("\n");
     if (this.echo) process.stdout.write(`${line}\n`);
@@ -40,15 +43,29 @@ export class Trace {
     return this.hash.copy().digest("hex").slice(0, 16);
   }
 
-  /** Lines that mention any of `needles`, plus the last `tail` lines, at most `limit` in all. */
-  excerpt(needles: readonly string[], limit = 60, tail = 12): string[] {
+  /**
+   * Lines that mention any of `needles`, at most `limit` in all: those closest before (and just after)
+   * `aroundStep` with every line of that step, or else the last ones; plus the last `tail` lines.
+   */
+  excerpt(needles: readonly string[], aroundStep?: number, limit = 50, tail = 4): string[] {
     const chosen = new Set<number>();
     const last = this.lines.length;
     for (let i = Math.max(0, last - tail); i < last; i++) chosen.add(i);
     const wanted = needles.filter((needle) => needle.length > 0);
-    if (wanted.length > 0) {
-      const matches: number[] = [];
-      for (let i = 0; i < last; i++) if (wanted.some((needle) => this.lines[i]!.includes(needle))) matches.push(i);
+    const matches: number[] = [];
+    for (let i = 0; i < last; i++) {
+      const step = this.steps[i]!;
+      if (aroundStep !== undefined && step === aroundStep) chosen.add(i);
+      else if ((aroundStep === undefined || step <= aroundStep + 3) && wanted.some((needle) => this.lines[i]!.includes(needle))) matches.push(i);
+    }
+    if (aroundStep !== undefined) {
+      // Nearest to the step first.
+      matches.sort((a, b) => Math.abs(this.steps[a]! - aroundStep) - Math.abs(this.steps[b]! - aroundStep) || a - b);
+      for (const i of matches) {
+        if (chosen.size >= limit) break;
+        chosen.add(i);
+      }
+    } else {
       for (const i of matches.slice(-Math.max(0, limit - chosen.size))) chosen.add(i);
     }
     const sorted = [...chosen].sort((a, b) => a - b);
