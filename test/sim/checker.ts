@@ -7,6 +7,7 @@
 // while it waited is reported as a notice (a lost wake-up), not a failure.
 import type { Command, MetaState } from "../../src/core/meta/index.ts";
 import { decodeManifest } from "../../src/storage/manifest.ts";
+import { decodeStreamObject } from "../../src/storage/stream-object.ts";
 import { decodeWalObject } from "../../src/storage/wal-format.ts";
 import { parseWalKey } from "../../src/storage/keys.ts";
 import { incarnationLabel, type AppendRecord, type History, type IncarnationId, type Ownership, type StoreWrite, type WalDataRecord } from "./history.ts";
@@ -74,9 +75,9 @@ function checkOneWriter(history: History, out: Violation[]): void {
         out.push({
           invariant: INVARIANT.oneWriter,
           message:
-            `${write.key} (step ${write.step}, by ${write.owner}) holds ${record.text} for ${record.streamId} at ${record.firstOffset}, epoch ${record.streamEpoch}, ` +
-            `while the log had it ${describeOwnership(ownership)}`,
-          focus: [write.key, record.text, write.owner],
+            `${write.key} (step ${write.step}, by ${write.owner}) holds ${record.text} for ${ownership.name ?? "?"} (${record.streamId}) at ${record.firstOffset}, ` +
+            `epoch ${record.streamEpoch}, while the log had it ${describeOwnership(ownership)}`,
+          focus: [write.key, record.text, write.owner, ...(opener === null ? [] : [`node ${incarnationLabel(opener)}`, `by=${incarnationLabel(opener)}`])],
           step: write.step,
         });
       }
@@ -105,6 +106,7 @@ function describeOwnership(ownership: Ownership): string {
 }
 
 const TOKEN = /\[[^\]]+\]/g;
+const STREAM_OBJECT = /^streams\/[^/]+\/\d{20}-\d{20}$/;
 
 /** 2 (and 3's "no bytes nobody wrote"): the final content holds every acknowledged append where it was acknowledged. */
 function checkFinalContent(history: History, out: Violation[]): void {
@@ -356,13 +358,37 @@ function checkWalWrites(history: History, out: Violation[]): void {
   }
 }
 
+/**
+ * Manifests: the epoch never goes down, never runs ahead of the log, and a stream object a manifest write
+ * lists for the first time was written at that manifest's epoch (a writer whose epoch was superseded
+ * cannot add its objects to the stream).
+ */
 function checkManifestWrites(history: History, out: Violation[]): void {
   const epochs = new Map<string, number>();
+  const listed = new Map<string, Set<string>>();
+  const objectEpochs = new Map<string, number>();
+  for (const write of history.writes) {
+    if (!STREAM_OBJECT.test(write.key)) continue;
+    const object = decodeStreamObject(write.body, write.key);
+    objectEpochs.set(write.key, Math.max(...object.records.map((record) => record.streamEpoch)));
+  }
   for (const write of history.writes) {
     const match = /^streams\/([^/]+)\/manifest$/.exec(write.key);
     if (match === null) continue;
     const streamId = decodeURIComponent(match[1]!);
     const manifest = decodeManifest(write.body, write.key, streamId);
+    const known = listed.get(streamId) ?? new Set<string>();
+    for (const ref of manifest.objects) {
+      const objectEpoch = objectEpochs.get(ref.key);
+      if (known.has(ref.key) || objectEpoch === undefined || objectEpoch === manifest.epoch) continue;
+      out.push({
+        invariant: INVARIANT.epochs,
+        message: `${write.key} at epoch ${manifest.epoch} (step ${write.step}, by ${write.owner}) lists ${ref.key} for the first time, written at epoch ${objectEpoch}`,
+        focus: [write.key, ref.key, write.owner],
+        step: write.step,
+      });
+    }
+    listed.set(streamId, new Set(manifest.objects.map((ref) => ref.key)));
     const previous = epochs.get(streamId);
     if (previous !== undefined && manifest.epoch < previous) {
       out.push({ invariant: INVARIANT.epochs, message: `${write.key} went from epoch ${previous} to ${manifest.epoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });

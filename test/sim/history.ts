@@ -16,6 +16,7 @@ export const incarnationLabel = (id: IncarnationId): string => `${id.nodeId}@${i
 /** What the metadata log said about a stream at one moment. */
 export interface Ownership {
   readonly streamId: string | null;
+  readonly name: string | null;
   readonly ownership: string | null;
   readonly owner: string | null;
   readonly epoch: number | null;

@@ -70,6 +70,7 @@ export class SimMetaLog {
     const stream = streamId === null ? undefined : this.service.state.streams.get(streamId);
     return {
       streamId,
+      name: stream?.name ?? null,
       ownership: stream?.ownership ?? null,
       owner: stream?.owner ?? null,
       epoch: stream?.epoch ?? null,
