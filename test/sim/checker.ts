@@ -36,6 +36,7 @@ export const INVARIANT = {
   wakeUp: "notice: lost wake-up",
   staleAnswer: "notice: a zombie answered from stale state",
   unhandled: "notice: unhandled promise rejection in mink",
+  zombieWrite: "notice: a superseded incarnation wrote the manifest of a stream its successor opened",
 } as const;
 
 export function check(history: History, options: { readonly longPollTimeoutMs: number }): CheckResult {
@@ -46,6 +47,7 @@ export function check(history: History, options: { readonly longPollTimeoutMs: n
   checkProducerAnswers(history, violations, notices);
   checkOffsets(history, violations);
   checkEpochs(history, violations);
+  checkZombieManifestWrites(history, notices);
   checkTransfers(history, violations);
   checkWakeUps(history, options.longPollTimeoutMs, notices);
   return { violations, notices };
@@ -393,10 +395,33 @@ function checkManifestWrites(history: History, out: Violation[]): void {
     if (previous !== undefined && manifest.epoch < previous) {
       out.push({ invariant: INVARIANT.epochs, message: `${write.key} went from epoch ${previous} to ${manifest.epoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });
     }
-    if (write.logEpoch !== null && manifest.epoch > write.logEpoch) {
-      out.push({ invariant: INVARIANT.epochs, message: `${write.key} written at epoch ${manifest.epoch} while the log had ${streamId} at ${write.logEpoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });
+    const logEpoch = write.manifestOf?.epoch ?? null;
+    if (logEpoch !== null && manifest.epoch > logEpoch) {
+      out.push({ invariant: INVARIANT.epochs, message: `${write.key} written at epoch ${manifest.epoch} while the log had ${streamId} at ${logEpoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });
     }
     epochs.set(streamId, Math.max(previous ?? 0, manifest.epoch));
+  }
+}
+
+/**
+ * Notice: a superseded incarnation (a zombie that has not noticed its successor) wrote the manifest of a
+ * stream a newer incarnation of its node had opened since. The stream epoch cannot fence it: it takes the
+ * epoch from the log (a transfer step of a stream its node owns), which is its successor's.
+ */
+function checkZombieManifestWrites(history: History, out: Violation[]): void {
+  const byLabel = new Map(history.incarnations.map((inc) => [incarnationLabel(inc.id), inc.id]));
+  for (const write of history.writes) {
+    const of = write.manifestOf;
+    if (of === null || of.opener === null || incarnationLabel(of.opener) === write.owner) continue;
+    const by = byLabel.get(write.owner) ?? null;
+    if (by !== null && of.opener.nodeId === by.nodeId && of.opener.epoch > by.epoch) {
+      out.push({
+        invariant: INVARIANT.zombieWrite,
+        message: `${write.key} written at step ${write.step} by ${write.owner}, while the log had ${of.name ?? "?"} ${describeOwnership(of)}`,
+        focus: [write.key, write.owner],
+        step: write.step,
+      });
+    }
   }
 }
 

@@ -113,8 +113,8 @@ export interface StoreWrite {
   readonly owner: string;
   readonly key: string;
   readonly body: Uint8Array;
-  /** For a manifest: the stream's epoch in the metadata log when the write landed. */
-  readonly logEpoch: number | null;
+  /** For a manifest: what the metadata log said about the stream when the write landed. */
+  readonly manifestOf: Ownership | null;
   /** For a WAL object holding data: its data records. */
   readonly walData: readonly WalDataRecord[];
 }

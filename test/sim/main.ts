@@ -61,7 +61,7 @@ async function main(): Promise<number> {
   const startedMs = performance.now();
   let failed = 0;
   let steps = 0;
-  const notices: string[] = [];
+  const notices = new Map<string, { seeds: Set<number>; count: number; example: string }>();
   let firstHash: string | null = null;
   const totals = new Map<string, number>();
   for (let seed = args.first; seed < args.first + args.seeds; seed++) {
@@ -69,7 +69,12 @@ async function main(): Promise<number> {
     steps += result.steps;
     mergeCounts(totals, coverage(result.history));
     if (seed === args.first) firstHash = result.hash;
-    for (const notice of result.result.notices) notices.push(`seed ${seed}: ${notice.invariant}: ${notice.message}`);
+    for (const notice of result.result.notices) {
+      const kind = notices.get(notice.invariant) ?? { seeds: new Set<number>(), count: 0, example: `seed ${seed}: ${notice.message}` };
+      kind.seeds.add(seed);
+      kind.count++;
+      notices.set(notice.invariant, kind);
+    }
     if (result.result.violations.length > 0) {
       failed++;
       report(result);
@@ -82,9 +87,9 @@ async function main(): Promise<number> {
     deterministic = again.hash === firstHash;
     console.log(`determinism: seed ${args.first} twice: trace ${firstHash} and ${again.hash}: ${deterministic ? "identical" : "DIFFERENT"}`);
   }
-  if (notices.length > 0) {
-    console.log(`${notices.length} notices:`);
-    for (const notice of notices.slice(0, 10)) console.log(`  ${notice}`);
+  for (const [kind, { seeds, count, example }] of notices) {
+    const listed = [...seeds].slice(0, 8).join(", ");
+    console.log(`${kind}: ${count} in ${seeds.size} seeds (${listed}${seeds.size > 8 ? ", ..." : ""}); first: ${example.slice(0, 300)}`);
   }
   console.log(`coverage: ${formatCounts(totals)}`);
   const seconds = Math.round((performance.now() - startedMs) / 1000);

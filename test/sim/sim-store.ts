@@ -9,7 +9,7 @@ import type { MemoryStore, StoreOperation } from "../../src/storage/memory-store
 import { ObjectStoreError, type ObjectStore } from "../../src/storage/object-store.ts";
 import { decodeWalObject } from "../../src/storage/wal-format.ts";
 import type { FaultPlan } from "./faults.ts";
-import type { History, WalDataRecord } from "./history.ts";
+import type { History, Ownership, WalDataRecord } from "./history.ts";
 import type { IoQueue } from "./scheduler.ts";
 import { never, type Gate, type SimMetaLog } from "./sim-meta.ts";
 import type { Trace } from "./trace.ts";
@@ -71,10 +71,10 @@ export function scheduledStore(deps: StoreDeps, owner: string, gate: Gate): Obje
   };
   const recordPut = (key: string, body: Uint8Array) => (): void => {
     const manifest = MANIFEST.exec(key);
-    let logEpoch: number | null = null;
+    let manifestOf: Ownership | null = null;
     if (manifest !== null) {
       const streamId = decodeURIComponent(manifest[1]!);
-      if (manifestKey(streamId) === key) logEpoch = deps.meta.service.state.streams.get(streamId)?.epoch ?? null;
+      if (manifestKey(streamId) === key) manifestOf = deps.meta.ownershipById(streamId);
     }
     const walData: WalDataRecord[] = [];
     if (key.startsWith("wal/")) {
@@ -92,7 +92,7 @@ export function scheduledStore(deps: StoreDeps, owner: string, gate: Gate): Obje
         }
       }
     }
-    history.writes.push({ step: trace.currentStep, owner, key, body: body.slice(), logEpoch, walData });
+    history.writes.push({ step: trace.currentStep, owner, key, body: body.slice(), manifestOf, walData });
   };
   return {
     put: (key, body, options) => call("put", key, () => base.put(key, body, options), recordPut(key, body)),
