@@ -125,11 +125,18 @@ export async function flushToObjects(ctx: NodeContext, stream: StreamState, epoc
   // The session is the stream's snapshot record meta (versioned like every record meta): the same state a
   // compaction lets replay start from.
   const session = { v: RECORD_META_VERSION, ...snapshotMeta(stream) };
-  await updateManifest(store, stream.id, epoch, (manifest) => ({
-    ...manifest,
-    endOffset: Math.max(manifest.endOffset, stream.tail),
-    eof: manifest.eof || stream.eof,
-    closed: { atEpoch: epoch, endOffset: stream.tail },
-    session,
-  }));
+  await updateManifest(store, stream.id, epoch, (manifest) => {
+    // Data beyond this copy's tail is durable: a later owner wrote it, so this copy (a superseded
+    // incarnation's) is stale. Its close would end the session before the data, which no node can adopt.
+    if (manifest.endOffset > stream.tail) {
+      throw new HandOffError(`the copy of ${stream.id} held here ends at ${stream.tail}, its data at ${manifest.endOffset}: stale`);
+    }
+    return {
+      ...manifest,
+      endOffset: Math.max(manifest.endOffset, stream.tail),
+      eof: manifest.eof || stream.eof,
+      closed: { atEpoch: epoch, endOffset: stream.tail },
+      session,
+    };
+  });
 }
