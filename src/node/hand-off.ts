@@ -20,9 +20,9 @@ import { RECORD_FLAG_EOF, type WalRecord } from "../storage/record-codec.ts";
 import { ensureManifest, snapshotMeta, STORE_WRITE_LOCK } from "./compaction.ts";
 import { RECORD_META_VERSION } from "./record-meta.ts";
 import { settled, type NodeContext } from "./node-context.ts";
-import { forgetStale, release } from "./release.ts";
+import { forgetStale, releaseDurably } from "./release.ts";
 import type { StreamState } from "./stream-registry.ts";
-import { ensureOpened, writeControlRecord } from "./stream-lifecycle.ts";
+import { ensureOpened } from "./stream-lifecycle.ts";
 
 /** A transfer step the log refused or that could not finish; the watcher tries again. */
 export class HandOffError extends Error {
@@ -59,8 +59,7 @@ export async function handOff(ctx: NodeContext, streamId: string, name: string, 
         await flushToObjects(ctx, stream, epoch, true);
       });
       await proposeClose(ctx, streamId, epoch);
-      await writeControlRecord(ctx, stream, { k: "release" });
-      release(ctx, stream);
+      await releaseDurably(ctx, stream);
     } finally {
       stream.handingOff = null;
       done();

@@ -14,9 +14,20 @@ export async function forgetStale(ctx: NodeContext, streamId: string): Promise<v
   if (stream === undefined || stream.removed || stream.opened) return;
   await ctx.locks.run(`name:${stream.name}`, async () => {
     if (stream.removed || stream.opened) return;
-    await writeControlRecord(ctx, stream, { k: "release" });
-    release(ctx, stream);
+    await releaseDurably(ctx, stream);
   });
+}
+
+/**
+ * Writes the stream's `release` record and forgets the stream in the same synchronous step it queues the
+ * record: a compaction's snapshot decided after that point no longer includes it. (Forgotten only once the
+ * record landed, a snapshot decided meanwhile landed after the release and brought the stream back on
+ * replay, where a later adoption's snapshot record was then passed over: the node could not start.)
+ */
+export async function releaseDurably(ctx: NodeContext, stream: StreamState): Promise<void> {
+  const written = writeControlRecord(ctx, stream, { k: "release" });
+  release(ctx, stream);
+  await written;
 }
 
 /** Forgets a handed-off stream here: the name is free, forks here keep reading it, readers move on. */
