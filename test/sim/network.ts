@@ -60,7 +60,8 @@ export class Network {
   /** One request to one node. */
   private send(client: string, nodeId: string, request: HttpRequest): Promise<HttpAnswer> {
     const { method, path } = request;
-    const what = `${method} ${path}`;
+    const body = request.body !== undefined && request.body.length <= 40 ? ` ${request.body}` : "";
+    const what = `${method} ${path}${body}`;
     return new Promise<HttpAnswer>((resolve) => {
       let done = false;
       const finish = (answer: HttpAnswer): void => {
