@@ -11,6 +11,7 @@ import { opensFromStore, transferStep } from "../core/transfer-steps.ts";
 import { adoptStream } from "./adopt.ts";
 import { complete, handOff, HandOffError } from "./hand-off.ts";
 import { errorReply, redirectReply, unavailable, type NodeContext, type Reply } from "./node-context.ts";
+import { forgetStale, heldCopyIsStale } from "./release.ts";
 import type { StreamState } from "./stream-registry.ts";
 
 /** How long a request for a stream being transferred here waits for the transfer to settle (R2). */
@@ -38,6 +39,10 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
     switch (decision.kind) {
       case "serve": {
         const stream = lookup.stream;
+        if (held !== undefined && !held.opened && stream !== null && heldCopyIsStale(stream, ctx.nodeId)) {
+          await forgetStale(ctx, held.id); // a copy from before another node's ownership: adopt instead
+          held = ctx.registry.byName(name);
+        }
         if (held !== undefined || stream === null || !opensFromStore(stream, ctx.nodeId)) return null;
         // R7 (closed) or R5 for a stream handed here and not opened yet: open it from the object store.
         const error = await adoptStream(ctx, stream);

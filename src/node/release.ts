@@ -1,9 +1,22 @@
 // A stream leaving this node without being deleted (a transfer's hand-off, or a stale copy found after a
 // crash): forgotten here (its name is free on this node, forks here keep reading it), its live readers
 // sent on. Its data is in stream objects already: the hand-off flushed it.
+import type { StreamView } from "../core/meta/view.ts";
 import { type NodeContext } from "./node-context.ts";
 import type { StreamState } from "./stream-registry.ts";
 import { writeControlRecord } from "./stream-lifecycle.ts";
+
+/**
+ * Whether a copy of `view`'s stream that this node holds but has not opened is stale: the log shows that
+ * another node owned the stream after it (handed to this node at an epoch above 0, which only a transfer
+ * completed by another node does, or closed last by another node). That owner flushed the whole state
+ * into stream objects, so the copy must be released and the stream adopted from the store, not served.
+ */
+export function heldCopyIsStale(view: StreamView, nodeId: string): boolean {
+  if (view.transfer !== undefined) return false;
+  if (view.ownership === "closed") return view.owner !== nodeId;
+  return view.ownership === "placed" && view.owner === nodeId && view.epoch > 0;
+}
 
 /**
  * Releases a copy of a stream this node holds but no longer owns (closed, or opened elsewhere at a later

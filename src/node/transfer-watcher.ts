@@ -9,6 +9,7 @@ import { transferStep, type TransferStep } from "../core/transfer-steps.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import { adoptStream } from "./adopt.ts";
 import { complete, handOff } from "./hand-off.ts";
+import { forgetStale, heldCopyIsStale } from "./release.ts";
 import type { NodeContext } from "./node-context.ts";
 
 export interface WatcherOptions {
@@ -77,7 +78,17 @@ export class TransferWatcher {
 
   /** One step for one stream; failures are logged and retried next round. */
   async stepOne(stream: StreamView): Promise<TransferStep> {
-    const held = this.ctx.registry.get(stream.id);
+    let held = this.ctx.registry.get(stream.id);
+    if (held !== undefined && !held.removed && !held.opened && heldCopyIsStale(stream, this.ctx.nodeId)) {
+      // A copy from before another node's ownership (a release record lost in a crash): adopt instead (T5).
+      try {
+        await forgetStale(this.ctx, stream.id);
+      } catch (error) {
+        this.stats.failures++;
+        console.warn(`node ${this.ctx.nodeId}: releasing a stale copy of ${stream.name} failed`, error);
+      }
+      held = this.ctx.registry.get(stream.id);
+    }
     const step = transferStep({ nodeId: this.ctx.nodeId, stream, holds: held !== undefined && !held.removed });
     try {
       switch (step.kind) {
