@@ -9,11 +9,11 @@ import { writeControlRecord } from "./stream-lifecycle.ts";
 /**
  * Whether a copy of `view`'s stream that this node holds but has not opened is stale: the log shows that
  * another node owned the stream after it (handed to this node at an epoch above 0, which only a transfer
- * completed by another node does, or closed last by another node). That owner flushed the whole state
- * into stream objects, so the copy must be released and the stream adopted from the store, not served.
+ * completed by another node does, whether or not a new transfer is pending; or closed last by another
+ * node). The stream's state is in the manifest that ownership left, so the copy must be released: the
+ * stream is adopted from the store, or (a transfer pending from here) closed without a flush (T2).
  */
 export function heldCopyIsStale(view: StreamView, nodeId: string): boolean {
-  if (view.transfer !== undefined) return false;
   if (view.ownership === "closed") return view.owner !== nodeId;
   return view.ownership === "placed" && view.owner === nodeId && view.epoch > 0;
 }
