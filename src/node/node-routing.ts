@@ -39,7 +39,7 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
     switch (decision.kind) {
       case "serve": {
         const stream = lookup.stream;
-        if (held !== undefined && !held.opened && stream !== null && heldCopyIsStale(stream, ctx.nodeId)) {
+        if (held !== undefined && !held.opened && stream !== null && heldCopyIsStale(stream, ctx.nodeId, held)) {
           await forgetStale(ctx, held.id); // a copy from before another node's ownership: adopt instead
           held = ctx.registry.byName(name);
         }

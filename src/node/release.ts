@@ -11,9 +11,12 @@ import { writeControlRecord } from "./stream-lifecycle.ts";
  * another node owned the stream after it (handed to this node at an epoch above 0, which only a transfer
  * completed by another node does, whether or not a new transfer is pending; or closed last by another
  * node). The stream's state is in the manifest that ownership left, so the copy must be released: the
- * stream is adopted from the store, or (a transfer pending from here) closed without a flush (T2).
+ * stream is adopted from the store, or (a transfer pending from here) closed without a flush (T2). A view
+ * older than the copy (its epoch below the copy's: the copy was adopted after it, e.g. a watcher's duty
+ * remembered from an earlier round) says nothing about the copy.
  */
-export function heldCopyIsStale(view: StreamView, nodeId: string): boolean {
+export function heldCopyIsStale(view: StreamView, nodeId: string, copy: StreamState): boolean {
+  if (view.epoch < copy.epoch) return false;
   if (view.ownership === "closed") return view.owner !== nodeId;
   return view.ownership === "placed" && view.owner === nodeId && view.epoch > 0;
 }

@@ -79,7 +79,7 @@ export class TransferWatcher {
   /** One step for one stream; failures are logged and retried next round. */
   async stepOne(stream: StreamView): Promise<TransferStep> {
     let held = this.ctx.registry.get(stream.id);
-    if (held !== undefined && !held.removed && !held.opened && heldCopyIsStale(stream, this.ctx.nodeId)) {
+    if (held !== undefined && !held.removed && !held.opened && heldCopyIsStale(stream, this.ctx.nodeId, held)) {
       // A copy from before another node's ownership (a release record lost in a crash): adopt instead (T5).
       try {
         await forgetStale(this.ctx, stream.id);
