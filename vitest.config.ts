@@ -24,6 +24,7 @@ export default defineConfig({
             "test/contract/**/*.test.ts",
             "test/cli/**/*.test.ts",
             "test/node/**/*.test.ts",
+            "test/sim/**/*.test.ts",
           ],
           exclude: ["test/contract/**/*.s3.test.ts", "test/storage/**/*.s3.test.ts"],
           globalSetup: ["test/setup/embedded-s3.global.ts"],

@@ -59,13 +59,27 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
 
 type Session = Extract<RecordMeta, { k: "snapshot" }>;
 
+/** No stream objects, no WAL ranges, no data, no eof: a manifest as openManifest creates it. */
+function holdsNothing(manifest: Manifest, base: number): boolean {
+  return (
+    manifest.objects.length === 0 &&
+    manifest.walRanges.length === 0 &&
+    manifest.startOffset === base &&
+    manifest.endOffset === base &&
+    !manifest.eof &&
+    manifest.session === undefined
+  );
+}
+
 /**
  * The state to continue from: the session recorded with the close. No manifest at all means no owner ever
- * flushed anything (a placement that was never opened): an empty stream of the log's configuration. A
- * manifest without a close is refused: its last owner did not hand it over.
+ * flushed anything (a placement that was never opened): an empty stream of the log's configuration. So
+ * does a manifest without a close that holds nothing: the one an earlier adoption of such a stream created
+ * (openManifest) before it failed or crashed short of its WAL record. Any other manifest without a close
+ * is refused: its last owner did not hand it over.
  */
 function sessionOf(previous: Manifest | null, view: StreamView, config: StreamConfig, base: number, nowMs: number): Session | string {
-  if (previous === null) {
+  if (previous === null || (previous.closed === undefined && holdsNothing(previous, base))) {
     return { k: "snapshot", name: view.name, config, at: nowMs, tail: base, eof: false, softDeleted: false, producers: [], q: null };
   }
   if (previous.closed === undefined || previous.session === undefined) return "its manifest records no close";

@@ -20,9 +20,9 @@ import { RECORD_FLAG_EOF, type WalRecord } from "../storage/record-codec.ts";
 import { ensureManifest, snapshotMeta, STORE_WRITE_LOCK } from "./compaction.ts";
 import { RECORD_META_VERSION } from "./record-meta.ts";
 import { settled, type NodeContext } from "./node-context.ts";
-import { forgetStale, release } from "./release.ts";
+import { forgetStale, releaseDurably } from "./release.ts";
 import { isGone, moveTo, type StreamState } from "./stream-registry.ts";
-import { ensureOpened, writeControlRecord } from "./stream-lifecycle.ts";
+import { ensureOpened } from "./stream-lifecycle.ts";
 
 /** A transfer step the log refused or that could not finish; the watcher tries again. */
 export class HandOffError extends Error {
@@ -49,6 +49,7 @@ export async function handOff(ctx: NodeContext, streamId: string, name: string, 
     try {
       // The store lock first: a compaction running now finishes before appends stop, not while they wait.
       await ctx.locks.run(STORE_WRITE_LOCK, async () => {
+        if (isGone(stream)) return; // expired while this waited for the store lock: nothing to flush
         moveTo(stream, { kind: "handing-off", done: new Promise<void>((resolve) => (done = resolve)) });
         const error = await settled(ctx, stream);
         if (error !== null) throw new HandOffError(`appends before the hand-off failed: ${error.message}`, error);
@@ -58,8 +59,8 @@ export async function handOff(ctx: NodeContext, streamId: string, name: string, 
         await flushToObjects(ctx, stream, epoch, true);
       });
       await proposeClose(ctx, streamId, epoch);
-      await writeControlRecord(ctx, stream, { k: "release" });
-      release(ctx, stream);
+      // Expired during the hand-off: its removal already wrote its record and forgot it.
+      if (!isGone(stream)) await releaseDurably(ctx, stream);
     } finally {
       // Failed before the release: the stream stays here, to be opened again (the watcher retries the step).
       if (stream.phase.kind === "handing-off") moveTo(stream, { kind: "held" });
@@ -125,11 +126,18 @@ export async function flushToObjects(ctx: NodeContext, stream: StreamState, epoc
   // The session is the stream's snapshot record meta (versioned like every record meta): the same state a
   // compaction lets replay start from.
   const session = { v: RECORD_META_VERSION, ...snapshotMeta(stream) };
-  await updateManifest(store, stream.id, epoch, (manifest) => ({
-    ...manifest,
-    endOffset: Math.max(manifest.endOffset, stream.tail),
-    eof: manifest.eof || stream.eof,
-    closed: { atEpoch: epoch, endOffset: stream.tail },
-    session,
-  }));
+  await updateManifest(store, stream.id, epoch, (manifest) => {
+    // Data beyond this copy's tail is durable: a later owner wrote it, so this copy (a superseded
+    // incarnation's) is stale. Its close would end the session before the data, which no node can adopt.
+    if (manifest.endOffset > stream.tail) {
+      throw new HandOffError(`the copy of ${stream.id} held here ends at ${stream.tail}, its data at ${manifest.endOffset}: stale`);
+    }
+    return {
+      ...manifest,
+      endOffset: Math.max(manifest.endOffset, stream.tail),
+      eof: manifest.eof || stream.eof,
+      closed: { atEpoch: epoch, endOffset: stream.tail },
+      session,
+    };
+  });
 }

@@ -8,6 +8,7 @@ import { refusalError, routeStream } from "../core/routing.ts";
 import { opensFromStore } from "../core/transfer-steps.ts";
 import { adoptStream } from "./adopt.ts";
 import { type NodeContext } from "./node-context.ts";
+import { forgetStale, heldCopyIsStale } from "./release.ts";
 import { errorReply, redirectReply, unavailable, type Reply } from "./replies.ts";
 import type { StreamState } from "./stream-registry.ts";
 import { settleWithin } from "../waits/keyed-waiters.ts";
@@ -35,6 +36,10 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
     switch (decision.kind) {
       case "serve": {
         const stream = lookup.stream;
+        if (held?.phase.kind === "held" && stream !== null && heldCopyIsStale(stream, ctx.nodeId, held)) {
+          await forgetStale(ctx, held.id); // a copy from before another node's ownership: adopt instead
+          held = ctx.registry.byName(name);
+        }
         if (held !== undefined || stream === null || !opensFromStore(stream, ctx.nodeId)) return null;
         // R7 (closed) or R5 for a stream handed here and not opened yet: open it from the object store.
         const error = await adoptStream(ctx, stream);

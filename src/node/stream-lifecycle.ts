@@ -48,6 +48,9 @@ export async function writeControlRecord(ctx: NodeContext, stream: StreamState, 
     data: new Uint8Array(0),
   };
   const ack = ctx.wal.append([record]);
+  // Observed here: when `previous` rejects (the WAL writer stopped), the chain below never subscribes to
+  // `ack`, whose own rejection would otherwise go unhandled.
+  void ack.catch(() => undefined);
   const previous = stream.pending;
   stream.pending = previous.then(() => ack).then(() => undefined);
   await stream.pending;

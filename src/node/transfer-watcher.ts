@@ -9,7 +9,8 @@ import { transferStep, type TransferStep } from "../core/transfer-steps.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import { adoptStream } from "./adopt.ts";
 import { complete, handOff } from "./hand-off.ts";
-import { type NodeContext } from "./node-context.ts";
+import { forgetStale, heldCopyIsStale } from "./release.ts";
+import type { NodeContext } from "./node-context.ts";
 import { isGone } from "./stream-registry.ts";
 
 export interface WatcherOptions {
@@ -78,7 +79,17 @@ export class TransferWatcher {
 
   /** One step for one stream; failures are logged and retried next round. */
   async stepOne(stream: StreamView): Promise<TransferStep> {
-    const held = this.ctx.registry.get(stream.id);
+    let held = this.ctx.registry.get(stream.id);
+    if (held !== undefined && held.phase.kind === "held" && heldCopyIsStale(stream, this.ctx.nodeId, held)) {
+      // A copy from before another node's ownership (a release record lost in a crash): adopt instead (T5).
+      try {
+        await forgetStale(this.ctx, stream.id);
+      } catch (error) {
+        this.stats.failures++;
+        console.warn(`node ${this.ctx.nodeId}: releasing a stale copy of ${stream.name} failed`, error);
+      }
+      held = this.ctx.registry.get(stream.id);
+    }
     const step = transferStep({ nodeId: this.ctx.nodeId, stream, holds: held !== undefined && !isGone(held) });
     try {
       switch (step.kind) {

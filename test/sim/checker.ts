@@ -1,0 +1,485 @@
+// The checker: reads a run's history and the final content of every stream, and names what went wrong
+// after the invariant it breaks (DESIGN.md section 10). Checked here: 1 (one writer), 2 (no acknowledged
+// append lost or reordered; idempotent appends once), 3 (offsets increase, never reused; every reader
+// saw the final bytes), 5 (node epochs never decrease; no stale epoch accepted, by the log or the store)
+// and 6 (a transfer completion applies only to the close it names). A final read that never completed
+// is a liveness failure. A long-poll that timed out although an append at its offset was acknowledged
+// while it waited is reported as a notice (a lost wake-up), not a failure.
+import type { Command, MetaState } from "../../src/core/meta/index.ts";
+import { decodeManifest } from "../../src/storage/manifest.ts";
+import { decodeStreamObject } from "../../src/storage/stream-object.ts";
+import { decodeWalObject } from "../../src/storage/wal-format.ts";
+import { parseWalKey } from "../../src/storage/keys.ts";
+import { incarnationLabel, type AppendRecord, type History, type IncarnationId, type Ownership, type StoreWrite, type WalDataRecord } from "./history.ts";
+
+export interface Violation {
+  readonly invariant: string;
+  readonly message: string;
+  /** Strings whose trace lines explain it (stream names, tokens, incarnations). */
+  readonly focus: readonly string[];
+  /** The step it happened at, when one is known: the trace excerpt is taken around it. */
+  readonly step?: number;
+}
+
+export interface CheckResult {
+  readonly violations: Violation[];
+  readonly notices: Violation[];
+}
+
+export const INVARIANT = {
+  oneWriter: "invariant 1 (one writer)",
+  noLoss: "invariant 2 (no acknowledged append lost or reordered)",
+  offsets: "invariant 3 (offsets increase; readers agree)",
+  epochs: "invariant 5 (epochs never decrease; stale epochs refused)",
+  transfers: "invariant 6 (a completion applies only to the close it names)",
+  liveness: "liveness (the run settles and every stream reads back)",
+  wakeUp: "notice: lost wake-up",
+  staleAnswer: "notice: a zombie answered from stale state",
+  unhandled: "notice: unhandled promise rejection in mink",
+  zombieWrite: "notice: a superseded incarnation wrote the manifest of a stream its successor opened",
+} as const;
+
+export function check(history: History, options: { readonly longPollTimeoutMs: number }): CheckResult {
+  const violations: Violation[] = [];
+  const notices: Violation[] = [];
+  checkOneWriter(history, violations);
+  checkFinalContent(history, violations);
+  checkProducerAnswers(history, violations, notices);
+  checkOffsets(history, violations);
+  checkEpochs(history, violations);
+  checkZombieManifestWrites(history, notices);
+  checkTransfers(history, violations);
+  checkWakeUps(history, options.longPollTimeoutMs, notices);
+  return { violations, notices };
+}
+
+/**
+ * 1: a stream's data lands only in the WAL of the incarnation the log has it opened by, at the epoch it
+ * opened it at, at the moment the object lands (the point of acknowledgement: the answer itself may come
+ * later, held by observers, when the stream may already be closed). And every acknowledged append is in
+ * a WAL object of the incarnation that acknowledged it.
+ */
+function checkOneWriter(history: History, out: Violation[]): void {
+  const landed = new Map<string, { write: StoreWrite; record: WalDataRecord }>();
+  for (const write of history.writes) {
+    for (const record of write.walData) {
+      const key = `${record.streamId} ${record.firstOffset} ${record.text}`;
+      if (!landed.has(key)) landed.set(key, { write, record });
+      const { ownership } = record;
+      const opener = ownership.opener;
+      const ok =
+        ownership.ownership === "opened" &&
+        opener !== null &&
+        incarnationLabel(opener) === write.owner &&
+        ownership.owner === opener.nodeId &&
+        ownership.epoch === record.streamEpoch;
+      if (!ok) {
+        out.push({
+          invariant: INVARIANT.oneWriter,
+          message:
+            `${write.key} (step ${write.step}, by ${write.owner}) holds ${record.text} for ${ownership.name ?? "?"} (${record.streamId}) at ${record.firstOffset}, ` +
+            `epoch ${record.streamEpoch}, while the log had it ${describeOwnership(ownership)}`,
+          focus: [write.key, record.text, write.owner, ...(opener === null ? [] : [`node ${incarnationLabel(opener)}`, `by=${incarnationLabel(opener)}`])],
+          step: write.step,
+        });
+      }
+    }
+  }
+  for (const append of history.appends) {
+    const ack = append.ack;
+    if (ack === undefined) continue;
+    const found = landed.get(`${ack.ownership.streamId ?? "-"} ${ack.start} ${append.token}`);
+    if (found === undefined || found.write.owner !== incarnationLabel(ack.by)) {
+      out.push({
+        invariant: INVARIANT.oneWriter,
+        message:
+          `${append.token} to ${append.stream} was acknowledged at [${ack.start}, ${ack.end}) by ${incarnationLabel(ack.by)} at step ${ack.step}, ` +
+          (found === undefined ? "but no WAL object holds it there" : `but it landed in ${found.write.key}, written by ${found.write.owner}`),
+        focus: [append.stream, append.token, incarnationLabel(ack.by)],
+        step: ack.step,
+      });
+    }
+  }
+}
+
+function describeOwnership(ownership: Ownership): string {
+  const opener = ownership.opener === null ? "nobody" : incarnationLabel(ownership.opener);
+  return `${ownership.ownership ?? "unknown"} by ${ownership.owner ?? "-"} at epoch ${ownership.epoch ?? "-"} (last opened by ${opener})`;
+}
+
+const TOKEN = /\[[^\]]+\]/g;
+const STREAM_OBJECT = /^streams\/[^/]+\/\d{20}-\d{20}$/;
+
+/** 2 (and 3's "no bytes nobody wrote"): the final content holds every acknowledged append where it was acknowledged. */
+function checkFinalContent(history: History, out: Violation[]): void {
+  const byStream = groupBy(history.appends, (append) => append.stream);
+  const createdAcked = new Set(history.creates.filter((c) => c.status === 201 || c.status === 200).map((c) => c.stream));
+  for (const [stream, reason] of history.unreadable) {
+    out.push({ invariant: INVARIANT.liveness, message: `${stream} could not be read back after the run settled: ${reason}`, focus: [stream] });
+  }
+  for (const stream of new Set([...byStream.keys(), ...createdAcked])) {
+    if (history.unreadable.has(stream)) continue;
+    const content = history.finalContent.get(stream);
+    const appends = byStream.get(stream) ?? [];
+    if (content === undefined) {
+      out.push({ invariant: INVARIANT.liveness, message: `${stream} was never read back`, focus: [stream] });
+      continue;
+    }
+    if (content === null) {
+      if (createdAcked.has(stream) || appends.some((a) => a.outcome === "acked" || a.outcome === "duplicate")) {
+        out.push({ invariant: INVARIANT.noLoss, message: `${stream} does not exist at the end, but its create was acknowledged`, focus: [stream] });
+      }
+      continue;
+    }
+    const sent = new Map(appends.map((append) => [append.token, append]));
+    const counts = new Map<string, number>();
+    let at = 0;
+    for (const match of content.matchAll(TOKEN)) {
+      if (match.index !== at) {
+        out.push({ invariant: INVARIANT.offsets, message: `${stream} holds bytes no client sent at ${at}: ${JSON.stringify(content.slice(at, match.index))}`, focus: [stream] });
+      }
+      at = match.index + match[0].length;
+      counts.set(match[0], (counts.get(match[0]) ?? 0) + 1);
+      if (!sent.has(match[0])) {
+        out.push({ invariant: INVARIANT.offsets, message: `${stream} holds ${match[0]} at ${match.index}, which no client sent to it`, focus: [stream, match[0]] });
+      }
+    }
+    if (at !== content.length) {
+      out.push({ invariant: INVARIANT.offsets, message: `${stream} ends with bytes no client sent: ${JSON.stringify(content.slice(at, at + 80))}`, focus: [stream] });
+    }
+    for (const append of appends) {
+      const count = counts.get(append.token) ?? 0;
+      if (append.outcome === "acked" && append.ack !== undefined) {
+        const found = content.slice(append.ack.start, append.ack.end);
+        if (found !== append.token) {
+          const where = content.indexOf(append.token);
+          out.push({
+            invariant: INVARIANT.noLoss,
+            message:
+              `${append.token} was acknowledged at [${append.ack.start}, ${append.ack.end}) of ${stream} by ${incarnationLabel(append.ack.by)} ` +
+              `at step ${append.ack.step}; the final content has ${JSON.stringify(found)} there` +
+              (where < 0 ? " and the token nowhere" : ` and the token at ${where}`),
+            focus: [stream, append.token],
+            step: append.ack.step,
+          });
+        }
+      }
+      if ((append.outcome === "acked" || append.outcome === "duplicate") && count !== 1) {
+        out.push({ invariant: INVARIANT.noLoss, message: `${append.token} (${append.outcome}) appears ${count} times in ${stream}`, focus: [stream, append.token] });
+      } else if (count > 1) {
+        out.push({ invariant: INVARIANT.noLoss, message: `${append.token} (${append.outcome}) appears ${count} times in ${stream}`, focus: [stream, append.token] });
+      }
+    }
+    checkProducerOrder(stream, content, appends, out);
+  }
+}
+
+/**
+ * An incarnation answering after a newer one of its node started is a zombie: it has not noticed, and
+ * answers what appends nothing (a producer's duplicate or gap, a read) from its own, older state.
+ */
+function superseded(history: History, by: IncarnationId | null, step: number): boolean {
+  if (by === null) return false;
+  return history.incarnations.some((inc) => inc.id.nodeId === by.nodeId && inc.id.epoch > by.epoch && inc.startedStep <= step);
+}
+
+/** 2: a producer told its seq skips ahead (or its epoch is stale) means an acknowledged append was lost. */
+function checkProducerAnswers(history: History, out: Violation[], notices: Violation[]): void {
+  for (const anomaly of history.producerAnomalies) {
+    const stale = superseded(history, anomaly.by, anomaly.step);
+    const by = anomaly.by === null ? "?" : incarnationLabel(anomaly.by);
+    (stale ? notices : out).push({
+      invariant: stale ? INVARIANT.staleAnswer : INVARIANT.noLoss,
+      message: `producer ${anomaly.client} on ${anomaly.stream} at step ${anomaly.step}, answered by ${by}${stale ? " (superseded)" : ""}: ${anomaly.detail}`,
+      focus: [anomaly.stream, anomaly.client],
+      step: anomaly.step,
+    });
+  }
+}
+
+/** A producer's appends that made it into the stream are in (epoch, seq) order. */
+function checkProducerOrder(stream: string, content: string, appends: readonly AppendRecord[], out: Violation[]): void {
+  const byProducer = groupBy(
+    appends.filter((append) => append.producer !== null),
+    (append) => append.producer!.id,
+  );
+  for (const [producer, list] of byProducer) {
+    let previous: { token: string; at: number } | null = null;
+    const ordered = [...list].sort((a, b) => a.producer!.epoch - b.producer!.epoch || a.producer!.seq - b.producer!.seq);
+    for (const append of ordered) {
+      const at = content.indexOf(append.token);
+      if (at < 0) continue;
+      if (previous !== null && at < previous.at) {
+        out.push({ invariant: INVARIANT.noLoss, message: `producer ${producer}: ${append.token} is before ${previous.token} in ${stream}`, focus: [stream, append.token, previous.token] });
+      }
+      previous = { token: append.token, at };
+    }
+  }
+}
+
+/**
+ * 3: acknowledged ranges of a stream never overlap (offsets are never reused), and an append sent after
+ * another's acknowledgement reached its client lies after it (real-time order; concurrent appends may be
+ * answered in any order). Every read matches the final bytes.
+ */
+function checkOffsets(history: History, out: Violation[]): void {
+  const acked = history.appends.filter((append) => append.ack !== undefined);
+  for (const [stream, list] of groupBy(acked, (append) => append.stream)) {
+    const byStart = [...list].sort((a, b) => a.ack!.start - b.ack!.start);
+    for (let i = 1; i < byStart.length; i++) {
+      const before = byStart[i - 1]!;
+      const after = byStart[i]!;
+      if (after.ack!.start < before.ack!.end) {
+        out.push({
+          invariant: INVARIANT.offsets,
+          message: `${stream}: ${after.token} acknowledged at [${after.ack!.start}, ${after.ack!.end}) overlaps ${before.token} at [${before.ack!.start}, ${before.ack!.end})`,
+          focus: [stream, after.token, before.token],
+          step: after.ack!.step,
+        });
+      }
+    }
+    const byAck = [...list].sort((a, b) => a.ack!.step - b.ack!.step);
+    for (const later of list) {
+      for (const earlier of byAck) {
+        if (earlier.ack!.step >= later.sentStep) break;
+        if (later.ack!.start < earlier.ack!.end) {
+          out.push({
+            invariant: INVARIANT.offsets,
+            message:
+              `${stream}: ${later.token}, sent at step ${later.sentStep}, was acknowledged at [${later.ack!.start}, ${later.ack!.end}), ` +
+              `before ${earlier.token} at [${earlier.ack!.start}, ${earlier.ack!.end}) whose acknowledgement came at step ${earlier.ack!.step}`,
+            focus: [stream, later.token, earlier.token],
+            step: later.ack!.step,
+          });
+          break;
+        }
+      }
+    }
+  }
+  for (const read of history.reads) {
+    const content = history.finalContent.get(read.stream);
+    if (content === undefined || content === null) continue;
+    const expected = content.slice(read.start, read.next);
+    if (read.next > content.length || expected !== read.bytes || read.next - read.start !== read.bytes.length) {
+      out.push({
+        invariant: INVARIANT.offsets,
+        message:
+          `${read.client} read [${read.start}, ${read.next}) of ${read.stream} from ${incarnationLabel(read.by)} at step ${read.step}: ` +
+          `${JSON.stringify(read.bytes.slice(0, 120))}; the final content has ${JSON.stringify(expected.slice(0, 120))} (length ${content.length})`,
+        focus: [read.stream, read.client],
+        step: read.step,
+      });
+    }
+  }
+  for (const poll of history.emptyPolls) {
+    const content = history.finalContent.get(poll.stream);
+    if (typeof content === "string" && poll.next > content.length) {
+      out.push({ invariant: INVARIANT.offsets, message: `${poll.client} was told ${poll.stream} ends at ${poll.next}; it ends at ${content.length}`, focus: [poll.stream, poll.client] });
+    }
+  }
+}
+
+/** The proposer a command carries (node id and epoch), if any. */
+function proposerOf(command: Command): { nodeId: string; nodeEpoch: number } | null {
+  switch (command.type) {
+    case "OpenStream":
+    case "CloseStream":
+    case "AcquireLease":
+    case "RenewLease":
+      return { nodeId: command.nodeId, nodeEpoch: command.nodeEpoch };
+    case "RegisterNode":
+      return null;
+    case "SetSlots":
+    case "SetDraining":
+    case "CreateStream":
+    case "DeleteStream":
+    case "PlaceStream":
+    case "BeginTransfer":
+    case "CompleteTransfer":
+      return command.by ?? null;
+  }
+}
+
+/** 5: registrations only move epochs up; no accepted entry or landed object carries a superseded epoch. */
+function checkEpochs(history: History, out: Violation[]): void {
+  for (const { entry, before, step } of history.journal) {
+    const command = entry.command;
+    if (command.type === "RegisterNode") {
+      const known = before.nodes.get(command.nodeId);
+      if (known !== undefined && command.nodeEpoch <= known.epoch) {
+        out.push({ invariant: INVARIANT.epochs, message: `log #${entry.index} (step ${step}) registered ${command.nodeId} at ${command.nodeEpoch}, not above ${known.epoch}`, focus: [command.nodeId], step });
+      }
+      continue;
+    }
+    const proposer = proposerOf(command);
+    if (proposer === null) continue;
+    const current = before.nodes.get(proposer.nodeId)?.epoch;
+    const label = incarnationLabel({ nodeId: proposer.nodeId, epoch: proposer.nodeEpoch });
+    if (current !== proposer.nodeEpoch) {
+      out.push({
+        invariant: INVARIANT.epochs,
+        message: `log #${entry.index} (step ${step}) accepted ${command.type} from ${label} while ${proposer.nodeId} was registered at ${current === undefined ? "nothing" : incarnationLabel({ nodeId: proposer.nodeId, epoch: current })}`,
+        focus: [label],
+        step,
+      });
+    }
+  }
+  checkWalWrites(history, out);
+  checkManifestWrites(history, out);
+}
+
+function checkWalWrites(history: History, out: Violation[]): void {
+  const seen = new Map<string, number>();
+  const chains = new Map<string, { seals: { seq: number; epoch: number; step: number }[]; data: { seq: number; epoch: number; step: number; key: string }[] }>();
+  for (const write of history.writes) {
+    if (!write.key.startsWith("wal/")) continue;
+    const earlier = seen.get(write.key);
+    if (earlier !== undefined) {
+      out.push({ invariant: INVARIANT.epochs, message: `${write.key} was written twice (steps ${earlier} and ${write.step}): a create-only write was not conditional`, focus: [write.key], step: write.step });
+    }
+    seen.set(write.key, write.step);
+    const { nodeId, seq } = parseWalKey(write.key);
+    const object = decodeWalObject(write.body, write.key);
+    let chain = chains.get(nodeId);
+    if (chain === undefined) chains.set(nodeId, (chain = { seals: [], data: [] }));
+    if (object.kind === "seal") chain.seals.push({ seq, epoch: object.sealEpoch, step: write.step });
+    else chain.data.push({ seq, epoch: object.nodeEpoch, step: write.step, key: write.key });
+  }
+  for (const [nodeId, chain] of chains) {
+    for (const data of chain.data) {
+      const fence = chain.seals.find((seal) => seal.seq < data.seq && seal.epoch > data.epoch);
+      if (fence !== undefined) {
+        out.push({
+          invariant: INVARIANT.epochs,
+          message: `${data.key} (epoch ${data.epoch}, step ${data.step}) landed above the seal of ${nodeId} at seq ${fence.seq} (epoch ${fence.epoch}, step ${fence.step})`,
+          focus: [data.key, incarnationLabel({ nodeId, epoch: data.epoch })],
+          step: data.step,
+        });
+      }
+    }
+  }
+}
+
+/**
+ * Manifests: the epoch never goes down, never runs ahead of the log, and a stream object a manifest write
+ * lists for the first time was written at that manifest's epoch (a writer whose epoch was superseded
+ * cannot add its objects to the stream).
+ */
+function checkManifestWrites(history: History, out: Violation[]): void {
+  const epochs = new Map<string, number>();
+  const listed = new Map<string, Set<string>>();
+  const objectEpochs = new Map<string, number>();
+  for (const write of history.writes) {
+    if (!STREAM_OBJECT.test(write.key)) continue;
+    const object = decodeStreamObject(write.body, write.key);
+    objectEpochs.set(write.key, Math.max(...object.records.map((record) => record.streamEpoch)));
+  }
+  for (const write of history.writes) {
+    const match = /^streams\/([^/]+)\/manifest$/.exec(write.key);
+    if (match === null) continue;
+    const streamId = decodeURIComponent(match[1]!);
+    const manifest = decodeManifest(write.body, write.key, streamId);
+    const known = listed.get(streamId) ?? new Set<string>();
+    for (const ref of manifest.objects) {
+      const objectEpoch = objectEpochs.get(ref.key);
+      if (known.has(ref.key) || objectEpoch === undefined || objectEpoch === manifest.epoch) continue;
+      out.push({
+        invariant: INVARIANT.epochs,
+        message: `${write.key} at epoch ${manifest.epoch} (step ${write.step}, by ${write.owner}) lists ${ref.key} for the first time, written at epoch ${objectEpoch}`,
+        focus: [write.key, ref.key, write.owner],
+        step: write.step,
+      });
+    }
+    listed.set(streamId, new Set(manifest.objects.map((ref) => ref.key)));
+    const previous = epochs.get(streamId);
+    if (previous !== undefined && manifest.epoch < previous) {
+      out.push({ invariant: INVARIANT.epochs, message: `${write.key} went from epoch ${previous} to ${manifest.epoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });
+    }
+    const logEpoch = write.manifestOf?.epoch ?? null;
+    if (logEpoch !== null && manifest.epoch > logEpoch) {
+      out.push({ invariant: INVARIANT.epochs, message: `${write.key} written at epoch ${manifest.epoch} while the log had ${streamId} at ${logEpoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });
+    }
+    epochs.set(streamId, Math.max(previous ?? 0, manifest.epoch));
+  }
+}
+
+/**
+ * Notice: a superseded incarnation (a zombie that has not noticed its successor) wrote the manifest of a
+ * stream a newer incarnation of its node had opened since. The stream epoch cannot fence it: it takes the
+ * epoch from the log (a transfer step of a stream its node owns), which is its successor's.
+ */
+function checkZombieManifestWrites(history: History, out: Violation[]): void {
+  const byLabel = new Map(history.incarnations.map((inc) => [incarnationLabel(inc.id), inc.id]));
+  for (const write of history.writes) {
+    const of = write.manifestOf;
+    if (of === null || of.opener === null || incarnationLabel(of.opener) === write.owner) continue;
+    const by = byLabel.get(write.owner) ?? null;
+    if (by !== null && of.opener.nodeId === by.nodeId && of.opener.epoch > by.epoch) {
+      out.push({
+        invariant: INVARIANT.zombieWrite,
+        message: `${write.key} written at step ${write.step} by ${write.owner}, while the log had ${of.name ?? "?"} ${describeOwnership(of)}`,
+        focus: [write.key, write.owner],
+        step: write.step,
+      });
+    }
+  }
+}
+
+/** 6: every accepted CompleteTransfer found its stream closed at exactly the epoch it names, with a transfer pending. */
+function checkTransfers(history: History, out: Violation[]): void {
+  for (const { entry, before, step } of history.journal) {
+    const command = entry.command;
+    if (command.type !== "CompleteTransfer") continue;
+    const stream = before.streams.get(command.streamId);
+    const pending = before.transfers.get(command.streamId);
+    if (stream === undefined || pending === undefined || stream.ownership !== "closed" || stream.closedAtEpoch !== command.closedEpoch) {
+      out.push({
+        invariant: INVARIANT.transfers,
+        message:
+          `log #${entry.index} (step ${step}) completed the transfer of ${command.streamId} at epoch ${command.closedEpoch}, while it was ` +
+          `${describeStream(before, command.streamId)}${pending === undefined ? " with no transfer pending" : ""}`,
+        focus: [`streamId="${command.streamId}"`, ` ${command.streamId} `],
+        step,
+      });
+    }
+  }
+}
+
+/** Notice: a long-poll that ran to its timeout while an append at its offset was acknowledged. */
+function checkWakeUps(history: History, longPollTimeoutMs: number, out: Violation[]): void {
+  const acked = history.appends.filter((append) => append.ack !== undefined);
+  for (const poll of history.emptyPolls) {
+    if (poll.answeredMs - poll.sentMs < longPollTimeoutMs) continue;
+    if (superseded(history, poll.by, poll.answeredStep)) continue;
+    const missed = acked.find(
+      (append) => append.stream === poll.stream && append.ack!.start === poll.offset && append.ack!.step > poll.sentStep && append.ack!.step < poll.answeredStep,
+    );
+    if (missed !== undefined) {
+      out.push({
+        invariant: INVARIANT.wakeUp,
+        message:
+          `${poll.client}'s long-poll of ${poll.stream} at ${poll.offset} (steps ${poll.sentStep}-${poll.answeredStep}) timed out at ${incarnationLabel(poll.by)} ` +
+          `although ${missed.token} was acknowledged there at step ${missed.ack!.step} by ${incarnationLabel(missed.ack!.by)}`,
+        focus: [poll.stream, poll.client, missed.token],
+        step: poll.answeredStep,
+      });
+    }
+  }
+}
+
+function describeStream(state: MetaState, streamId: string): string {
+  const stream = state.streams.get(streamId);
+  if (stream === undefined) return "unknown";
+  return `${stream.ownership}${stream.closedAtEpoch === undefined ? "" : ` at ${stream.closedAtEpoch}`} (epoch ${stream.epoch}, owner ${stream.owner ?? "-"})`;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = groups.get(k);
+    if (list === undefined) groups.set(k, [item]);
+    else list.push(item);
+  }
+  return groups;
+}

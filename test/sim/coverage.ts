@@ -1,0 +1,30 @@
+// What a run reached: counts of the situations that matter (acknowledged, unknown and duplicate appends,
+// reads, transfers completed, crashes, fenced writers, compactions...), summed over seeds by main.ts, so
+// a change that quietly stops the simulation from reaching something shows up in its summary.
+import type { History } from "./history.ts";
+
+export function coverage(history: History): Map<string, number> {
+  const counts = new Map(history.counts);
+  const add = (key: string, n = 1): void => {
+    counts.set(key, (counts.get(key) ?? 0) + n);
+  };
+  for (const append of history.appends) add(`append ${append.producer === null ? "plain" : "producer"} ${append.outcome}`);
+  for (const read of history.reads) if (read.mode !== "final") add(`read ${read.mode}`);
+  add("long-poll timeout", history.emptyPolls.length);
+  for (const { entry } of history.journal) {
+    const type = entry.command.type;
+    if (type === "CompleteTransfer" || type === "BeginTransfer" || type === "OpenStream" || type === "SetDraining") add(`log ${type}`);
+  }
+  return counts;
+}
+
+export function mergeCounts(into: Map<string, number>, from: ReadonlyMap<string, number>): void {
+  for (const [key, n] of from) into.set(key, (into.get(key) ?? 0) + n);
+}
+
+export function formatCounts(counts: ReadonlyMap<string, number>): string {
+  return [...counts.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([key, n]) => `${key} ${n}`)
+    .join(", ");
+}

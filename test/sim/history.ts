@@ -1,0 +1,165 @@
+// The recorded history of one run: what clients asked and heard, what nodes started and ended, what the
+// metadata log accepted and what the object store took. The checker (checker.ts) reads only this (and the
+// final read-back), never the live system.
+import type { LogEntry, MetaState } from "../../src/core/meta/index.ts";
+
+export interface IncarnationId {
+  readonly nodeId: string;
+  readonly epoch: number;
+}
+
+/** Virtual time starts here; node epochs (wall-clock ms at start) are printed relative to it. */
+export const EPOCH_BASE_MS = 1_750_000_000_000;
+
+export const incarnationLabel = (id: IncarnationId): string => `${id.nodeId}@${id.epoch - EPOCH_BASE_MS}`;
+
+/** What the metadata log said about a stream at one moment. */
+export interface Ownership {
+  readonly streamId: string | null;
+  readonly name: string | null;
+  readonly ownership: string | null;
+  readonly owner: string | null;
+  readonly epoch: number | null;
+  /** The incarnation whose OpenStream is the stream's latest (null: never opened). */
+  readonly opener: IncarnationId | null;
+}
+
+export interface AckRecord {
+  readonly step: number;
+  /** The incarnation that answered. */
+  readonly by: IncarnationId;
+  readonly start: number;
+  readonly end: number;
+  /** What the log said about the stream when the answer reached the client (its stream id, mostly). */
+  readonly ownership: Ownership;
+}
+
+export type AppendOutcome =
+  /** Acknowledged as new data at [start, end). */
+  | "acked"
+  /** Acknowledged as a duplicate of an earlier attempt (idempotent producer): present once, somewhere. */
+  | "duplicate"
+  /** No definite answer (an error that may follow a landed write, a lost connection): present at most once. */
+  | "unknown"
+  /** Refused before anything was written (404): absent. */
+  | "rejected";
+
+export interface AppendRecord {
+  readonly id: number;
+  readonly client: string;
+  readonly stream: string;
+  /** The bytes sent, unique in the run. */
+  readonly token: string;
+  readonly producer: { readonly id: string; readonly epoch: number; readonly seq: number } | null;
+  /** The step its first attempt was sent at. */
+  readonly sentStep: number;
+  outcome: AppendOutcome;
+  ack?: AckRecord;
+  /** The answers of every attempt, for the trace. */
+  readonly attempts: string[];
+}
+
+export interface ReadRecord {
+  readonly client: string;
+  readonly stream: string;
+  readonly mode: "catch-up" | "long-poll" | "final";
+  readonly start: number;
+  readonly next: number;
+  readonly bytes: string;
+  readonly step: number;
+  readonly by: IncarnationId;
+}
+
+/** A long-poll that ended without data (204). */
+export interface EmptyPollRecord {
+  readonly client: string;
+  readonly stream: string;
+  readonly offset: number;
+  readonly next: number;
+  readonly sentStep: number;
+  readonly sentMs: number;
+  readonly answeredStep: number;
+  readonly answeredMs: number;
+  readonly by: IncarnationId;
+}
+
+export interface CreateRecord {
+  readonly client: string;
+  readonly stream: string;
+  readonly status: number;
+  readonly step: number;
+}
+
+/** An accepted metadata log entry and the state it was applied to. */
+export interface JournalRecord {
+  readonly step: number;
+  readonly entry: LogEntry;
+  readonly before: MetaState;
+}
+
+/** A data record of a WAL object that landed, with what the log said about its stream at that moment. */
+export interface WalDataRecord {
+  readonly streamId: string;
+  readonly streamEpoch: number;
+  readonly firstOffset: number;
+  readonly text: string;
+  readonly ownership: Ownership;
+}
+
+/** An object-store write that took effect. */
+export interface StoreWrite {
+  readonly step: number;
+  /** The incarnation that wrote it. */
+  readonly owner: string;
+  readonly key: string;
+  readonly body: Uint8Array;
+  /** For a manifest: what the metadata log said about the stream when the write landed. */
+  readonly manifestOf: Ownership | null;
+  /** For a WAL object holding data: its data records. */
+  readonly walData: readonly WalDataRecord[];
+}
+
+/** A producer answer that only a lost or reordered append could explain (a seq gap, a stale epoch). */
+export interface ProducerAnomaly {
+  readonly client: string;
+  readonly stream: string;
+  readonly step: number;
+  readonly detail: string;
+  /** The incarnation that answered. */
+  readonly by: IncarnationId | null;
+}
+
+export interface IncarnationRecord {
+  readonly id: IncarnationId;
+  readonly startedStep: number;
+  endedStep: number | null;
+  end: string | null;
+}
+
+export class History {
+  readonly appends: AppendRecord[] = [];
+  readonly reads: ReadRecord[] = [];
+  readonly emptyPolls: EmptyPollRecord[] = [];
+  readonly creates: CreateRecord[] = [];
+  readonly journal: JournalRecord[] = [];
+  readonly writes: StoreWrite[] = [];
+  readonly producerAnomalies: ProducerAnomaly[] = [];
+  readonly incarnations: IncarnationRecord[] = [];
+  /** Final content per stream name (null: the stream does not exist at the end). */
+  readonly finalContent = new Map<string, string | null>();
+  /** Streams whose final read did not complete. */
+  readonly unreadable = new Map<string, string>();
+
+  /** Event counts (coverage: how often the run reached each interesting situation). */
+  readonly counts = new Map<string, number>();
+
+  count(event: string): void {
+    this.counts.set(event, (this.counts.get(event) ?? 0) + 1);
+  }
+
+  newAppend(input: Omit<AppendRecord, "id" | "outcome" | "attempts">): AppendRecord {
+    const record: AppendRecord = { ...input, id: this.appends.length + 1, outcome: "unknown", attempts: [] };
+    this.appends.push(record);
+    return record;
+  }
+}

@@ -1,0 +1,238 @@
+// One seed, end to end: draw the run's shape from the seed (swarm testing: how many nodes, streams and
+// clients, which faults how often, how eager each kind of move is), build the cluster over virtual time,
+// then three phases:
+// 1. active: up to `activeSteps` steps of everything (clients, faults, crashes, transfers, drains);
+// 2. settle: no new client actions, no faults, no crashes; down nodes restart, drains end, in-flight work
+//    finishes and transfers complete;
+// 3. final: every stream is read back from its owner.
+// The checker then reads the history. The real timers, Date.now and Math.random are restored however the
+// run ends.
+import { nodeSettings, type SettingsVars } from "../../src/node/settings.ts";
+import { MemoryStore } from "../../src/storage/memory-store.ts";
+import { Chaos } from "./chaos.ts";
+import { check, INVARIANT, type CheckResult } from "./checker.ts";
+import { FinalReader, Producer, Reader, Tailer, World, Writer, type Client, type ClientDeps } from "./clients.ts";
+import { SimCluster } from "./cluster.ts";
+import { drawFaultProfile, FaultPlan, type FaultProfile } from "./faults.ts";
+import { EPOCH_BASE_MS, History } from "./history.ts";
+import { Network } from "./network.ts";
+import { Operator } from "./operator.ts";
+import { Prng } from "./prng.ts";
+import { Scheduler, type Phase, type Weights } from "./scheduler.ts";
+import { SimMetaLog } from "./sim-meta.ts";
+import { Trace } from "./trace.ts";
+import { VirtualClock } from "./virtual-time.ts";
+
+/** Virtual time starts here (node epochs are wall-clock milliseconds). */
+const START_MS = EPOCH_BASE_MS;
+const SETTLE_STEPS = 6_000;
+const FINAL_STEPS = 8_000;
+
+const SETTINGS: SettingsVars = {
+  LONG_POLL_TIMEOUT_MS: "2000",
+  // Compaction early and often, so it runs in most seeds (the heartbeat checks every 5 s).
+  COMPACT_AFTER_WAL_OBJECTS: "6",
+};
+
+export interface SeedShape {
+  readonly nodes: number;
+  readonly streams: number;
+  readonly writers: number;
+  readonly producers: number;
+  readonly readers: number;
+  readonly tailers: number;
+  readonly activeSteps: number;
+  readonly crashes: number;
+  readonly zombieRouting: number;
+  readonly faults: FaultProfile;
+  readonly weights: Weights;
+}
+
+function drawShape(prng: Prng, maxSteps: number): SeedShape {
+  return {
+    nodes: prng.between(2, 4),
+    streams: prng.between(1, 4),
+    writers: prng.between(1, 3),
+    producers: prng.between(0, 3),
+    readers: prng.between(0, 2),
+    tailers: prng.between(0, 2),
+    activeSteps: prng.between(Math.floor(maxSteps / 2), maxSteps),
+    crashes: prng.pick([0, 1, 2, 4, 8]),
+    zombieRouting: prng.pick([0, 0.2, 0.5]),
+    faults: drawFaultProfile(prng),
+    weights: {
+      store: 10,
+      meta: 8,
+      net: 6,
+      reply: 5,
+      timer: prng.pick([1, 2, 4]),
+      client: prng.pick([2, 4, 8]),
+      crash: prng.pick([0.1, 0.3, 1]),
+      zombie: prng.pick([0, 0.1, 0.3]),
+      restart: prng.pick([0.5, 2, 5]),
+      transfer: prng.pick([0, 0.3, 1, 2]),
+      drain: prng.pick([0, 0.1, 0.3]),
+      undrain: 0.5,
+    },
+  };
+}
+
+const SETTLE_WEIGHTS: Weights = { store: 10, meta: 10, net: 10, reply: 10, timer: 4, restart: 30 };
+const FINAL_WEIGHTS: Weights = { ...SETTLE_WEIGHTS, final: 100 };
+
+export interface SeedOptions {
+  /** Print every trace line as it is written. */
+  readonly verbose?: boolean;
+  /** Upper bound of the active phase's steps (the seed draws between half and all of it). */
+  readonly maxSteps?: number;
+}
+
+export interface SeedResult {
+  readonly seed: number;
+  readonly steps: number;
+  readonly hash: string;
+  readonly shape: SeedShape;
+  readonly result: CheckResult;
+  readonly trace: Trace;
+  readonly history: History;
+}
+
+export async function runSeed(seed: number, options: SeedOptions = {}): Promise<SeedResult> {
+  const prng = new Prng(seed);
+  const shape = drawShape(prng, options.maxSteps ?? 900);
+  const clock = new VirtualClock(START_MS);
+  const trace = new Trace(START_MS, options.verbose === true);
+  const history = new History();
+  const restoreTime = clock.install(prng.fork());
+  const restoreConsole = captureConsole(trace);
+  // A promise mink leaves rejected with no handler is a finding, not a reason to stop the whole run.
+  const unhandled: string[] = [];
+  const onUnhandled = (reason: unknown): void => {
+    const text = reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason);
+    unhandled.push(text);
+    trace.write(`  unhandled rejection: ${text}`);
+  };
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    trace.write(`seed ${seed}: ${describeShape(shape)}`);
+    const scheduler = new Scheduler(prng.fork(), clock, trace, shape.weights);
+    const faults = new FaultPlan(prng.fork(), shape.faults);
+    const meta = new SimMetaLog(() => clock.now(), scheduler.io, faults, trace, history);
+    const store = new MemoryStore();
+    const nodeIds = Array.from({ length: shape.nodes }, (_, i) => `n${i + 1}`);
+    const cluster = new SimCluster(
+      { clock, prng: prng.fork(), io: scheduler.io, faults, trace, history, store, meta, settings: SETTINGS, zombieRouting: shape.zombieRouting },
+      nodeIds,
+    );
+    const world = new World(Array.from({ length: shape.streams }, (_, i) => `sim/s${i + 1}`));
+    const net = new Network(scheduler.io, cluster, clock, trace, prng.fork());
+    const clientDeps: ClientDeps = {
+      net,
+      prng: prng.fork(),
+      clock,
+      trace,
+      history,
+      meta,
+      world,
+      longPollTimeoutMs: nodeSettings(SETTINGS).longPollTimeoutMs,
+    };
+    const clients: Client[] = [
+      ...Array.from({ length: shape.writers }, (_, i) => new Writer(`w${i + 1}`, clientDeps)),
+      ...Array.from({ length: shape.producers }, (_, i) => new Producer(`p${i + 1}`, clientDeps)),
+      ...Array.from({ length: shape.readers }, (_, i) => new Reader(`r${i + 1}`, clientDeps)),
+      ...Array.from({ length: shape.tailers }, (_, i) => new Tailer(`t${i + 1}`, clientDeps)),
+    ];
+    for (const client of clients) scheduler.addActor(client);
+    const operator = new Operator(meta, prng.fork(), trace, nodeIds);
+    scheduler.addActor(operator);
+    scheduler.addActor(new Chaos(cluster, prng.fork(), { crashes: shape.crashes }));
+    const finalReader = new FinalReader(clientDeps);
+    scheduler.addActor(finalReader);
+
+    for (const nodeId of nodeIds) cluster.start(nodeId);
+    const run = async (phase: Phase, steps: number, done: () => boolean): Promise<boolean> => {
+      for (let i = 0; i < steps; i++) {
+        if (done()) return true;
+        if (!(await scheduler.takeStep(phase))) return done();
+      }
+      return done();
+    };
+
+    await run("active", shape.activeSteps, () => false);
+
+    trace.write("settle: faults healed, no new client actions, no crashes");
+    faults.heal();
+    operator.undrainAll();
+    scheduler.weights = SETTLE_WEIGHTS;
+    const settled = (): boolean =>
+      nodeIds.every((id) => {
+        const live = cluster.live(id);
+        return live.length === 1 && live[0]!.state === "running";
+      }) &&
+      clients.every((client) => client.idle) &&
+      meta.service.state.transfers.size === 0 &&
+      scheduler.io.ofKind("net").length === 0;
+    const calm = await run("settle", SETTLE_STEPS, settled);
+
+    trace.write("final: reading every stream back");
+    scheduler.weights = FINAL_WEIGHTS;
+    await run("final", FINAL_STEPS, () => finalReader.done);
+
+    const result = check(history, { longPollTimeoutMs: clientDeps.longPollTimeoutMs });
+    for (const text of unhandled) result.notices.push({ invariant: INVARIANT.unhandled, message: text, focus: ["unhandled rejection"] });
+    if (!calm) {
+      result.violations.push({ invariant: INVARIANT.liveness, message: `the run did not settle in ${SETTLE_STEPS} steps: ${unsettled(cluster, clients, meta)}`, focus: [] });
+    }
+    if (!finalReader.done) {
+      result.violations.push({ invariant: INVARIANT.liveness, message: `the final read did not finish in ${FINAL_STEPS} steps`, focus: ["final"] });
+    }
+    trace.write(`end: ${scheduler.step} steps, ${result.violations.length} violations, ${result.notices.length} notices`);
+    return { seed, steps: scheduler.step, hash: trace.digest(), shape, result, trace, history };
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+    restoreConsole();
+    restoreTime();
+  }
+}
+
+function unsettled(cluster: SimCluster, clients: readonly Client[], meta: SimMetaLog): string {
+  const parts: string[] = [];
+  for (const id of cluster.nodeIds) {
+    const live = cluster.live(id);
+    if (live.length !== 1 || live[0]!.state !== "running") parts.push(`${id}: ${live.map((inc) => `${inc.label} ${inc.state}`).join(", ") || "down"}`);
+  }
+  const busy = clients.filter((client) => !client.idle).map((client) => client.name);
+  if (busy.length > 0) parts.push(`busy clients ${busy.join(", ")}`);
+  const transfers = [...meta.service.state.transfers.entries()].map(([id, t]) => `${id} ${t.source}->${t.target}`);
+  if (transfers.length > 0) parts.push(`pending transfers ${transfers.join(", ")}`);
+  return parts.join("; ");
+}
+
+export function describeShape(shape: SeedShape): string {
+  const f = shape.faults;
+  const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+  const w = shape.weights;
+  return (
+    `${shape.nodes} nodes, ${shape.streams} streams, clients w${shape.writers} p${shape.producers} r${shape.readers} t${shape.tailers}, ` +
+    `${shape.activeSteps} active steps, ${shape.crashes} crashes, zombie routing ${shape.zombieRouting}; ` +
+    `store fail ${pct(f.storeFail)} lost ${pct(f.storeLost)} delay ${pct(f.storeDelay)}, meta fail ${pct(f.metaFail)} lost ${pct(f.metaLost)}, split ${pct(f.split)}; ` +
+    `weights timer ${w["timer"]} client ${w["client"]} crash ${w["crash"]} zombie ${w["zombie"]} transfer ${w["transfer"]} drain ${w["drain"]}`
+  );
+}
+
+/** mink's own logging goes into the trace (deterministic, and out of the way of the summary). */
+function captureConsole(trace: Trace): () => void {
+  const saved = { log: console.log, info: console.info, warn: console.warn, error: console.error, debug: console.debug };
+  const format = (args: unknown[]): string =>
+    args
+      .map((arg) => (arg instanceof Error ? `${arg.name}: ${arg.message}` : typeof arg === "string" ? arg : String(arg)))
+      .join(" ")
+      .slice(0, 300);
+  const to = (level: string) => (...args: unknown[]) => trace.write(`  log.${level} ${format(args)}`);
+  console.log = to("log");
+  console.info = to("info");
+  console.warn = to("warn");
+  console.error = to("error");
+  console.debug = to("debug");
+  return () => Object.assign(console, saved);
+}

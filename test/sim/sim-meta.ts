@@ -1,0 +1,182 @@
+// The metadata log of the simulation: the real MetaLogService (the real `apply`, watches, duties, drain,
+// liveness) over an in-memory journal that records every accepted entry with the state it was applied
+// to, and per incarnation a port whose every call is a pending operation: the MetaLog receives it (and
+// applies a proposal) only when the scheduler picks it, possibly with a fault, and the answer may be
+// held back for a later step. A crashed incarnation's calls already sent may still arrive; their answers
+// are dropped, and it sends nothing new. No subscriptions exist here (as in the node tier).
+import type { LogEntry, Touched } from "../../src/core/meta/index.ts";
+import { emptyState } from "../../src/core/meta/index.ts";
+import { MemoryJournal } from "../../src/metadata/memory-journal.ts";
+import { MetaLogService } from "../../src/metadata/meta-log-service.ts";
+import type { NodeMetaPort } from "../../src/node/node-runtime.ts";
+import type { FaultPlan } from "./faults.ts";
+import { EPOCH_BASE_MS, incarnationLabel, type History, type IncarnationId, type Ownership } from "./history.ts";
+import type { IoQueue } from "./scheduler.ts";
+import type { Trace } from "./trace.ts";
+
+/** Whether an incarnation is dead: its calls never answer. */
+export interface Gate {
+  crashed: boolean;
+}
+
+export const never = <T>(): Promise<T> => new Promise<T>(() => {});
+
+class RecordingJournal extends MemoryJournal {
+  service: MetaLogService | null = null;
+  /** The latest OpenStream per stream id: the incarnation allowed to acknowledge appends. */
+  readonly openers = new Map<string, IncarnationId>();
+
+  constructor(
+    private readonly history: History,
+    private readonly trace: Trace,
+  ) {
+    super();
+  }
+
+  override append(entry: LogEntry, touched: Touched): void {
+    super.append(entry, touched);
+    if (this.service === null) throw new Error("journal used before its service was attached");
+    // MetaLogService journals before it makes the new state current: `state` is still the one before.
+    this.history.journal.push({ step: this.trace.currentStep, entry, before: this.service.state });
+    const command = entry.command;
+    if (command.type === "OpenStream") this.openers.set(command.streamId, { nodeId: command.nodeId, epoch: command.nodeEpoch });
+    this.trace.write(`log #${entry.index} ${describeCommand(command)}`);
+  }
+}
+
+export class SimMetaLog {
+  readonly service: MetaLogService;
+  private readonly journal: RecordingJournal;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly io: IoQueue,
+    private readonly faults: FaultPlan,
+    private readonly trace: Trace,
+    history: History,
+  ) {
+    this.journal = new RecordingJournal(history, trace);
+    this.service = new MetaLogService(emptyState(), this.journal, { now });
+    this.journal.service = this.service;
+  }
+
+  /** What the log says about the stream named `name` now. */
+  ownershipOf(name: string): Ownership {
+    return this.ownershipById(this.service.state.streamIdsByName.get(name) ?? null);
+  }
+
+  /** What the log says about the stream `streamId` now (for the one-writer check when a WAL object lands). */
+  ownershipById(streamId: string | null): Ownership {
+    const stream = streamId === null ? undefined : this.service.state.streams.get(streamId);
+    return {
+      streamId,
+      name: stream?.name ?? null,
+      ownership: stream?.ownership ?? null,
+      owner: stream?.owner ?? null,
+      epoch: stream?.epoch ?? null,
+      opener: streamId === null ? null : (this.journal.openers.get(streamId) ?? null),
+    };
+  }
+
+  /** The port one incarnation uses; `owner` names it in the trace. */
+  port(owner: string, gate: Gate): NodeMetaPort {
+    const call = <T>(label: string, invoke: () => T | Promise<T>): Promise<T> => {
+      if (gate.crashed) return never<T>();
+      return new Promise<T>((resolve, reject) => {
+        const deliver = (settle: () => void, outcome: string): void => {
+          if (gate.crashed) return;
+          if (this.faults.split()) {
+            this.io.add({ kind: "reply", owner, label: `meta ${label} ${outcome}`, run: () => (gate.crashed ? undefined : settle()) });
+          } else {
+            settle();
+          }
+        };
+        this.io.add({
+          kind: "meta",
+          owner,
+          label,
+          run: () => {
+            const fault = this.faults.meta();
+            if (fault === "fail") {
+              this.trace.write(`  meta ${owner} ${label} FAILED (injected, not applied)`);
+              deliver(() => reject(new Error(`sim: metadata call ${label} failed (injected)`)), "failed");
+              return;
+            }
+            Promise.resolve()
+              .then(invoke)
+              .then(
+                (value) => {
+                  if (fault === "lost") {
+                    this.trace.write(`  meta ${owner} ${label} applied, answer LOST: ${summarize(value)}`);
+                    deliver(() => reject(new Error(`sim: metadata answer to ${label} lost (injected)`)), "lost");
+                    return;
+                  }
+                  this.trace.write(`  meta ${owner} ${label} -> ${summarize(value)}`);
+                  deliver(() => resolve(value), summarize(value));
+                },
+                (error: unknown) => {
+                  this.trace.write(`  meta ${owner} ${label} threw ${String(error)}`);
+                  deliver(() => reject(error instanceof Error ? error : new Error(String(error))), "threw");
+                },
+              );
+          },
+        });
+      });
+    };
+    const service = this.service;
+    return {
+      propose: (command) => call(`propose ${describeCommand(command)}`, () => service.propose(command)) as never,
+      lookupStream: (query) => call(`lookup ${"name" in query ? query.name : query.id}`, () => service.lookupStream(query)),
+      watchDuties: (nodeId, since, timeoutMs) => call(`watchDuties since ${since}`, () => service.watchDuties(nodeId, since, timeoutMs)),
+      heartbeat: (nodeId, nodeEpoch) => call("heartbeat", () => service.heartbeat(nodeId, nodeEpoch)),
+      onStreamAppended: () => call("onStreamAppended", () => ({ effects: [], subscriptions: 0 })),
+      onWebhookReply: () => call("onWebhookReply", () => []),
+      watchSubscriptions: (_nodeId, since, timeoutMs) =>
+        call(`watchSubscriptions since ${since}`, async () => {
+          // Nothing ever changes: the first watch answers at once, later ones wait their whole timeout.
+          if (since >= 0) await new Promise((resolve) => setTimeout(resolve, service.boundedWaitMs(timeoutMs)));
+          return { version: Math.max(since, 0), subscriptions: 0 };
+        }),
+    };
+  }
+}
+
+/** A command in one line: its type and the fields that matter for reading a trace. */
+export function describeCommand(command: object): string {
+  const { type, config: _config, addr: _addr, ...rest } = command as { readonly type: string } & Record<string, unknown>;
+  const by = rest["by"] as { nodeId: string; nodeEpoch: number } | undefined;
+  delete rest["by"];
+  const fields = Object.entries(rest)
+    .map(([key, value]) => `${key}=${key === "nodeEpoch" ? Number(value) - EPOCH_BASE_MS : JSON.stringify(value)}`)
+    .join(" ");
+  return `${type}${fields === "" ? "" : ` ${fields}`}${by === undefined ? "" : ` by=${incarnationLabel({ nodeId: by.nodeId, epoch: by.nodeEpoch })}`}`;
+}
+
+/** A short form of an answer for the trace. */
+function summarize(value: unknown): string {
+  if (typeof value !== "object" || value === null) return String(value);
+  const v = value as Record<string, unknown>;
+  if ("ok" in v) {
+    if (v["ok"] === false) {
+      const error = v["error"] as { code: string; message: string };
+      return `refused ${error.code}: ${error.message}`;
+    }
+    const inner = v["value"] as Record<string, unknown> | undefined;
+    const stream = inner?.["stream"] as { id: string; ownership: string; owner: string | null; epoch: number } | undefined;
+    const changed = v["changed"] === false ? " (no-op)" : "";
+    if (stream !== undefined) return `ok${changed} ${stream.id} ${stream.ownership} by ${stream.owner ?? "-"} at ${stream.epoch}`;
+    return `ok${changed}`;
+  }
+  if ("transfers" in v) {
+    const transfers = v["transfers"] as unknown[];
+    const handedTo = v["handedTo"] as unknown[];
+    return `duties v${String(v["version"])} transfers=${transfers.length} handedTo=${handedTo.length}`;
+  }
+  if ("stream" in v && "version" in v) {
+    const stream = v["stream"] as { id: string; ownership: string; owner: string | null; epoch: number; transfer?: { target: string } } | null;
+    if (stream === null) return `v${String(v["version"])} none`;
+    const transfer = stream.transfer === undefined ? "" : ` transfer->${stream.transfer.target}`;
+    return `v${String(v["version"])} ${stream.id} ${stream.ownership} by ${stream.owner ?? "-"} at ${stream.epoch}${transfer}`;
+  }
+  return "answered";
+}

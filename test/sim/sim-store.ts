@@ -1,0 +1,104 @@
+// The object store as one incarnation sees it in the simulation: every request is a pending operation
+// that reaches the shared MemoryStore only when the scheduler picks it, with the fault decided at that
+// moment. `fail` and `delay` are the MemoryStore's own injected faults (injected for exactly that request,
+// just before it is sent); a lost answer is made here, after the store acted, so the history knows the
+// write took effect. A crashed incarnation's requests already sent still land when picked (a zombie's
+// in-flight write), but their answers are dropped, and it sends nothing new.
+import { manifestKey } from "../../src/storage/keys.ts";
+import type { MemoryStore, StoreOperation } from "../../src/storage/memory-store.ts";
+import { ObjectStoreError, type ObjectStore } from "../../src/storage/object-store.ts";
+import { decodeWalObject } from "../../src/storage/wal-format.ts";
+import type { FaultPlan } from "./faults.ts";
+import type { History, Ownership, WalDataRecord } from "./history.ts";
+import type { IoQueue } from "./scheduler.ts";
+import { never, type Gate, type SimMetaLog } from "./sim-meta.ts";
+import type { Trace } from "./trace.ts";
+
+export interface StoreDeps {
+  readonly base: MemoryStore;
+  readonly io: IoQueue;
+  readonly faults: FaultPlan;
+  readonly trace: Trace;
+  readonly history: History;
+  readonly meta: SimMetaLog;
+}
+
+const MANIFEST = /^streams\/([^/]+)\/manifest$/;
+const decoder = new TextDecoder();
+
+export function scheduledStore(deps: StoreDeps, owner: string, gate: Gate): ObjectStore {
+  const { base, io, faults, trace, history } = deps;
+  const call = <R>(op: StoreOperation, key: string, invoke: () => Promise<R>, onEffect?: () => void): Promise<R> => {
+    if (gate.crashed) return never<R>();
+    return new Promise<R>((resolve, reject) => {
+      const deliver = (settle: () => void, outcome: string): void => {
+        if (gate.crashed) return;
+        if (faults.split()) {
+          io.add({ kind: "reply", owner, label: `store ${op} ${key} ${outcome}`, run: () => (gate.crashed ? undefined : settle()) });
+        } else {
+          settle();
+        }
+      };
+      io.add({
+        kind: "store",
+        owner,
+        label: `${op} ${key}`,
+        run: () => {
+          const fault = faults.store();
+          if (fault.kind === "fail") base.inject({ op, keyPrefix: key, kind: "fail", times: 1 });
+          if (fault.kind === "delay") base.inject({ op, keyPrefix: key, kind: "delay", delayMs: fault.delayMs, times: 1 });
+          const note = fault.kind === "none" ? "" : fault.kind === "delay" ? ` [delay ${fault.delayMs}ms]` : ` [${fault.kind}]`;
+          invoke().then(
+            (value) => {
+              onEffect?.();
+              if (fault.kind === "lost") {
+                trace.write(`  store ${owner} ${op} ${key}${note} took effect, answer lost`);
+                deliver(() => reject(new ObjectStoreError("retryable", `sim: answer to ${op} ${key} lost (injected)`, key)), "lost");
+                return;
+              }
+              trace.write(`  store ${owner} ${op} ${key}${note} -> ok`);
+              deliver(() => resolve(value), "ok");
+            },
+            (error: unknown) => {
+              const kind = error instanceof ObjectStoreError ? error.kind : String(error);
+              trace.write(`  store ${owner} ${op} ${key}${note} -> ${kind}`);
+              deliver(() => reject(error instanceof Error ? error : new Error(String(error))), kind);
+            },
+          );
+        },
+      });
+    });
+  };
+  const recordPut = (key: string, body: Uint8Array) => (): void => {
+    const manifest = MANIFEST.exec(key);
+    let manifestOf: Ownership | null = null;
+    if (manifest !== null) {
+      const streamId = decodeURIComponent(manifest[1]!);
+      if (manifestKey(streamId) === key) manifestOf = deps.meta.ownershipById(streamId);
+    }
+    const walData: WalDataRecord[] = [];
+    if (key.startsWith("wal/")) {
+      const object = decodeWalObject(body, key);
+      if (object.kind === "records") {
+        for (const record of object.records) {
+          if (record.data.byteLength === 0) continue;
+          walData.push({
+            streamId: record.streamId,
+            streamEpoch: record.streamEpoch,
+            firstOffset: record.firstOffset,
+            text: decoder.decode(record.data),
+            ownership: deps.meta.ownershipById(record.streamId),
+          });
+        }
+      }
+    }
+    history.writes.push({ step: trace.currentStep, owner, key, body: body.slice(), manifestOf, walData });
+  };
+  return {
+    put: (key, body, options) => call("put", key, () => base.put(key, body, options), recordPut(key, body)),
+    get: (key, range) => call("get", key, () => base.get(key, range)),
+    head: (key) => call("head", key, () => base.head(key)),
+    list: (prefix, options) => call("list", prefix, () => base.list(prefix, options)),
+    delete: (key) => call("delete", key, () => base.delete(key)),
+  };
+}
