@@ -22,7 +22,7 @@ import type { NodeSettings } from "./settings.ts";
 import { countAcknowledged, countingStore, emptyStoreRequestCounts, type AppendCounts } from "./store-metrics.ts";
 import { isGone, StreamRegistry } from "./stream-registry.ts";
 import { subscriptionDelivery } from "./subscription-delivery.ts";
-import { TransferWatcher, type WatcherOptions } from "./transfer-watcher.ts";
+import { TransferWatcher } from "./transfer-watcher.ts";
 
 /** The part of the metadata log a node uses. */
 export type NodeMetaPort = Pick<
@@ -47,7 +47,6 @@ export interface NodeRuntimeDeps {
   readonly background: (work: Promise<unknown>) => void;
   /** Called once when the WAL writer stopped: the shell must replace this incarnation. */
   readonly onStopped: (error: DomainError) => void;
-  readonly watcher?: WatcherOptions;
 }
 
 export class NodeRuntime {
@@ -62,7 +61,6 @@ export class NodeRuntime {
     readonly recovery: RecoveryResult,
     readonly wal: WalWriter,
     readonly watcher: TransferWatcher,
-    private readonly store: ObjectStore,
     /** Counters for /metrics, from the start on (recovery's store requests included). */
     private readonly storeRequests: StoreRequestCounts,
     private readonly appendCounts: AppendCounts,
@@ -116,9 +114,9 @@ export class NodeRuntime {
     ctx.observers.add(subscriptionDelivery(ctx, deps.meta));
     await attachMissingSources(ctx);
     // Transfers this node takes part in, from now on and left over from before a crash (seed 003).
-    const watcher = new TransferWatcher(ctx, deps.meta, deps.watcher);
+    const watcher = new TransferWatcher(ctx, deps.meta);
     deps.background(watcher.run());
-    return new NodeRuntime(ctx, recovery, wal, watcher, store, storeRequests, appendCounts);
+    return new NodeRuntime(ctx, recovery, wal, watcher, storeRequests, appendCounts);
   }
 
   /** Whether the WAL has grown past a compaction threshold since the last checkpoint. */
@@ -137,7 +135,7 @@ export class NodeRuntime {
   compact(): Promise<CompactionReport | null> {
     if (this.ctx.stopped !== null) return Promise.resolve(null);
     if (this.compacting === null) this.bytesAtCheckpoint = this.wal.stats.bytesWritten;
-    this.compacting ??= compactNode(this.ctx, this.store)
+    this.compacting ??= compactNode(this.ctx, this.ctx.store)
       .then((report) => {
         this.checkpointSeq = report.snapshotSeq;
         return report;

@@ -7,6 +7,7 @@ import { EMPTY_PRODUCERS, type ProducerTable } from "../core/protocol/producer.t
 import type { StreamConfig } from "../core/protocol/stream-config.ts";
 import type { Lifecycle, LifecycleView, RecordAtAnchor } from "../core/protocol/fork.ts";
 import { isJsonContentType } from "../core/protocol/content-type.ts";
+import { canMove } from "../core/stream-phase.ts";
 
 /**
  * A run of a stream's own acknowledged bytes [first, end): one record held in memory (the tail cache), or
@@ -31,21 +32,13 @@ interface DecidedState {
 }
 
 /**
- * Where a stream stands on this node; one phase at a time, moved only by `moveTo`:
- *
- * | from \ to  | held                | opened           | handing-off  | moved-away           | removed        |
- * |-------------|---------------------|------------------|--------------|----------------------|----------------|
- * | held        |                     | open (lazy, R7)  | hand-off (T1)| stale copy released  | delete, expiry |
- * | opened      |                     |                  | hand-off (T1)|                      | delete, expiry |
- * | handing-off | hand-off failed     |                  |              | released (T1)        | expiry         |
- * | moved-away  | final                                                                                    |
- * | removed     | final                                                                                    |
- *
- * `held`: replayed after a restart, or known here but not opened by this incarnation (its epoch is the last
- * one seen); `opened`: this incarnation opened it at `epoch` and may decide appends; `handing-off`: a
- * transfer stopped its appends, requests wait for `done`; `moved-away`: handed to another node (readers
- * are sent on, not told 404); `removed`: deleted or expired (the name is free). The protocol's soft delete
- * (`lifecycle`) and writer closure (`eof`) are properties of the stream's data, not phases.
+ * Where a stream stands on this node; one phase at a time, moved only by `moveTo` along the table in
+ * src/core/stream-phase.ts. `held`: replayed after a restart, or known here but not opened by this
+ * incarnation (its epoch is the last one seen); `opened`: this incarnation opened it at `epoch` and may
+ * decide appends; `handing-off`: a transfer stopped its appends, requests wait for `done`; `moved-away`:
+ * handed to another node (readers are sent on, not told 404); `removed`: deleted or expired (the name is
+ * free). The protocol's soft delete (`lifecycle`) and writer closure (`eof`) are properties of the stream's
+ * data, not phases.
  */
 export type StreamPhase =
   | { readonly kind: "held" }
@@ -54,20 +47,10 @@ export type StreamPhase =
   | { readonly kind: "moved-away" }
   | { readonly kind: "removed" };
 
-type PhaseKind = StreamPhase["kind"];
-
-const PHASE_MOVES: { readonly [K in PhaseKind]: readonly PhaseKind[] } = {
-  held: ["opened", "handing-off", "moved-away", "removed"],
-  opened: ["handing-off", "removed"],
-  "handing-off": ["held", "moved-away", "removed"],
-  "moved-away": [],
-  removed: [],
-};
-
 /** Moves the stream to `next`; an illegal move is a bug and throws (an assertion that stays on). */
 export function moveTo(stream: StreamState, next: StreamPhase): void {
   const from = stream.phase.kind;
-  if (!PHASE_MOVES[from].includes(next.kind)) throw new Error(`stream ${stream.id}: illegal phase move ${from} -> ${next.kind}`);
+  if (!canMove(from, next.kind)) throw new Error(`stream ${stream.id}: illegal phase move ${from} -> ${next.kind}`);
   stream.phase = next;
 }
 

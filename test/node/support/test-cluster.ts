@@ -40,8 +40,6 @@ export class TestCluster {
   readonly now: () => number;
   private readonly random: () => number;
   private lastEpoch = 0;
-  /** Background work of every incarnation (the watcher loops...), for tests that want to await it. */
-  readonly background: Promise<unknown>[] = [];
 
   constructor(private readonly options: ClusterOptions = {}) {
     this.now = options.now ?? (() => Date.now());
@@ -72,7 +70,7 @@ export class TestCluster {
       now: this.now,
       random: this.random,
       background: (work) => {
-        this.background.push(work.catch((error: unknown) => console.error(`node ${nodeId}: background work failed`, error)));
+        work.catch((error: unknown) => console.error(`node ${nodeId}: background work failed`, error));
       },
       onStopped: () => {
         gate.crashed = true;
