@@ -5,7 +5,7 @@
 // stops both. `wrangler dev` puts its own Node process and a proxy workerd in the request path (about 60%
 // of the CPU of a 2-core machine under load, docs/benchmarks.md) and ignores [vars] set in the environment.
 import { spawn } from "node:child_process";
-import { startEmbeddedS3 } from "./embedded-s3.ts";
+import { embeddedS3Vars, startEmbeddedS3 } from "./embedded-s3.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const s3Port = Number(process.env.MINK_S3_PORT ?? 9000);
@@ -22,12 +22,7 @@ const vars = {
   NODE_IDS: nodeIds,
   // Nodes advertise `<PUBLIC_ORIGIN>/n/<id>`: the 307s of the router point there.
   PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
-  S3_ENDPOINT: s3.url,
-  S3_BUCKET: s3.bucket,
-  S3_REGION: "auto",
-  S3_ADDRESSING: "path",
-  S3_ACCESS_KEY_ID: s3.accessKeyId,
-  S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  ...embeddedS3Vars(s3),
   ADMIN_TOKEN: devAdminToken,
 };
 const args = ["wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", ".mink/wrangler"];

@@ -9,7 +9,7 @@
 //   LONG_POLL_TIMEOUT_MS=1500 npm run dev      # any wrangler.toml [vars] name set in the environment wins
 import { watch, type FSWatcher } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { startEmbeddedS3 } from "./embedded-s3.ts";
+import { embeddedS3Vars, startEmbeddedS3 } from "./embedded-s3.ts";
 import { buildWorker, readWorkerConfig, startLocalRuntime } from "./local-runtime.ts";
 
 const port = Number(process.env.PORT ?? 8787);
@@ -38,12 +38,7 @@ const runtime = await startLocalRuntime({
     NODE_IDS: nodeIds,
     // Nodes advertise `<PUBLIC_ORIGIN>/n/<id>`: the 307s of the router point there.
     PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
-    S3_ENDPOINT: s3.url,
-    S3_BUCKET: s3.bucket,
-    S3_REGION: "auto",
-    S3_ADDRESSING: "path",
-    S3_ACCESS_KEY_ID: s3.accessKeyId,
-    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    ...embeddedS3Vars(s3),
     ADMIN_TOKEN: devAdminToken,
   },
   environment: process.env,

@@ -31,6 +31,18 @@ export interface EmbeddedS3 {
   stop(): Promise<void>;
 }
 
+/** The Worker's S3_* vars that point it at this endpoint (path-style, region "auto"). */
+export function embeddedS3Vars(s3: EmbeddedS3): Record<string, string> {
+  return {
+    S3_ENDPOINT: s3.url,
+    S3_BUCKET: s3.bucket,
+    S3_REGION: "auto",
+    S3_ADDRESSING: "path",
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  };
+}
+
 export const EMBEDDED_S3_ACCESS_KEY_ID = "mink-dev";
 export const EMBEDDED_S3_SECRET_ACCESS_KEY = "mink-dev-secret";
 const DEFAULT_BUCKET = "mink";

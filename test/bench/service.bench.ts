@@ -19,9 +19,7 @@
 // It prints figures and asserts nothing; a phase that fails prints its error in its cell and the run goes
 // on. Everything talks to 127.0.0.1 only, and everything started here is stopped (by PID or close()) on the
 // way out, failure or not. Numbers are only comparable within one run on one machine.
-import { execFileSync } from "node:child_process";
 import { availableParallelism, cpus, loadavg } from "node:os";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startService, type Service } from "../e2e/service.ts";
 import { measureAppendLatency, measureAppendThroughput } from "./service-bench/append-phases.ts";
@@ -31,6 +29,7 @@ import { startReferenceServer, type ReferenceServer } from "./service-bench/refe
 import { measureSseFanOut } from "./service-bench/sse-fan-out.ts";
 import { errorText, formatMs } from "./service-bench/stats.ts";
 import { printTable, type Cell, type Row } from "./service-bench/table.ts";
+import { gitCommit } from "./git-commit.ts";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, nodes: { type: "string", default: "1" } } });
 const quick = values.quick;
@@ -62,14 +61,6 @@ interface Figures {
   sseP99Ms?: number;
 }
 
-function gitCommit(): string {
-  try {
-    const cwd = fileURLToPath(new URL("../../", import.meta.url));
-    return execFileSync("git", ["describe", "--always", "--dirty", "--abbrev=7"], { cwd, encoding: "utf8" }).trim();
-  } catch {
-    return "unknown";
-  }
-}
 
 const loads = (): string => loadavg().map((v) => v.toFixed(2)).join(" ");
 

@@ -14,27 +14,18 @@
 //
 // It prints figures and asserts nothing. The Worker is bundled once at the start; later source edits do not
 // touch the running service.
-import { execFileSync } from "node:child_process";
 import { availableParallelism, cpus, loadavg } from "node:os";
-import { fileURLToPath } from "node:url";
 import { startService, type Service } from "../e2e/service.ts";
 import { errorText, formatMs, summarize } from "./service-bench/stats.ts";
 import { Client, RETRY_PAUSE_MS } from "./transfer-bench/client.ts";
 import { busyStream, quietStream, type BusyResult, type QuietResult } from "./transfer-bench/phases.ts";
+import { gitCommit } from "./git-commit.ts";
 
 const NODES = 3;
 const TRANSFERS = Number.parseInt(process.env.MINK_BENCH_TRANSFERS ?? "100", 10);
 const S3_KIND = process.env.MINK_BENCH_S3 === "external" ? "external" : "embedded";
 const BUSY = { writers: 8, bodyBytes: 64, baselineMs: 3_000, afterOpenedMs: 1_000 };
 
-function gitCommit(): string {
-  try {
-    const cwd = fileURLToPath(new URL("../../", import.meta.url));
-    return execFileSync("git", ["describe", "--always", "--dirty", "--abbrev=7"], { cwd, encoding: "utf8" }).trim();
-  } catch {
-    return "unknown";
-  }
-}
 
 const progress = (text: string): void => console.error(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
 

@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AwsClient } from "aws4fetch";
-import { startEmbeddedS3, type EmbeddedS3 } from "../../scripts/embedded-s3.ts";
+import { embeddedS3Vars, startEmbeddedS3, type EmbeddedS3 } from "../../scripts/embedded-s3.ts";
 import { buildWorker, serveEntry } from "../../scripts/local-runtime.ts";
 import { eventually } from "../support/eventually.ts";
 
@@ -191,14 +191,7 @@ async function startObjectStore(kind: "embedded" | "external", persistDir: strin
   if (kind === "embedded") {
     const s3: EmbeddedS3 = await startEmbeddedS3({ port: 0, ...(keepInMemory ? {} : { persistDir: join(persistDir, "s3") }) });
     return {
-      vars: {
-        S3_ENDPOINT: s3.url,
-        S3_BUCKET: s3.bucket,
-        S3_REGION: "auto",
-        S3_ADDRESSING: "path",
-        S3_ACCESS_KEY_ID: s3.accessKeyId,
-        S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      },
+      vars: embeddedS3Vars(s3),
       stop: () => s3.stop(),
     };
   }
