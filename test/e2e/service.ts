@@ -15,7 +15,7 @@
 // every live group on process exit or SIGINT/SIGTERM, so a crashed test run leaks nothing.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, type WriteStream } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, type WriteStream } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +23,7 @@ import { fileURLToPath } from "node:url";
 import { AwsClient } from "aws4fetch";
 import { embeddedS3Vars, startEmbeddedS3, type EmbeddedS3 } from "../../scripts/embedded-s3.ts";
 import { buildWorker, serveEntry } from "../../scripts/local-runtime.ts";
+import { readProcStats } from "../support/proc-stat.ts";
 import { eventually } from "../support/eventually.ts";
 
 export interface ServiceOptions {
@@ -125,19 +126,7 @@ function groupAlive(pgid: number): boolean {
       return false;
     }
   }
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue; // exited while we looked
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z") return true;
-  }
-  return false;
+  return readProcStats().some((stat) => stat.pgrp === pgid && stat.state !== "Z");
 }
 
 async function waitForGroupExit(pgid: number, timeoutMs: number): Promise<boolean> {

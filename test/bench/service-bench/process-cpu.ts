@@ -4,7 +4,7 @@
 // their ticks then minus their ticks in the earlier one (0 for a process started in between). A process that
 // exited in between is missed: none should, in a phase of a few seconds.
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readProcStats } from "../../support/proc-stat.ts";
 
 export interface ProcessStat {
   pid: number;
@@ -30,24 +30,7 @@ function clockTicksPerSecond(): number {
 function processTable(): Map<number, ProcessStat> {
   if (process.platform !== "linux") throw new Error("CPU accounting reads /proc: Linux only");
   const table = new Map<number, ProcessStat>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue; // exited while we looked
-    }
-    // "pid (comm) state ppid ... utime(14) stime(15) ...": comm may hold spaces and parentheses.
-    const close = stat.lastIndexOf(")");
-    const fields = stat.slice(close + 2).split(" ");
-    table.set(Number(entry), {
-      pid: Number(entry),
-      ppid: Number(fields[1]),
-      comm: stat.slice(stat.indexOf("(") + 1, close),
-      ticks: Number(fields[11]) + Number(fields[12]),
-    });
-  }
+  for (const { pid, ppid, comm, ticks } of readProcStats()) table.set(pid, { pid, ppid, comm, ticks });
   return table;
 }
 
