@@ -5,6 +5,7 @@
 // return it whole, or return the old one.
 import { domainError } from "../errors.ts";
 import type { AnyResult, ApplyContext, Command, CommandType, ResultOf } from "./commands.ts";
+import { claimTakeover, completeTakeover, declareDead, reassignStreams } from "./failover-rules.ts";
 import { acquireLease, renewLease } from "./lease-rules.ts";
 import { registerNode, setDraining, setSlots } from "./node-rules.ts";
 import type { Outcome } from "./outcome.ts";
@@ -45,6 +46,14 @@ function dispatch(state: MetaState, command: Command, ctx: ApplyContext): Outcom
       return acquireLease(state, command, ctx);
     case "RenewLease":
       return renewLease(state, command, ctx);
+    case "DeclareDead":
+      return declareDead(state, command, ctx.nowMs);
+    case "ReassignStreams":
+      return reassignStreams(state, command, ctx.nowMs);
+    case "ClaimTakeover":
+      return claimTakeover(state, command, ctx.nowMs);
+    case "CompleteTakeover":
+      return completeTakeover(state, command);
   }
 }
 

@@ -9,6 +9,11 @@ export interface Proposer {
   readonly nodeEpoch: number;
 }
 
+/** A command of the coordinator: the lease holder at its coordinator epoch (a stale coordinator is fenced). */
+export interface Coordinator extends Proposer {
+  readonly coordinatorEpoch: number;
+}
+
 export interface RegisterNode {
   readonly type: "RegisterNode";
   readonly nodeId: string;
@@ -87,6 +92,39 @@ export interface RenewLease {
   readonly ttlMs: number;
 }
 
+export interface DeclareDead {
+  readonly type: "DeclareDead";
+  readonly nodeId: string;
+  /** The incarnation that stopped heartbeating. */
+  readonly nodeEpoch: number;
+  readonly coordinator: Coordinator;
+}
+export interface ReassignMove {
+  readonly streamId: string;
+  readonly target: string;
+}
+export interface ReassignStreams {
+  readonly type: "ReassignStreams";
+  /** At most MAX_REASSIGN_BATCH moves: a dead node with many streams takes many small entries. */
+  readonly moves: readonly ReassignMove[];
+  readonly coordinator: Coordinator;
+}
+export interface ClaimTakeover {
+  readonly type: "ClaimTakeover";
+  /** The dead node and the incarnation to take over. */
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly by: Proposer;
+  /** How long the claim holds others off (they wait for its result, then may claim it themselves). */
+  readonly ttlMs: number;
+}
+export interface CompleteTakeover {
+  readonly type: "CompleteTakeover";
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly by: Proposer;
+}
+
 export type Command =
   | RegisterNode
   | SetSlots
@@ -99,7 +137,11 @@ export type Command =
   | BeginTransfer
   | CompleteTransfer
   | AcquireLease
-  | RenewLease;
+  | RenewLease
+  | DeclareDead
+  | ReassignStreams
+  | ClaimTakeover
+  | CompleteTakeover;
 
 export type CommandType = Command["type"];
 
@@ -116,6 +158,10 @@ export const COMMAND_TYPES: readonly CommandType[] = [
   "CompleteTransfer",
   "AcquireLease",
   "RenewLease",
+  "DeclareDead",
+  "ReassignStreams",
+  "ClaimTakeover",
+  "CompleteTakeover",
 ];
 
 export interface ApplyContext {
@@ -138,6 +184,11 @@ export interface ValueOf {
   CompleteTransfer: { readonly stream: StreamRecord };
   AcquireLease: { readonly lease: Lease };
   RenewLease: { readonly lease: Lease };
+  DeclareDead: { readonly node: NodeRecord };
+  /** The streams moved (a move whose stream is gone or no longer an orphan is skipped, listed in `skipped`). */
+  ReassignStreams: { readonly streams: readonly StreamRecord[]; readonly skipped: readonly string[] };
+  ClaimTakeover: { readonly node: NodeRecord };
+  CompleteTakeover: { readonly node: NodeRecord };
 }
 
 /** Accepted: `changed` is false for a no-op (a repeat, a race lost harmlessly); the state is then the same object. */

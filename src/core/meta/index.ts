@@ -10,3 +10,5 @@ export * from "./view.ts";
 export {  type JsonObject,  } from "./json.ts";
 export { ChunkedMap } from "./chunked-map.ts";
 export * from "./duties.ts";
+export * from "./failover-rules.ts";
+export * from "./failover-plan.ts";

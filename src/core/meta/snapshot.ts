@@ -10,8 +10,14 @@ const SNAPSHOT_FORMAT = "mink-meta-snapshot/1";
 
 const OWNERSHIPS: readonly Ownership[] = ["unplaced", "placed", "opened", "closed"];
 
-type NodeTuple = [id: string, epoch: number, addr: string, slots: number, draining: 0 | 1];
-type StreamTuple = [id: string, name: string, owner: string | null, epoch: number, ownership: number, config: JsonObject];
+/** The failover fields ride in two optional trailing elements, written only when present. */
+type DeadTuple = [epoch: number, claimBy: string | null, claimExpiresAtMs: number];
+type NodeTuple =
+  | [id: string, epoch: number, addr: string, slots: number, draining: 0 | 1]
+  | [id: string, epoch: number, addr: string, slots: number, draining: 0 | 1, takenOver: number | null, dead: DeadTuple | null];
+type StreamTuple =
+  | [id: string, name: string, owner: string | null, epoch: number, ownership: number, config: JsonObject]
+  | [id: string, name: string, owner: string | null, epoch: number, ownership: number, config: JsonObject, orphanOf: [string, number]];
 type TransferTuple = [streamId: string, source: string, target: string];
 type LeaseTuple = [holder: string, holderEpoch: number, coordinatorEpoch: number, expiresAtMs: number];
 
@@ -30,16 +36,36 @@ export function encodeSnapshot(state: MetaState): string {
     format: SNAPSHOT_FORMAT,
     version: state.version,
     nextStreamSeq: state.nextStreamSeq,
-    nodes: [...state.nodes.values()].map((n) => [n.id, n.epoch, n.addr, n.slots, n.draining ? 1 : 0]),
+    nodes: [...state.nodes.values()].map(encodeNode),
     streams: [],
     transfers: [],
     lease: state.lease === null ? null : [state.lease.holder, state.lease.holderEpoch, state.lease.coordinatorEpoch, state.lease.expiresAtMs],
   };
   for (const s of state.streams.values()) {
-    document.streams.push([s.id, s.name, s.owner, s.epoch, OWNERSHIPS.indexOf(s.ownership), s.config]);
+    const base: StreamTuple = [s.id, s.name, s.owner, s.epoch, OWNERSHIPS.indexOf(s.ownership), s.config];
+    document.streams.push(s.orphanOf === undefined ? base : [...base, [s.orphanOf.node, s.orphanOf.nodeEpoch]]);
   }
   for (const [streamId, t] of state.transfers.entries()) document.transfers.push([streamId, t.source, t.target]);
   return JSON.stringify(document);
+}
+
+function encodeNode(n: NodeRecord): NodeTuple {
+  const base: NodeTuple = [n.id, n.epoch, n.addr, n.slots, n.draining ? 1 : 0];
+  if (n.takenOver === undefined && n.dead === undefined) return base;
+  const dead: DeadTuple | null = n.dead === undefined ? null : [n.dead.epoch, n.dead.claim?.by ?? null, n.dead.claim?.expiresAtMs ?? 0];
+  return [...base, n.takenOver ?? null, dead];
+}
+
+function decodeNode(value: unknown): NodeRecord {
+  if (!Array.isArray(value) || (value.length !== 5 && value.length !== 7)) corrupt("node");
+  const [id, epoch, addr, slots, draining, takenOver, dead] = value as unknown[];
+  const node: NodeRecord = { id: str(id, "node id"), epoch: int(epoch, "node epoch"), addr: str(addr, "node addr"), slots: int(slots, "node slots"), draining: draining === 1 };
+  if (value.length === 5) return node;
+  const withTakenOver = takenOver === null ? node : { ...node, takenOver: int(takenOver, "node takenOver") };
+  if (dead === null) return withTakenOver;
+  const [deadEpoch, claimBy, claimExpiresAtMs] = tuple(dead, 3, "node dead");
+  const claim = claimBy === null ? undefined : { by: str(claimBy, "claim by"), expiresAtMs: int(claimExpiresAtMs, "claim expiry") };
+  return { ...withTakenOver, dead: claim === undefined ? { epoch: int(deadEpoch, "dead epoch") } : { epoch: int(deadEpoch, "dead epoch"), claim } };
 }
 
 function corrupt(what: string): never {
@@ -67,13 +93,19 @@ function list(value: unknown, what: string): unknown[] {
 }
 
 function decodeStream(value: unknown): StreamRecord {
-  const [id, name, owner, epoch, ownershipCode, config] = tuple(value, 6, "stream");
+  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 7)) corrupt("stream");
+  const [id, name, owner, epoch, ownershipCode, config, orphan] = value as unknown[];
   const ownership = OWNERSHIPS[int(ownershipCode, "stream ownership")] ?? corrupt("stream ownership");
   if (owner !== null && typeof owner !== "string") corrupt("stream owner");
   if ((owner === null) !== (ownership === "unplaced")) corrupt("stream owner and ownership disagree");
   // JSON.parse only makes JSON values: an object here is a JSON object, no deeper check needed.
   if (typeof config !== "object" || config === null || Array.isArray(config)) corrupt("stream config");
-  const record = { id: str(id, "stream id"), name: str(name, "stream name"), owner, epoch: int(epoch, "stream epoch"), ownership, config: config as JsonObject };
+  const plain = { id: str(id, "stream id"), name: str(name, "stream name"), owner, epoch: int(epoch, "stream epoch"), ownership, config: config as JsonObject };
+  let record: StreamRecord = plain;
+  if (orphan !== undefined) {
+    const [node, nodeEpoch] = tuple(orphan, 2, "stream orphanOf");
+    record = { ...plain, orphanOf: { node: str(node, "orphan node"), nodeEpoch: int(nodeEpoch, "orphan epoch") } };
+  }
   return ownership === "closed" ? { ...record, closedAtEpoch: record.epoch } : record;
 }
 
@@ -82,8 +114,7 @@ export function decodeSnapshot(text: string): MetaState {
   if (typeof document !== "object" || document === null || document.format !== SNAPSHOT_FORMAT) corrupt("format");
   const nodes = new Map<string, NodeRecord>();
   for (const value of list(document.nodes, "nodes")) {
-    const [id, epoch, addr, slots, draining] = tuple(value, 5, "node");
-    const node: NodeRecord = { id: str(id, "node id"), epoch: int(epoch, "node epoch"), addr: str(addr, "node addr"), slots: int(slots, "node slots"), draining: draining === 1 };
+    const node = decodeNode(value);
     nodes.set(node.id, node);
   }
   const streamRecords = list(document.streams, "streams").map(decodeStream);

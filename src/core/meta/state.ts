@@ -14,6 +14,26 @@ export interface NodeRecord {
   readonly slots: number;
   /** A draining node takes no new placements (issue 5 moves its streams away with transfers). */
   readonly draining: boolean;
+  /**
+   * Present while an incarnation the coordinator declared dead (at `epoch`) has not been taken over yet:
+   * its WAL chain sealed and replayed into manifests by a claimer (seed 002, "Opening a bucket").
+   */
+  readonly dead?: DeadIncarnation;
+  /** The highest declared-dead epoch of this node whose takeover completed (everything up to it is in manifests). */
+  readonly takenOver?: number;
+}
+
+export interface DeadIncarnation {
+  /** The node epoch declared dead; the record's `epoch` was raised to epoch + 1, refusing its proposals. */
+  readonly epoch: number;
+  /** Who is taking it over, until when: others wait for the result; an expired claim may be taken again. */
+  readonly claim?: { readonly by: string; readonly expiresAtMs: number };
+}
+
+/** A stream re-led away from a dead incarnation: it may open only after that incarnation's takeover. */
+export interface OrphanOf {
+  readonly node: string;
+  readonly nodeEpoch: number;
 }
 
 /**
@@ -38,6 +58,8 @@ export interface StreamRecord {
   /** Present exactly when `ownership` is `closed`; equals `epoch`. */
   readonly closedAtEpoch?: number;
   readonly config: StreamConfig;
+  /** Set by ReassignStreams for a stream a dead incarnation had opened; cleared by the next open. */
+  readonly orphanOf?: OrphanOf;
 }
 
 export interface PendingTransfer {

@@ -1,6 +1,7 @@
 // Stream rules: CreateStream, DeleteStream, OpenStream, CloseStream. One function per table; the rows are
 // tested by name in test/core/meta/stream-rules.test.ts and listed in docs/metadata-log.md.
 import type { CloseStream, CreateStream, DeleteStream, OpenStream, ValueOf } from "./commands.ts";
+import { takeoverGate } from "./failover-rules.ts";
 import { jsonEqual } from "./json.ts";
 import { checkProposer } from "./node-rules.ts";
 import { accepted, rejected, rejectedWith, unchanged, type Outcome } from "./outcome.ts";
@@ -62,6 +63,7 @@ export function deleteStream(state: MetaState, command: DeleteStream): Outcome<V
  * | OS4 | `unplaced`                             | invalid {ownership}: propose PlaceStream first                 |
  * | OS5 | `placed` or `opened`, owner is the node | accepted: epoch + 1, `opened` (a restarted owner fences its old self) |
  * | OS6 | `placed` or `opened` by another node   | held_by {owner, epoch, ownership}                              |
+ * | OS3b| a dead incarnation it may hold data of is not taken over yet (takeoverGate) | unavailable {deadNode, deadEpoch}: retry after the takeover |
  * | OS7 | `closed`                               | accepted: the opener becomes the owner, epoch + 1, `opened`    |
  */
 export function openStream(state: MetaState, command: OpenStream): Outcome<ValueOf["OpenStream"]> {
@@ -88,6 +90,8 @@ export function openStream(state: MetaState, command: OpenStream): Outcome<Value
       ownership: stream.ownership,
     });
   }
+  const gateError = takeoverGate(state, stream);
+  if (gateError !== null) return rejectedWith(state, gateError);
   const opened: StreamRecord = {
     id: stream.id,
     name: stream.name,

@@ -2,6 +2,7 @@
 // is not a well-formed command is rejected as `invalid` before any rule looks at it.
 import { domainError, type DomainError } from "../errors.ts";
 import { COMMAND_TYPES, type CommandType } from "./commands.ts";
+import { MAX_REASSIGN_BATCH } from "./failover-rules.ts";
 import { isJsonObject } from "./json.ts";
 
 const MAX_ID_CHARS = 256;
@@ -22,6 +23,9 @@ const bool: Check = (v) => typeof v === "boolean";
 const config: Check = (v) => isJsonObject(v);
 const proposer: Check = (v) => isRecord(v) && id(v.nodeId) && count(v.nodeEpoch);
 const optional = (check: Check): Check => (v) => v === undefined || check(v);
+const coordinator: Check = (v) => proposer(v) && count((v as Record<string, unknown>).coordinatorEpoch) && Object.keys(v as object).length === 3;
+const move: Check = (v) => isRecord(v) && id(v.streamId) && id(v.target) && Object.keys(v).length === 2;
+const moves: Check = (v) => Array.isArray(v) && v.length > 0 && v.length <= MAX_REASSIGN_BATCH && v.every(move);
 
 const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } = {
   RegisterNode: { nodeId: id, nodeEpoch: count, addr, slots: optional(count) },
@@ -36,6 +40,10 @@ const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } =
   CompleteTransfer: { streamId: id, closedEpoch: count, by: optional(proposer) },
   AcquireLease: { nodeId: id, nodeEpoch: count, ttlMs: positive },
   RenewLease: { nodeId: id, nodeEpoch: count, coordinatorEpoch: count, ttlMs: positive },
+  DeclareDead: { nodeId: id, nodeEpoch: count, coordinator },
+  ReassignStreams: { moves, coordinator },
+  ClaimTakeover: { nodeId: id, nodeEpoch: count, by: proposer, ttlMs: positive },
+  CompleteTakeover: { nodeId: id, nodeEpoch: count, by: proposer },
 };
 
 function isRecord(value: unknown): value is Record<string, unknown> {

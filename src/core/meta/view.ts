@@ -93,7 +93,12 @@ export function touchedBy(command: Command, result: AnyResult): Touched {
     case "RegisterNode":
     case "SetSlots":
     case "SetDraining":
+    case "DeclareDead":
+    case "ClaimTakeover":
+    case "CompleteTakeover":
       return { nodes: [command.nodeId] };
+    case "ReassignStreams":
+      return result.ok && "streams" in result.value ? { streams: result.value.streams.map((stream) => stream.id) } : {};
     case "CreateStream":
       return result.ok && "stream" in result.value ? { streams: [result.value.stream.id] } : {};
     case "DeleteStream":
