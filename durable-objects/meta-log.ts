@@ -10,6 +10,7 @@ import {
   encodeSnapshot,
   replay,
   type Command,
+  type Coordinator,
   type DrainProgress,
   type MetaState,
   type MetaView,
@@ -30,6 +31,7 @@ import type {
 } from "../src/core/subscriptions/index.ts";
 import type { Env } from "../src/env.ts";
 import type {
+  CoordinatorTickAnswer,
   DrainAnswer,
   HeartbeatResult,
   MetaLogClient,
@@ -44,6 +46,7 @@ import type {
 } from "../src/ports/meta-log-client.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects } from "../src/subscriptions/effects.ts";
 import { DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimings } from "../src/metadata/meta-log-service.ts";
+import { leaseTtlMs } from "../src/node/settings.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore } from "./meta-log-store.ts";
 import { MetaLogSubscriptions } from "./meta-log-subscriptions.ts";
 
@@ -67,7 +70,7 @@ export class MetaLog extends DurableObject<Env> {
    * Knobs, in memory (defaults on every start). Not reachable over RPC (only methods are); tests adjust
    * them through runInDurableObject. The chunk size is fixed at construction.
    */
-  readonly tuning: MetaLogTuning = { ...DEFAULT_TUNING };
+  readonly tuning: MetaLogTuning;
   private readonly store: MetaLogStore;
   private readonly log: MetaLogService;
   private snapshotVersion: number;
@@ -77,6 +80,7 @@ export class MetaLog extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.tuning = { ...DEFAULT_TUNING, leaseTtlMs: leaseTtlMs(env) };
     this.store = new MetaLogStore(ctx.storage.sql, this.tuning.snapshotChunkBytes);
     // SQLite calls are synchronous: the whole load happens before any request is delivered.
     this.store.migrate();
@@ -134,6 +138,10 @@ export class MetaLog extends DurableObject<Env> {
 
   heartbeat(nodeId: string, nodeEpoch: number): HeartbeatResult {
     return this.log.heartbeat(nodeId, nodeEpoch);
+  }
+
+  coordinatorTick(coordinator: Coordinator, maxMoves: number): CoordinatorTickAnswer {
+    return this.log.coordinatorTick(coordinator, maxMoves);
   }
 
   liveNodes(nowMs?: number): NodeRecord[] {

@@ -16,6 +16,14 @@ export interface Env {
   ADMIN_TOKEN?: string;
   /** How long a long-poll waits at the tail (ms; default 30000). */
   LONG_POLL_TIMEOUT_MS?: string;
+  /** A node silent this long is dead; the coordinator lease lasts this long (default 30000). */
+  LEASE_TTL_MS?: string;
+  /** How often a node heartbeats (default 5000). */
+  HEARTBEAT_MS?: string;
+  /** How often the lease holder runs the coordinator's tick (default 5000). */
+  COORDINATOR_TICK_MS?: string;
+  /** "1" enables POST/GET /admin/faults (tests only; off in wrangler.toml). */
+  FAULTS_ENABLED?: string;
   /** Largest request body in bytes (default 8 MiB); larger gets 413. */
   MAX_BODY_BYTES?: string;
   /** A node compacts its WAL after this many WAL objects (default 256)... */

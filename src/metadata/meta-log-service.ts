@@ -8,7 +8,11 @@ import {
   changesSince,
   checkHeartbeat,
   concernsNode,
+  deadToDeclare,
   DEFAULT_LEASE_TTL_MS,
+  MAX_REASSIGN_BATCH,
+  planReassignments,
+  type Coordinator,
   drainProgress,
   fullChanges,
   fullView,
@@ -33,7 +37,7 @@ import {
   type Touched,
   type ViewChanges,
 } from "../core/meta/index.ts";
-import type { DrainAnswer, HeartbeatResult, NodeDuties, ProposeResult } from "../ports/meta-log-client.ts";
+import type { CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, ProposeResult } from "../ports/meta-log-client.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
 
 /** The one key watchers wait on: the log's next change. */
@@ -183,6 +187,33 @@ export class MetaLogService {
 
   drainProgress(nodeId: string): DrainProgress | null {
     return drainProgress(this.current, nodeId);
+  }
+
+  /**
+   * One coordinator tick (seed 002, "Failover"), decided here in one synchronous step so it never acts on a
+   * stale view: every registered node that stopped heartbeating is declared dead at its epoch, then up to
+   * `maxMoves` streams of declared-dead nodes are re-led to the least-loaded live nodes, in entries of at
+   * most MAX_REASSIGN_BATCH moves (a dead node with 100,000 streams takes many ticks of small entries, and
+   * no tick holds the log for long). Every command carries the coordinator's epoch: a stale coordinator's
+   * tick is refused at its first command and changes nothing.
+   */
+  coordinatorTick(coordinator: Coordinator, maxMoves: number): CoordinatorTickAnswer {
+    const live = new Set(this.liveNodes().map((node) => node.id));
+    const declared: string[] = [];
+    for (const node of deadToDeclare(this.current, live, coordinator.nodeId)) {
+      const result = this.propose({ type: "DeclareDead", nodeId: node.id, nodeEpoch: node.epoch, coordinator });
+      if (!result.ok && result.error.code === "fenced") return { ok: false, error: result.error };
+      if (result.ok && result.changed) declared.push(node.id);
+    }
+    const moves = planReassignments(this.current, live, Math.max(0, maxMoves));
+    let reassigned = 0;
+    for (let i = 0; i < moves.length; i += MAX_REASSIGN_BATCH) {
+      const result = this.propose({ type: "ReassignStreams", moves: moves.slice(i, i + MAX_REASSIGN_BATCH), coordinator });
+      if (!result.ok) return { ok: false, error: result.error };
+      reassigned += (result as ProposeResult<"ReassignStreams"> & { ok: true }).value.streams.length;
+    }
+    const orphansLeft = planReassignments(this.current, live, 1).length > 0;
+    return { ok: true, declared, reassigned, orphansLeft, version: this.current.version };
   }
 
   /** Records a heartbeat (soft state: lost on restart, see seedLiveness). */

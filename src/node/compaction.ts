@@ -65,15 +65,21 @@ function snapshotRecord(stream: StreamState): WalRecord {
 /** Held by a compaction and by a hand-off's flush: both write stream objects and manifests. */
 export const STORE_WRITE_LOCK = "~stream-objects";
 
-export async function compactNode(ctx: NodeContext, store: ObjectStore): Promise<CompactionReport> {
+/** What a WAL clean-up must leave: where this incarnation's chain began, and the seals in it. */
+export interface WalKeep {
+  readonly fromSeq: number;
+  readonly seals: ReadonlySet<number>;
+}
+
+export async function compactNode(ctx: NodeContext, store: ObjectStore, keep: WalKeep): Promise<CompactionReport> {
   const stale: string[] = [];
-  const report = await ctx.locks.run(STORE_WRITE_LOCK, () => compactLocked(ctx, store, stale));
+  const report = await ctx.locks.run(STORE_WRITE_LOCK, () => compactLocked(ctx, store, stale, keep));
   // Outside the store lock: a release takes the name lock, which a hand-off holds while it waits for it.
   for (const streamId of stale) await forgetStale(ctx, streamId);
   return report;
 }
 
-async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string[]): Promise<CompactionReport> {
+async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string[], keep: WalKeep): Promise<CompactionReport> {
   const checkpoint = await readCheckpoint(store, ctx.nodeId);
   const fromSeq = checkpoint?.checkpoint.walSeq ?? 0;
 
@@ -121,9 +127,9 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
     if (compacted > 0) streamsCompacted++;
   }
 
-  // 3. Checkpoint, then WAL clean-up below it.
+  // 3. Checkpoint, then WAL clean-up below it (seals stay: see deleteWalBelow).
   await advanceCheckpoint(store, ctx.nodeId, ctx.nodeEpoch, snapshotSeq);
-  const { deleted } = await deleteWalBelow(store, ctx.nodeId, snapshotSeq);
+  const { deleted } = await deleteWalBelow(store, ctx.nodeId, snapshotSeq, { fromSeq: keep.fromSeq, keepSeqs: keep.seals });
   return { fromSeq, snapshotSeq, streamsCompacted, recordsCompacted, walObjectsDeleted: deleted };
 }
 

@@ -107,7 +107,12 @@ async function flushSource(ctx: NodeContext, source: StreamState): Promise<void>
  * lists it in the manifest; with `close`, also records the close at `epoch` and the session. Idempotent.
  * The caller holds STORE_WRITE_LOCK (compaction writes the same objects and manifests).
  */
-export async function flushToObjects(ctx: NodeContext, stream: StreamState, epoch: number, close: boolean): Promise<void> {
+export async function flushToObjects(
+  ctx: Pick<NodeContext, "store" | "registry">,
+  stream: StreamState,
+  epoch: number,
+  close: boolean,
+): Promise<void> {
   const { store } = ctx;
   await ensureManifest(store, stream.id, stream.base, epoch);
   const from = ctx.registry.compactedEnd(stream);

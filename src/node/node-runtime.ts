@@ -135,7 +135,7 @@ export class NodeRuntime {
   compact(): Promise<CompactionReport | null> {
     if (this.ctx.stopped !== null) return Promise.resolve(null);
     if (this.compacting === null) this.bytesAtCheckpoint = this.wal.stats.bytesWritten;
-    this.compacting ??= compactNode(this.ctx, this.ctx.store)
+    this.compacting ??= compactNode(this.ctx, this.ctx.store, { fromSeq: this.recovery.fromSeq, seals: this.recovery.seals })
       .then((report) => {
         this.checkpointSeq = report.snapshotSeq;
         return report;

@@ -23,26 +23,41 @@ export interface RecoveryResult {
   readonly objectsReplayed: number;
   readonly recordsReplayed: number;
   readonly streams: number;
+  /** Every seal in [fromSeq, sealSeq], the top one included: a WAL clean-up keeps them (deleteWalBelow). */
+  readonly seals: ReadonlySet<number>;
+  /** WAL bytes read by the replay. */
+  readonly bytesReplayed: number;
 }
 
-export async function recoverNode(
-  store: ObjectStore,
-  registry: StreamRegistry,
-  nodeId: string,
-  nodeEpoch: number,
-  nowMs: number,
-): Promise<RecoveryResult> {
+/** A node's own start: it seals its chain at its new epoch. */
+export function recoverNode(store: ObjectStore, registry: StreamRegistry, nodeId: string, nodeEpoch: number, nowMs: number): Promise<RecoveryResult> {
+  return recoverChain(store, registry, { nodeId, sealedBy: nodeId, sealEpoch: nodeEpoch }, nowMs);
+}
+
+/** Whose chain is recovered, by whom, fencing which epochs (a takeover seals a dead node's chain at its epoch + 1). */
+export interface ChainRecovery {
+  readonly nodeId: string;
+  readonly sealedBy: string;
+  readonly sealEpoch: number;
+}
+
+/** Seals the chain of `chain.nodeId` and replays [checkpoint, seal) into `registry`. */
+export async function recoverChain(store: ObjectStore, registry: StreamRegistry, chain: ChainRecovery, nowMs: number): Promise<RecoveryResult> {
+  const { nodeId } = chain;
   const checkpoint = await readCheckpoint(store, nodeId);
   const fromSeq = checkpoint?.checkpoint.walSeq ?? 0;
-  const { sealSeq } = await sealChain(store, { nodeId, fromSeq, sealedBy: nodeId, sealEpoch: nodeEpoch });
+  const { sealSeq } = await sealChain(store, { nodeId, fromSeq, sealedBy: chain.sealedBy, sealEpoch: chain.sealEpoch });
+  const seals = new Set([sealSeq]);
+  let bytesReplayed = 0;
   let objectsReplayed = 0;
   let recordsReplayed = 0;
   const snapshotted = new Set<string>();
   // The tail a snapshotted stream had at its snapshot: its stream objects end there.
   const snapshotTails = new Map<string, number>();
-  for await (const object of replayChain(store, { nodeId, fromSeq, toSeq: sealSeq })) {
+  for await (const object of replayChain(store, { nodeId, fromSeq, toSeq: sealSeq, onSeal: (seq) => seals.add(seq) })) {
     objectsReplayed++;
     for (const record of object.records) {
+      bytesReplayed += record.data.byteLength;
       if (replayRecord(registry, record, nowMs, snapshotted)) snapshotTails.set(record.streamId, record.firstOffset);
       recordsReplayed++;
     }
@@ -56,7 +71,7 @@ export async function recoverNode(
       }),
     );
   }
-  return { fromSeq, sealSeq, objectsReplayed, recordsReplayed, streams: registry.size };
+  return { fromSeq, sealSeq, objectsReplayed, recordsReplayed, streams: registry.size, seals, bytesReplayed };
 }
 
 /**

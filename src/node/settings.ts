@@ -10,8 +10,14 @@ export interface NodeSettings {
   readonly sseMaxDurationMs: number;
   /** Largest catch-up page (bytes of stored data). */
   readonly maxReadBytes: number;
-  /** Heartbeat interval towards the metadata log (and how often compaction is considered). */
+  /** Heartbeat interval towards the metadata log (and how often compaction is considered): HEARTBEAT_MS. */
   readonly heartbeatMs: number;
+  /** A node silent this long is dead, and the coordinator lease lasts this long: LEASE_TTL_MS (seed 002's lease_ttl). */
+  readonly leaseTtlMs: number;
+  /** How often the lease holder runs the coordinator's tick: COORDINATOR_TICK_MS (seed 002's coordinator_tick). */
+  readonly coordinatorTickMs: number;
+  /** Streams of dead nodes one tick re-leads at most (the rest follow on the next ticks). */
+  readonly maxReassignPerTick: number;
   /** Compact once this many WAL objects were written since the checkpoint (bounds restart replay). */
   readonly compactAfterWalObjects: number;
   /** ... or this many WAL bytes (bounds the tail cache: compacted data leaves memory). */
@@ -24,6 +30,9 @@ const DEFAULT_SETTINGS: NodeSettings = {
   sseMaxDurationMs: 60_000,
   maxReadBytes: 4 * 1024 * 1024,
   heartbeatMs: 5_000,
+  leaseTtlMs: 30_000,
+  coordinatorTickMs: 5_000,
+  maxReassignPerTick: 5_000,
   compactAfterWalObjects: 256,
   compactAfterWalBytes: 32 * 1024 * 1024,
 };
@@ -33,6 +42,9 @@ export interface SettingsVars {
   MAX_BODY_BYTES?: string;
   COMPACT_AFTER_WAL_OBJECTS?: string;
   COMPACT_AFTER_WAL_BYTES?: string;
+  LEASE_TTL_MS?: string;
+  HEARTBEAT_MS?: string;
+  COORDINATOR_TICK_MS?: string;
 }
 
 export function nodeSettings(vars: SettingsVars): NodeSettings {
@@ -42,7 +54,15 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
     maxBodyBytes: positiveInt(vars.MAX_BODY_BYTES, "MAX_BODY_BYTES", DEFAULT_SETTINGS.maxBodyBytes),
     compactAfterWalObjects: positiveInt(vars.COMPACT_AFTER_WAL_OBJECTS, "COMPACT_AFTER_WAL_OBJECTS", DEFAULT_SETTINGS.compactAfterWalObjects),
     compactAfterWalBytes: positiveInt(vars.COMPACT_AFTER_WAL_BYTES, "COMPACT_AFTER_WAL_BYTES", DEFAULT_SETTINGS.compactAfterWalBytes),
+    heartbeatMs: positiveInt(vars.HEARTBEAT_MS, "HEARTBEAT_MS", DEFAULT_SETTINGS.heartbeatMs),
+    leaseTtlMs: leaseTtlMs(vars),
+    coordinatorTickMs: positiveInt(vars.COORDINATOR_TICK_MS, "COORDINATOR_TICK_MS", DEFAULT_SETTINGS.coordinatorTickMs),
   };
+}
+
+/** LEASE_TTL_MS: the MetaLog measures liveness with it, the nodes ask for leases and claims of that length. */
+export function leaseTtlMs(vars: Pick<SettingsVars, "LEASE_TTL_MS">): number {
+  return positiveInt(vars.LEASE_TTL_MS, "LEASE_TTL_MS", DEFAULT_SETTINGS.leaseTtlMs);
 }
 
 function positiveInt(raw: string | undefined, name: string, fallback: number): number {

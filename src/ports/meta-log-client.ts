@@ -4,6 +4,7 @@
 // (test/node/). This module imports only the pure core, so no caller depends on the Durable Object.
 import type {
   Command,
+  Coordinator,
   CommandType,
   DrainProgress,
   MetaView,
@@ -41,6 +42,19 @@ export interface NodeDuties {
 
 export type DrainAnswer =
   | { readonly ok: true; readonly begun: number; readonly unplaceable: number; readonly progress: DrainProgress | null }
+  | { readonly ok: false; readonly error: DomainError };
+
+export type CoordinatorTickAnswer =
+  | {
+      readonly ok: true;
+      /** Nodes declared dead by this tick. */
+      readonly declared: readonly string[];
+      /** Streams re-led by this tick. */
+      readonly reassigned: number;
+      /** Streams of dead nodes still waiting for a live node (the next tick goes on). */
+      readonly orphansLeft: boolean;
+      readonly version: number;
+    }
   | { readonly ok: false; readonly error: DomainError };
 
 export type HeartbeatResult = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: DomainError };
@@ -130,6 +144,7 @@ export interface MetaLogClient {
   undrain(nodeId: string): Promise<DrainAnswer>;
   drainProgress(nodeId: string): Promise<DrainProgress | null>;
   heartbeat(nodeId: string, nodeEpoch: number): Promise<HeartbeatResult>;
+  coordinatorTick(coordinator: Coordinator, maxMoves: number): Promise<CoordinatorTickAnswer>;
   liveNodes(nowMs?: number): Promise<NodeRecord[]>;
   stats(): Promise<MetaLogStats>;
   putSubscription(id: string, config: SubscriptionConfig, origin: string): Promise<SubscriptionAnswer<PutOutcome>>;

@@ -92,24 +92,32 @@ export async function advanceCheckpoint(
 }
 
 /**
- * Deletes the WAL objects of `nodeId` below `seq`. Refuses (`UncheckpointedDeleteError`) when the stored
- * checkpoint does not cover `seq`: only compacted WAL may go.
+ * Deletes the WAL objects of `nodeId` in [fromSeq, seq), except the seqs in `keepSeqs`. Refuses
+ * (`UncheckpointedDeleteError`) when the stored checkpoint does not cover `seq`: only compacted WAL may go.
+ *
+ * Seals must be kept (`keepSeqs`): a seal fences the incarnation whose next write would land on its seq; a
+ * freed seq would let that incarnation, should it still run, write there and acknowledge an append that
+ * replay (which starts at the checkpoint, above it) never sees. The caller lists the seals it knows (those
+ * its replay passed over, and its own), and `fromSeq` is where its own chain began: below it, only seals
+ * kept by earlier incarnations (and what an interrupted clean-up left) remain, and they are left alone.
  */
 export async function deleteWalBelow(
   store: ObjectStore,
   nodeId: string,
   seq: number,
-  options: { concurrentDeletes?: number } = {},
+  options: { concurrentDeletes?: number; fromSeq?: number; keepSeqs?: ReadonlySet<number> } = {},
 ): Promise<{ deleted: number }> {
   const bound = walKey(nodeId, seq);
   const checkpoint = await readCheckpoint(store, nodeId);
   const covered = checkpoint?.checkpoint.walSeq ?? 0;
   if (seq > covered) throw new UncheckpointedDeleteError(`cannot delete the WAL of ${nodeId} below ${seq}: checkpoint is at ${covered}`);
 
+  const fromSeq = options.fromSeq ?? 0;
   const keys: string[] = [];
-  for await (const object of listAll(store, walPrefix(nodeId))) {
+  const listing = fromSeq > 0 ? { startAfter: walKey(nodeId, fromSeq - 1) } : {};
+  for await (const object of listAll(store, walPrefix(nodeId), listing)) {
     if (object.key >= bound) break; // listed in key order, which is seq order
-    parseWalKey(object.key);
+    if (options.keepSeqs?.has(parseWalKey(object.key).seq) === true) continue;
     keys.push(object.key);
   }
   const concurrentDeletes = Math.max(1, options.concurrentDeletes ?? 8);

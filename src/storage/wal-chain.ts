@@ -119,6 +119,8 @@ export interface ReplayOptions {
   toSeq: number;
   /** Objects fetched ahead of the one being yielded (default 4). */
   readAheadObjects?: number;
+  /** Told the seq of every seal passed over (they must outlive a clean-up: see deleteWalBelow). */
+  onSeal?: (seq: number) => void;
 }
 
 export interface ReplayedWalObject {
@@ -154,6 +156,7 @@ export async function* replayChain(store: ObjectStore, options: ReplayOptions): 
       throw new WalCorruptError(key, `misplaced: the header names ${object.nodeId} seq ${object.seq}`);
     }
     if (object.kind === "seal") {
+      options.onSeal?.(seq);
       maxSealEpoch = Math.max(maxSealEpoch ?? 0, object.sealEpoch);
       sealSinceData = true;
       continue;

@@ -1,0 +1,144 @@
+// The takeover of a dead incarnation (seed 002, "Opening a bucket", row "opened by a node that is dead";
+// DESIGN section 7), run by any live node that needs it (the new owner of one of its streams, or the node
+// itself back from the dead), once per incarnation: whoever claims it in the log first does it, the others
+// wait for the result.
+//
+//  1. ClaimTakeover in the log (the coordinator's DeclareDead already raised the dead node's epoch to E + 1,
+//     so its proposals are refused);
+//  2. seal its WAL chain at epoch E + 1: the zombie, should it still run, collides with the seal and can
+//     never acknowledge again; everything it acknowledged is below the seal;
+//  3. replay [checkpoint, seal) into a private registry, and close every stream the log still counts as
+//     the dead node's (opened or placed by it, or re-led away from it) in its manifest: its data into stream
+//     objects, the close at the stream's epoch and the session the next owner continues from, exactly as a
+//     transfer's hand-off does;
+//  4. move the dead chain's checkpoint to the seal at epoch E + 1 (the zombie's compaction is refused from
+//     then on, and the node's next start replays nothing of it), then CompleteTakeover: the log lets the
+//     orphans open (table OS, row OS3b). One entry for the whole incarnation, not one close per stream.
+//  5. delete the dead chain's WAL below the seal, keeping every seal (deleteWalBelow).
+// Each step is idempotent: a crash or a lost claim leaves a state the next claimer finishes.
+import type { DomainError } from "../core/errors.ts";
+import type { StreamRecord } from "../core/meta/state.ts";
+import type { MetaLogClient } from "../ports/meta-log-client.ts";
+import { advanceCheckpoint, deleteWalBelow } from "../storage/checkpoint.ts";
+import { StaleEpochError } from "../storage/manifest.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
+import { flushToObjects, HandOffError } from "./hand-off.ts";
+import type { KeyedLock } from "./keyed-lock.ts";
+import { StreamObjectCache } from "./object-cache.ts";
+import { recoverChain } from "./recovery.ts";
+import { isGone, StreamRegistry, type StreamState } from "./stream-registry.ts";
+
+export interface TakeoverDeps {
+  /** The node taking over, at its current epoch. */
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly store: ObjectStore;
+  readonly meta: Pick<MetaLogClient, "propose" | "lookupStream">;
+  readonly locks: KeyedLock;
+  readonly now: () => number;
+  /** How long a claim holds other claimers off (LEASE_TTL_MS). */
+  readonly claimTtlMs: number;
+}
+
+export interface DeadIncarnationRef {
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+}
+
+export interface TakeoverReport {
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly sealSeq: number;
+  readonly walObjectsReplayed: number;
+  readonly walBytesReplayed: number;
+  readonly streamsClosed: number;
+  readonly durationMs: number;
+}
+
+export type TakeoverAnswer =
+  /** Taken over (by this call, when `report` is present, or earlier by anyone). */
+  | { readonly kind: "done"; readonly report?: TakeoverReport }
+  /** Another node holds the claim: wait for its result (until `untilMs` at most, then claim it again). */
+  | { readonly kind: "wait"; readonly by: string; readonly untilMs: number }
+  /** A later incarnation of the node was declared dead: take that one over instead. */
+  | { readonly kind: "later"; readonly nodeEpoch: number }
+  | { readonly kind: "refused"; readonly error: DomainError };
+
+/** Takes over `dead` (one run at a time per dead node on this node; the log arbitrates between nodes). */
+export function takeOver(deps: TakeoverDeps, dead: DeadIncarnationRef): Promise<TakeoverAnswer> {
+  return deps.locks.run(`takeover:${dead.nodeId}`, () => takeOverLocked(deps, dead));
+}
+
+async function takeOverLocked(deps: TakeoverDeps, dead: DeadIncarnationRef): Promise<TakeoverAnswer> {
+  const by = { nodeId: deps.nodeId, nodeEpoch: deps.nodeEpoch };
+  const claimed = await deps.meta.propose({ type: "ClaimTakeover", nodeId: dead.nodeId, nodeEpoch: dead.nodeEpoch, by, ttlMs: deps.claimTtlMs });
+  if (!claimed.ok) return refusal(claimed.error);
+  if ((claimed.value.node.takenOver ?? -1) >= dead.nodeEpoch) return { kind: "done" };
+
+  const startedMs = deps.now();
+  const registry = new StreamRegistry((key) => objects.get(key));
+  const objects = new StreamObjectCache(deps.store);
+  const sealEpoch = dead.nodeEpoch + 1;
+  const recovery = await recoverChain(deps.store, registry, { nodeId: dead.nodeId, sealedBy: deps.nodeId, sealEpoch }, startedMs);
+  let streamsClosed = 0;
+  for (const stream of [...registry.all()]) {
+    if (isGone(stream)) continue;
+    const record = (await deps.meta.lookupStream({ id: stream.id })).stream;
+    if (record === null || !belongsTo(record, dead)) continue; // deleted, or someone else's since: not ours to touch
+    if (await closeInManifest(deps.store, registry, stream, record.epoch)) streamsClosed++;
+  }
+  await advanceCheckpoint(deps.store, dead.nodeId, sealEpoch, recovery.sealSeq);
+  const completed = await deps.meta.propose({ type: "CompleteTakeover", nodeId: dead.nodeId, nodeEpoch: dead.nodeEpoch, by });
+  if (!completed.ok) return refusal(completed.error);
+  try {
+    await deleteWalBelow(deps.store, dead.nodeId, recovery.sealSeq, { fromSeq: recovery.fromSeq, keepSeqs: recovery.seals });
+  } catch (error) {
+    // Only garbage is left behind: the checkpoint already says replay starts at the seal.
+    console.warn(`takeover of ${dead.nodeId}@${dead.nodeEpoch}: WAL clean-up failed`, error);
+  }
+  const report: TakeoverReport = {
+    nodeId: dead.nodeId,
+    nodeEpoch: dead.nodeEpoch,
+    sealSeq: recovery.sealSeq,
+    walObjectsReplayed: recovery.objectsReplayed,
+    walBytesReplayed: recovery.bytesReplayed,
+    streamsClosed,
+    durationMs: deps.now() - startedMs,
+  };
+  console.log(`node ${deps.nodeId} took over ${dead.nodeId}@${dead.nodeEpoch}: ${JSON.stringify(report)}`);
+  return { kind: "done", report };
+}
+
+/** Whether the log still counts the stream as the dead node's: placed on or opened by it, or re-led away from it. */
+function belongsTo(record: StreamRecord, dead: DeadIncarnationRef): boolean {
+  if (record.orphanOf !== undefined) return record.orphanOf.node === dead.nodeId && record.orphanOf.nodeEpoch <= dead.nodeEpoch;
+  return record.owner === dead.nodeId && record.ownership !== "closed" && record.ownership !== "unplaced";
+}
+
+/**
+ * Closes one replayed stream in its manifest at `epoch` (the epoch the dead node opened it at), after the
+ * data of a fork's source it reads. False when the manifest shows a later owner (this copy is stale).
+ */
+async function closeInManifest(store: ObjectStore, registry: StreamRegistry, stream: StreamState, epoch: number): Promise<boolean> {
+  const source = registry.sourceOf(stream);
+  try {
+    if (source !== undefined) await flushToObjects({ store, registry }, source, source.epoch, false);
+    await flushToObjects({ store, registry }, stream, epoch, true);
+    return true;
+  } catch (error) {
+    if (error instanceof StaleEpochError || error instanceof HandOffError) {
+      console.warn(`takeover: ${stream.id} left alone: ${error.message}`);
+      return false;
+    }
+    throw error;
+  }
+}
+
+function refusal(error: DomainError): TakeoverAnswer {
+  const details = error.details ?? {};
+  if (error.code === "held_by" && typeof details["owner"] === "string") {
+    return { kind: "wait", by: details["owner"], untilMs: typeof details["expiresAtMs"] === "number" ? details["expiresAtMs"] : 0 };
+  }
+  if (error.code === "stale_epoch" && typeof details["currentEpoch"] === "number") return { kind: "later", nodeEpoch: details["currentEpoch"] };
+  return { kind: "refused", error };
+}
