@@ -97,10 +97,10 @@ export class StreamNode extends DurableObject<Env> {
       await this.ctx.storage.deleteAlarm();
       return;
     }
-    const beat = await this.meta.heartbeat(this.nodeId, this.nodeEpoch);
-    if (!beat.ok && beat.error.code === "stale_epoch") {
-      // A newer incarnation registered: this one must not serve again.
-      this.ctx.abort("a newer epoch of this node registered");
+    const beat = this.runtime === null ? "suppressed" : await this.runtime.beat();
+    if (beat === "replaced") {
+      // Declared dead, or a newer incarnation registered: this one must not serve again.
+      this.ctx.abort("the metadata log refuses this node epoch");
       return;
     }
     await this.ctx.storage.setAlarm(Date.now() + (this.node?.settings.heartbeatMs ?? 5_000));

@@ -13,6 +13,7 @@ import { pointAtObjects, replayRecord } from "./recovery.ts";
 import { moveTo, newStreamState, type StreamState } from "./stream-registry.ts";
 import { type NodeContext } from "./node-context.ts";
 import { unavailable } from "./replies.ts";
+import { deadIncarnationIn, takeOverFor } from "./takeover-use.ts";
 
 const encoder = new TextEncoder();
 
@@ -21,9 +22,14 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
   return ctx.locks.run(`name:${view.name}`, async () => {
     const held = ctx.registry.byName(view.name);
     if (held !== undefined) return null;
-    const opened = await ctx.meta.propose({ type: "OpenStream", streamId: view.id, nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch });
+    const open = () => ctx.meta.propose({ type: "OpenStream", streamId: view.id, nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch });
+    let opened = await open();
+    // The last owner is a dead incarnation not taken over yet (row OS3b): take it over, then open.
+    const dead = opened.ok ? null : deadIncarnationIn(opened.error);
+    if (dead !== null && (await takeOverFor(ctx, dead))) opened = await open();
     ctx.view.invalidate(view.name);
     if (!opened.ok) {
+      if (deadIncarnationIn(opened.error) !== null) return opened.error;
       if (opened.error.code === "held_by" || opened.error.code === "not_found") return opened.error;
       return unavailable(`the stream cannot be opened here yet: ${opened.error.message}`);
     }

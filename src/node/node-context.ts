@@ -38,6 +38,16 @@ export interface AcknowledgedChange {
   readonly eof: boolean;
 }
 
+/** Takeovers this incarnation ran (for /metrics). */
+export interface TakeoverStats {
+  completed: number;
+  streamsClosed: number;
+  walObjectsReplayed: number;
+  walBytesReplayed: number;
+  totalDurationMs: number;
+  maxDurationMs: number;
+}
+
 export interface NodeContext {
   readonly nodeId: string;
   readonly nodeEpoch: number;
@@ -52,6 +62,7 @@ export interface NodeContext {
   readonly meta: MetaPort;
   readonly view: ViewPort;
   readonly locks: KeyedLock;
+  readonly takeovers: TakeoverStats;
   now(): number;
   /** A uniform draw in [0, 1) (cursor jitter). */
   random(): number;

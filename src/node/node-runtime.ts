@@ -23,12 +23,24 @@ import { countAcknowledged, countingStore, emptyStoreRequestCounts, type AppendC
 import { isGone, StreamRegistry } from "./stream-registry.ts";
 import { subscriptionDelivery } from "./subscription-delivery.ts";
 import { TransferWatcher } from "./transfer-watcher.ts";
+import { takeOverOwnPast } from "./takeover-use.ts";
+import { CoordinatorRole } from "./coordinator.ts";
 
 /** The part of the metadata log a node uses. */
 export type NodeMetaPort = Pick<
   MetaLogClient,
-  "propose" | "lookupStream" | "watchDuties" | "heartbeat" | "onStreamAppended" | "onWebhookReply" | "watchSubscriptions"
+  "propose" | "lookupStream" | "watchDuties" | "heartbeat" | "coordinatorTick" | "onStreamAppended" | "onWebhookReply" | "watchSubscriptions"
 >;
+
+/**
+ * A fault switched on for tests (POST /admin/faults): `zombie` stops heartbeats and lease renewals while
+ * serving and WAL writes go on; `pause` stops them until `untilMs`. (`crash` is the shell's: it drops the
+ * incarnation.)
+ */
+export type BeatFault = { readonly mode: "zombie" } | { readonly mode: "pause"; readonly untilMs: number };
+
+/** What one heartbeat found: `replaced` means the log refuses this epoch (declared dead, or restarted). */
+export type BeatOutcome = "ok" | "suppressed" | "replaced" | "failed";
 
 export interface NodeRuntimeDeps {
   readonly nodeId: string;
@@ -61,6 +73,8 @@ export class NodeRuntime {
     readonly recovery: RecoveryResult,
     readonly wal: WalWriter,
     readonly watcher: TransferWatcher,
+    readonly coordinator: CoordinatorRole,
+    private readonly meta: NodeMetaPort,
     /** Counters for /metrics, from the start on (recovery's store requests included). */
     private readonly storeRequests: StoreRequestCounts,
     private readonly appendCounts: AppendCounts,
@@ -76,6 +90,14 @@ export class NodeRuntime {
     const { nodeId, nodeEpoch } = deps;
     const registered = await deps.meta.propose({ type: "RegisterNode", nodeId, nodeEpoch, addr: deps.addr });
     if (!registered.ok) throw new Error(`RegisterNode refused: ${registered.error.message}`);
+    const takeovers = { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 };
+    const dead = registered.value.node.dead;
+    // Back from the dead: its old incarnation's chain goes into manifests first (by this node, or by the
+    // node that claimed it), so this start replays none of it and opens nothing it no longer owns.
+    if (dead !== undefined) {
+      const takeoverDeps = { nodeId, nodeEpoch, store, meta: deps.meta, now: deps.now, claimTtlMs: deps.settings.leaseTtlMs };
+      await takeOverOwnPast(takeoverDeps, { nodeId, nodeEpoch: dead.epoch });
+    }
     const objects = new StreamObjectCache(store);
     const registry = new StreamRegistry((key) => objects.get(key));
     const recovery = await recoverNode(store, registry, nodeId, nodeEpoch, deps.now());
@@ -105,6 +127,7 @@ export class NodeRuntime {
       meta: deps.meta,
       view: deps.view,
       locks: new KeyedLock(),
+      takeovers,
       observers: new Set(),
       now: deps.now,
       random: deps.random,
@@ -116,7 +139,44 @@ export class NodeRuntime {
     // Transfers this node takes part in, from now on and left over from before a crash (seed 003).
     const watcher = new TransferWatcher(ctx, deps.meta);
     deps.background(watcher.run());
-    return new NodeRuntime(ctx, recovery, wal, watcher, storeRequests, appendCounts);
+    const { settings } = deps;
+    const coordinator = new CoordinatorRole({
+      nodeId,
+      nodeEpoch,
+      meta: deps.meta,
+      now: deps.now,
+      leaseTtlMs: settings.leaseTtlMs,
+      tickMs: settings.coordinatorTickMs,
+      maxMovesPerTick: settings.maxReassignPerTick,
+    });
+    return new NodeRuntime(ctx, recovery, wal, watcher, coordinator, deps.meta, storeRequests, appendCounts);
+  }
+
+  /** A test fault on the heartbeat (see BeatFault); null: none. */
+  fault: BeatFault | null = null;
+
+  /**
+   * One heartbeat (the shell calls it every `heartbeatMs`: the Durable Object's alarm): tell the log this
+   * incarnation lives, then hold or ask for the coordinator lease and tick when due. Heartbeats go first
+   * and are cheap, so a busy node is not mistaken for a dead one. `replaced`: the log refuses this epoch
+   * (declared dead, or a newer incarnation registered): the shell must drop this incarnation.
+   */
+  async beat(): Promise<BeatOutcome> {
+    if (this.fault !== null && (this.fault.mode === "zombie" || this.ctx.now() < this.fault.untilMs)) return "suppressed";
+    this.fault = null;
+    const beat = await this.meta.heartbeat(this.ctx.nodeId, this.ctx.nodeEpoch);
+    if (!beat.ok) return beat.error.code === "stale_epoch" ? "replaced" : "failed";
+    try {
+      await this.coordinator.step();
+    } catch (error) {
+      console.error(`node ${this.ctx.nodeId}: coordinator step failed`, error);
+    }
+    return "ok";
+  }
+
+  /** Stops the background loops (a crash or a replaced incarnation in tests and the shell). */
+  stop(): void {
+    this.watcher.stop();
   }
 
   /** Whether the WAL has grown past a compaction threshold since the last checkpoint. */

@@ -56,8 +56,10 @@ export function check(history: History, options: { readonly longPollTimeoutMs: n
 /**
  * 1: a stream's data lands only in the WAL of the incarnation the log has it opened by, at the epoch it
  * opened it at, at the moment the object lands (the point of acknowledgement: the answer itself may come
- * later, held by observers, when the stream may already be closed). And every acknowledged append is in
- * a WAL object of the incarnation that acknowledged it.
+ * later, held by observers, when the stream may already be closed). One exception, the zombie's (seed
+ * 002): an incarnation declared dead whose stream was re-led away may still write it at its epoch until
+ * its chain is sealed; the takeover replays everything below the seal, and nobody opens it before.
+ * And every acknowledged append is in a WAL object of the incarnation that acknowledged it.
  */
 function checkOneWriter(history: History, out: Violation[]): void {
   const landed = new Map<string, { write: StoreWrite; record: WalDataRecord }>();
@@ -67,12 +69,10 @@ function checkOneWriter(history: History, out: Violation[]): void {
       if (!landed.has(key)) landed.set(key, { write, record });
       const { ownership } = record;
       const opener = ownership.opener;
-      const ok =
-        ownership.ownership === "opened" &&
-        opener !== null &&
-        incarnationLabel(opener) === write.owner &&
-        ownership.owner === opener.nodeId &&
-        ownership.epoch === record.streamEpoch;
+      const byOpener = opener !== null && incarnationLabel(opener) === write.owner && ownership.epoch === record.streamEpoch;
+      const orphaned =
+        ownership.ownership === "placed" && ownership.orphanOf?.node === opener?.nodeId && ownership.orphanOf?.nodeEpoch === opener?.epoch;
+      const ok = byOpener && ((ownership.ownership === "opened" && ownership.owner === opener.nodeId) || orphaned);
       if (!ok) {
         out.push({
           invariant: INVARIANT.oneWriter,
@@ -297,6 +297,12 @@ function proposerOf(command: Command): { nodeId: string; nodeEpoch: number } | n
     case "BeginTransfer":
     case "CompleteTransfer":
       return command.by ?? null;
+    case "DeclareDead":
+    case "ReassignStreams":
+      return command.coordinator;
+    case "ClaimTakeover":
+    case "CompleteTakeover":
+      return command.by;
   }
 }
 

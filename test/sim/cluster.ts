@@ -154,14 +154,13 @@ export class SimCluster {
 
   /** The Durable Object's alarm: heartbeat, abort on a newer epoch, compact when due. */
   private heartbeatLoop(inc: Incarnation, everyMs: number): void {
-    const { clock, meta, trace } = this.deps;
-    const port = meta.port(inc.label, inc.gate);
+    const { clock, trace } = this.deps;
     const beat = async (): Promise<void> => {
       if (inc.ended || inc.runtime === null) return;
       try {
-        const answer = await port.heartbeat(inc.id.nodeId, inc.id.epoch);
-        if (!answer.ok && answer.error.code === "stale_epoch") {
-          this.end(inc, "aborted: a newer epoch registered");
+        const outcome = await inc.runtime.beat();
+        if (outcome === "replaced") {
+          this.end(inc, "aborted: the log refuses its epoch");
           return;
         }
         if (inc.runtime.compactionDue()) {
@@ -176,6 +175,11 @@ export class SimCluster {
       if (!inc.ended) clock.schedule(everyMs, () => void beat(), null, `heartbeat ${inc.label}`);
     };
     clock.schedule(everyMs, () => void beat(), null, `heartbeat ${inc.label}`);
+  }
+
+  /** Lifts a zombie fault after `afterMs` (virtual): its next heartbeat learns whether it was declared dead. */
+  healLater(runtime: NodeRuntime, afterMs: number): void {
+    this.deps.clock.schedule(afterMs, () => (runtime.fault = null), null, `heal zombie ${runtime.ctx.nodeId}@${runtime.ctx.nodeEpoch}`);
   }
 
   /** Ends an incarnation: crash, abort or stop. Its in-flight client requests fail. */

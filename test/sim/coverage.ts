@@ -3,6 +3,17 @@
 // a change that quietly stops the simulation from reaching something shows up in its summary.
 import type { History } from "./history.ts";
 
+const COUNTED: ReadonlySet<string> = new Set([
+  "CompleteTransfer",
+  "BeginTransfer",
+  "OpenStream",
+  "SetDraining",
+  "AcquireLease",
+  "DeclareDead",
+  "ReassignStreams",
+  "CompleteTakeover",
+]);
+
 export function coverage(history: History): Map<string, number> {
   const counts = new Map(history.counts);
   const add = (key: string, n = 1): void => {
@@ -13,7 +24,7 @@ export function coverage(history: History): Map<string, number> {
   add("long-poll timeout", history.emptyPolls.length);
   for (const { entry } of history.journal) {
     const type = entry.command.type;
-    if (type === "CompleteTransfer" || type === "BeginTransfer" || type === "OpenStream" || type === "SetDraining") add(`log ${type}`);
+    if (COUNTED.has(type)) add(`log ${type}`);
   }
   return counts;
 }

@@ -22,6 +22,8 @@ export interface Ownership {
   readonly epoch: number | null;
   /** The incarnation whose OpenStream is the stream's latest (null: never opened). */
   readonly opener: IncarnationId | null;
+  /** Re-led away from a dead incarnation that has not been taken over yet (ReassignStreams). */
+  readonly orphanOf: { readonly node: string; readonly nodeEpoch: number } | null;
 }
 
 export interface AckRecord {

@@ -28,8 +28,14 @@ const START_MS = EPOCH_BASE_MS;
 const SETTLE_STEPS = 6_000;
 const FINAL_STEPS = 8_000;
 
+/** Failover settings short enough that leases run out within a seed (as the end-to-end tests set them). */
+const LEASE_TTL_MS = 1_000;
+
 const SETTINGS: SettingsVars = {
   LONG_POLL_TIMEOUT_MS: "2000",
+  LEASE_TTL_MS: String(LEASE_TTL_MS),
+  HEARTBEAT_MS: "200",
+  COORDINATOR_TICK_MS: "200",
   // Compaction early and often, so it runs in most seeds (the heartbeat checks every 5 s).
   COMPACT_AFTER_WAL_OBJECTS: "6",
 };
@@ -69,6 +75,9 @@ function drawShape(prng: Prng, maxSteps: number): SeedShape {
       client: prng.pick([2, 4, 8]),
       crash: prng.pick([0.1, 0.3, 1]),
       zombie: prng.pick([0, 0.1, 0.3]),
+      hold: prng.pick([0, 0.1, 0.3]),
+      freeze: prng.pick([0, 0.1, 0.3]),
+      coordinator: prng.pick([0, 0.05, 0.2]),
       restart: prng.pick([0.5, 2, 5]),
       transfer: prng.pick([0, 0.3, 1, 2]),
       drain: prng.pick([0, 0.1, 0.3]),
@@ -117,7 +126,7 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     trace.write(`seed ${seed}: ${describeShape(shape)}`);
     const scheduler = new Scheduler(prng.fork(), clock, trace, shape.weights);
     const faults = new FaultPlan(prng.fork(), shape.faults);
-    const meta = new SimMetaLog(() => clock.now(), scheduler.io, faults, trace, history);
+    const meta = new SimMetaLog(() => clock.now(), scheduler.io, faults, trace, history, LEASE_TTL_MS);
     const store = new MemoryStore();
     const nodeIds = Array.from({ length: shape.nodes }, (_, i) => `n${i + 1}`);
     const cluster = new SimCluster(
@@ -145,7 +154,7 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     for (const client of clients) scheduler.addActor(client);
     const operator = new Operator(meta, prng.fork(), trace, nodeIds);
     scheduler.addActor(operator);
-    scheduler.addActor(new Chaos(cluster, prng.fork(), { crashes: shape.crashes }));
+    scheduler.addActor(new Chaos(cluster, prng.fork(), { crashes: shape.crashes, leaseTtlMs: LEASE_TTL_MS }, () => clock.now()));
     const finalReader = new FinalReader(clientDeps);
     scheduler.addActor(finalReader);
 

@@ -7,7 +7,7 @@
 import type { LogEntry, Touched } from "../../src/core/meta/index.ts";
 import { emptyState } from "../../src/core/meta/index.ts";
 import { MemoryJournal } from "../../src/metadata/memory-journal.ts";
-import { MetaLogService } from "../../src/metadata/meta-log-service.ts";
+import { DEFAULT_TIMINGS, MetaLogService } from "../../src/metadata/meta-log-service.ts";
 import type { NodeMetaPort } from "../../src/node/node-runtime.ts";
 import type { FaultPlan } from "./faults.ts";
 import { EPOCH_BASE_MS, incarnationLabel, type History, type IncarnationId, type Ownership } from "./history.ts";
@@ -54,9 +54,10 @@ export class SimMetaLog {
     private readonly faults: FaultPlan,
     private readonly trace: Trace,
     history: History,
+    leaseTtlMs: number,
   ) {
     this.journal = new RecordingJournal(history, trace);
-    this.service = new MetaLogService(emptyState(), this.journal, { now });
+    this.service = new MetaLogService(emptyState(), this.journal, { now, timings: { ...DEFAULT_TIMINGS, leaseTtlMs } });
     this.journal.service = this.service;
   }
 
@@ -75,6 +76,7 @@ export class SimMetaLog {
       owner: stream?.owner ?? null,
       epoch: stream?.epoch ?? null,
       opener: streamId === null ? null : (this.journal.openers.get(streamId) ?? null),
+      orphanOf: stream?.orphanOf ?? null,
     };
   }
 
@@ -129,6 +131,7 @@ export class SimMetaLog {
       lookupStream: (query) => call(`lookup ${"name" in query ? query.name : query.id}`, () => service.lookupStream(query)),
       watchDuties: (nodeId, since, timeoutMs) => call(`watchDuties since ${since}`, () => service.watchDuties(nodeId, since, timeoutMs)),
       heartbeat: (nodeId, nodeEpoch) => call("heartbeat", () => service.heartbeat(nodeId, nodeEpoch)),
+      coordinatorTick: (coordinator, maxMoves) => call("coordinatorTick", () => service.coordinatorTick(coordinator, maxMoves)),
       onStreamAppended: () => call("onStreamAppended", () => ({ effects: [], subscriptions: 0 })),
       onWebhookReply: () => call("onWebhookReply", () => []),
       watchSubscriptions: (_nodeId, since, timeoutMs) =>

@@ -113,6 +113,7 @@ export function openStream(state: MetaState, command: OpenStream): Outcome<Value
  * | CL5 | `closed` at exactly `epoch`                | no-op (a retried close)                           |
  * | CL6 | `epoch` lower than the stream's            | stale_epoch {currentEpoch}                        |
  * | CL7 | `epoch` higher than the stream's, or `closed` | invalid {currentEpoch, ownership}             |
+ * | CL7b| a dead incarnation it may hold data of is not taken over yet (takeoverGate) | unavailable {deadNode, deadEpoch}: its data is not in the manifest yet |
  * | CL8 | `placed` or `opened` at `epoch`            | accepted: `closed` at `epoch` (closedAtEpoch)     |
  */
 export function closeStream(state: MetaState, command: CloseStream): Outcome<ValueOf["CloseStream"]> {
@@ -144,6 +145,8 @@ export function closeStream(state: MetaState, command: CloseStream): Outcome<Val
       ownership: stream.ownership,
     });
   }
+  const gateError = takeoverGate(state, stream);
+  if (gateError !== null) return rejectedWith(state, gateError);
   const closed: StreamRecord = { ...stream, ownership: "closed", closedAtEpoch: stream.epoch };
   return accepted(withStream(state, stream.id, closed), { stream: closed });
 }

@@ -2,6 +2,7 @@
 // and proposes CompleteTransfer(E), which re-points the stream at the target and drops the record in one
 // step. Rows are tested by name in test/core/meta/transfer-rules.test.ts.
 import type { BeginTransfer, CompleteTransfer, ValueOf } from "./commands.ts";
+import { isDeclaredDead, takeoverGate } from "./failover-rules.ts";
 import { checkProposer } from "./node-rules.ts";
 import { accepted, rejected, rejectedWith, unchanged, type Outcome } from "./outcome.ts";
 import { withStream, type MetaState, type PendingTransfer, type StreamRecord } from "./state.ts";
@@ -17,6 +18,8 @@ import { withStream, type MetaState, type PendingTransfer, type StreamRecord } f
  * | BT6 | target has no slots or is draining         | invalid {target, slots, draining}                      |
  * | BT7 | stream `unplaced`                          | invalid {ownership}: nothing to hand off               |
  * | BT8 | the target already owns the stream         | invalid {owner}                                        |
+ * | BT8b| the target or the owner is declared dead    | unavailable {node}: the coordinator re-leads a dead node's streams |
+ * | BT8c| a dead incarnation it may hold data of is not taken over yet (takeoverGate) | unavailable {deadNode, deadEpoch} |
  * | BT9 | otherwise                                  | accepted: pending {source: owner, target}; routing goes to the target |
  */
 export function beginTransfer(state: MetaState, command: BeginTransfer): Outcome<ValueOf["BeginTransfer"]> {
@@ -51,6 +54,14 @@ export function beginTransfer(state: MetaState, command: BeginTransfer): Outcome
   if (stream.owner === target.id) {
     return rejected(state, "invalid", "the target already owns the stream", { streamId: stream.id, owner: stream.owner });
   }
+  const owner = state.nodes.get(stream.owner);
+  for (const node of [target, owner]) {
+    if (node !== undefined && isDeclaredDead(node)) {
+      return rejected(state, "unavailable", "a node of this transfer is declared dead", { streamId: stream.id, node: node.id });
+    }
+  }
+  const gateError = takeoverGate(state, stream);
+  if (gateError !== null) return rejectedWith(state, gateError);
   const transfer: PendingTransfer = { source: stream.owner, target: target.id };
   return accepted({ ...state, transfers: state.transfers.set(stream.id, transfer) }, { stream, transfer });
 }

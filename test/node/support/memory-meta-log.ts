@@ -25,6 +25,7 @@ export class MemoryMetaLog {
       lookupStream: (query) => call(() => this.service.lookupStream(query)),
       watchDuties: (nodeId, since, timeoutMs) => call(() => this.service.watchDuties(nodeId, since, timeoutMs)),
       heartbeat: (nodeId, nodeEpoch) => call(() => this.service.heartbeat(nodeId, nodeEpoch)),
+      coordinatorTick: (coordinator, maxMoves) => call(() => this.service.coordinatorTick(coordinator, maxMoves)),
       onStreamAppended: () => call(() => ({ effects: [], subscriptions: 0 })),
       onWebhookReply: () => call(() => []),
       watchSubscriptions: (_nodeId, since, timeoutMs) =>

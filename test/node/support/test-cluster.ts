@@ -120,6 +120,7 @@ function gatedMeta(meta: NodeMetaPort, gate: { crashed: boolean }): NodeMetaPort
     lookupStream: (query) => through(() => meta.lookupStream(query)),
     watchDuties: (nodeId, since, timeoutMs) => through(() => meta.watchDuties(nodeId, since, timeoutMs)),
     heartbeat: (nodeId, nodeEpoch) => through(() => meta.heartbeat(nodeId, nodeEpoch)),
+    coordinatorTick: (coordinator, maxMoves) => through(() => meta.coordinatorTick(coordinator, maxMoves)),
     onStreamAppended: (tails) => through(() => meta.onStreamAppended(tails)),
     onWebhookReply: (id, ref, done) => through(() => meta.onWebhookReply(id, ref, done)),
     watchSubscriptions: (nodeId, since, timeoutMs) => through(() => meta.watchSubscriptions(nodeId, since, timeoutMs)),

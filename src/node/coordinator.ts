@@ -1,0 +1,89 @@
+// The coordinator role (seed 002, "Coordinator failover"; DESIGN section 7). Every node asks for the
+// coordinator lease on each heartbeat; the holder renews it and, every `coordinatorTickMs`, runs the tick:
+// dead nodes declared, their streams re-led (MetaLogService.coordinatorTick, where the state is, so it
+// never acts on a stale view). Every command the tick proposes carries the coordinator epoch, so a holder
+// that lost the lease (a zombie, a paused node) is refused at its first command and changes nothing. The
+// schedule lives only in memory: a new holder starts from the log's state, with nothing to rebuild but
+// the time of its next tick.
+import type { DomainError } from "../core/errors.ts";
+import type { Coordinator } from "../core/meta/commands.ts";
+import type { CoordinatorTickAnswer, MetaLogClient } from "../ports/meta-log-client.ts";
+
+export interface CoordinatorStats {
+  /** Ticks this incarnation ran as the lease holder. */
+  ticks: number;
+  /** Nodes it declared dead (failovers begun). */
+  failovers: number;
+  /** Streams it re-led away from dead nodes. */
+  reassigned: number;
+  /** Times it acquired the lease (at a new coordinator epoch). */
+  leasesAcquired: number;
+}
+
+export interface CoordinatorDeps {
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly meta: Pick<MetaLogClient, "propose" | "coordinatorTick">;
+  readonly now: () => number;
+  readonly leaseTtlMs: number;
+  readonly tickMs: number;
+  readonly maxMovesPerTick: number;
+}
+
+export class CoordinatorRole {
+  readonly stats: CoordinatorStats = { ticks: 0, failovers: 0, reassigned: 0, leasesAcquired: 0 };
+  /** The coordinator epoch while this incarnation believes it holds the lease. */
+  private held: number | null = null;
+  private nextTickMs = 0;
+
+  constructor(private readonly deps: CoordinatorDeps) {}
+
+  /** The coordinator epoch this incarnation holds the lease at, or null. */
+  get coordinatorEpoch(): number | null {
+    return this.held;
+  }
+
+  /** One heartbeat's worth: renew or acquire the lease, then tick when due. */
+  async step(): Promise<CoordinatorTickAnswer | null> {
+    await this.holdLease();
+    if (this.held === null || this.deps.now() < this.nextTickMs) return null;
+    this.nextTickMs = this.deps.now() + this.deps.tickMs;
+    const coordinator: Coordinator = { nodeId: this.deps.nodeId, nodeEpoch: this.deps.nodeEpoch, coordinatorEpoch: this.held };
+    const answer = await this.deps.meta.coordinatorTick(coordinator, this.deps.maxMovesPerTick);
+    this.stats.ticks++;
+    if (!answer.ok) {
+      this.lost(answer.error);
+      return answer;
+    }
+    this.stats.failovers += answer.declared.length;
+    this.stats.reassigned += answer.reassigned;
+    if (answer.declared.length > 0 || answer.reassigned > 0) {
+      console.log(`coordinator ${this.deps.nodeId}@${this.held}: declared dead [${answer.declared.join(", ")}], re-led ${answer.reassigned} streams`);
+    }
+    // Orphans still waiting: the next tick comes at once rather than a whole tick later.
+    if (answer.orphansLeft && answer.reassigned > 0) this.nextTickMs = 0;
+    return answer;
+  }
+
+  private async holdLease(): Promise<void> {
+    const { nodeId, nodeEpoch, leaseTtlMs: ttlMs } = this.deps;
+    if (this.held !== null) {
+      const renewed = await this.deps.meta.propose({ type: "RenewLease", nodeId, nodeEpoch, coordinatorEpoch: this.held, ttlMs });
+      if (renewed.ok) return;
+      this.lost(renewed.error);
+    }
+    const acquired = await this.deps.meta.propose({ type: "AcquireLease", nodeId, nodeEpoch, ttlMs });
+    if (!acquired.ok) return; // held by another node (or this node is refused: its heartbeat says why)
+    if (acquired.value.lease.coordinatorEpoch !== this.held) {
+      this.stats.leasesAcquired++;
+      this.nextTickMs = 0;
+      console.log(`node ${nodeId} holds the coordinator lease at coordinator epoch ${acquired.value.lease.coordinatorEpoch}`);
+    }
+    this.held = acquired.value.lease.coordinatorEpoch;
+  }
+
+  private lost(error: DomainError): void {
+    if (this.held !== null) console.log(`node ${this.deps.nodeId} lost the coordinator lease ${this.held}: ${error.message}`);
+    this.held = null;
+  }
+}
