@@ -37,6 +37,7 @@ import type {
   MetaLogClient,
   MetaLogStats,
   NodeDuties,
+  NodeLiveness,
   PreparedEffect,
   ProposeResult,
   PutOutcome,
@@ -138,6 +139,10 @@ export class MetaLog extends DurableObject<Env> {
 
   heartbeat(nodeId: string, nodeEpoch: number): HeartbeatResult {
     return this.log.heartbeat(nodeId, nodeEpoch);
+  }
+
+  liveness(): NodeLiveness[] {
+    return this.log.liveness();
   }
 
   coordinatorTick(coordinator: Coordinator, maxMoves: number): CoordinatorTickAnswer {

@@ -16,11 +16,15 @@ import { nodeObjectStore } from "../src/node/store-factory.ts";
 import { emptyStoreRequestCounts } from "../src/node/store-metrics.ts";
 import type { TransferWatcher } from "../src/node/transfer-watcher.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
-import type { NodeMetrics, NodePing, StreamNodeClient } from "../src/ports/stream-node-client.ts";
+import type { FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient } from "../src/ports/stream-node-client.ts";
+import { domainError } from "../src/core/errors.ts";
+import { errorResponse } from "../src/http/stream-routes.ts";
 import { ViewCache } from "../src/router/view-cache.ts";
 import type { WalWriter } from "../src/storage/wal-writer.ts";
 
 const NODE_ID_KEY = "nodeId";
+/** Set while the node is crashed by fault injection: it survives an eviction, so only `heal` ends it. */
+const CRASHED_KEY = "crashed";
 
 /**
  * How long the node trusts a cached lookup of a stream it holds but has not opened since its start. Names it
@@ -54,7 +58,12 @@ export class StreamNode extends DurableObject<Env> {
       if (this.node === null) throw new Error("node not started");
       return this.node;
     });
-    if (name !== null) void ctx.blockConcurrencyWhile(() => this.start());
+    if (name !== null && ctx.storage.kv.get<boolean>(CRASHED_KEY) !== true) void ctx.blockConcurrencyWhile(() => this.start());
+  }
+
+  /** Crashed by fault injection: no heartbeat, no memory, no answer but 503 until healed. */
+  private get crashed(): boolean {
+    return this.ctx.storage.kv.get<boolean>(CRASHED_KEY) === true;
   }
 
   /** The running incarnation's context (tests reach into it through runInDurableObject). */
@@ -76,6 +85,7 @@ export class StreamNode extends DurableObject<Env> {
 
   override async fetch(request: Request): Promise<Response> {
     if (this.nodeId === "") return new Response("a StreamNode is addressed by name (getByName)", { status: 500 });
+    if (this.crashed) return errorResponse(domainError("unavailable", `node ${this.nodeId} is crashed (fault injection); retry`));
     return this.app.fetch(request);
   }
 
@@ -89,7 +99,59 @@ export class StreamNode extends DurableObject<Env> {
     if (this.runtime !== null) return this.runtime.metrics();
     const transferSteps = { handOffs: 0, completions: 0, adoptions: 0, failures: 0 };
     const zero = { appendsAcknowledged: 0, bytesAppended: 0, walFlushes: 0, walBytesWritten: 0, openStreams: 0, liveReaders: 0 };
-    return { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch, started: false, storeRequests: emptyStoreRequestCounts(), transferSteps, ...zero };
+    const coordinator = { coordinatorEpoch: null, ticks: 0, failovers: 0, reassigned: 0 };
+    const takeovers = { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 };
+    return {
+      nodeId: this.nodeId,
+      nodeEpoch: this.nodeEpoch,
+      started: false,
+      storeRequests: emptyStoreRequestCounts(),
+      transferSteps,
+      coordinator,
+      takeovers,
+      ...zero,
+    };
+  }
+
+  /** The fault this node is under (GET /admin/faults). */
+  fault(): FaultState {
+    const base = { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch };
+    if (this.crashed) return { ...base, mode: "crash" };
+    const fault = this.runtime?.fault ?? null;
+    if (fault === null) return { ...base, mode: "none" };
+    return fault.mode === "zombie" ? { ...base, mode: "zombie" } : { ...base, mode: "pause", untilMs: fault.untilMs };
+  }
+
+  /**
+   * Fault injection for tests (POST /admin/faults; the Worker offers it only with FAULTS_ENABLED=1).
+   * crash: this incarnation acknowledges nothing more, drops its memory and answers 503 until healed, then
+   * a new incarnation starts at a new epoch. zombie: no heartbeat or lease renewal, serving goes on. pause:
+   * no heartbeat for `ms`. heal: ends any of them (a zombie's next heartbeat learns if it was declared dead).
+   */
+  setFault(request: FaultRequest): FaultState {
+    switch (request.mode) {
+      case "crash":
+        this.ctx.storage.kv.put(CRASHED_KEY, true);
+        this.runtime?.halt();
+        this.runtime = null;
+        break;
+      case "zombie":
+        if (this.runtime !== null) this.runtime.fault = { mode: "zombie" };
+        break;
+      case "pause":
+        if (this.runtime !== null) this.runtime.fault = { mode: "pause", untilMs: Date.now() + (request.ms ?? 0) };
+        break;
+      case "heal":
+        if (this.crashed) {
+          this.ctx.storage.kv.delete(CRASHED_KEY);
+          // The next request (or the alarm) starts a new incarnation at a new epoch.
+          setTimeout(() => this.ctx.abort("healed after a crash"), RESET_AFTER_STOP_MS);
+        } else if (this.runtime !== null) {
+          this.runtime.fault = null;
+        }
+        break;
+    }
+    return this.fault();
   }
 
   override async alarm(): Promise<void> {
@@ -97,6 +159,7 @@ export class StreamNode extends DurableObject<Env> {
       await this.ctx.storage.deleteAlarm();
       return;
     }
+    if (this.crashed) return; // a crashed node heartbeats no more (heal wakes it)
     const beat = this.runtime === null ? "suppressed" : await this.runtime.beat();
     if (beat === "replaced") {
       // Declared dead, or a newer incarnation registered: this one must not serve again.

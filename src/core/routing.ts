@@ -13,6 +13,7 @@
 // | R3 | transfer pending, here is the source  | node                | 307 to the target (it parks the request)  |
 // | R4 | transfer pending, here is not target  | node                | 409 transfer_pending, naming the target   |
 // | R5 | opened or placed, owned here          | router or node      | serve here                                |
+// | R6a| opened or placed, owned elsewhere by a node declared dead, or waiting for a takeover | router or node | unavailable: 503, retry (never a 307 to an owner that cannot serve yet) |
 // | R6 | opened or placed, owned elsewhere     | router or node      | go to the owner                           |
 // | R7 | closed, or created and never placed   | router or node      | serve here (the open re-places it here)   |
 //
@@ -20,6 +21,7 @@
 // follow a redirect), the router forwarding the request itself. A node never forwards: it redirects.
 
 import { domainError, type DomainError } from "./errors.ts";
+import { isDeclaredDead } from "./meta/failover-rules.ts";
 import type { NodeRecord } from "./meta/state.ts";
 import type { StreamLookup } from "./meta/view.ts";
 
@@ -27,7 +29,7 @@ export type RoutingMode = "redirect" | "forward";
 
 export interface RoutingInput {
   /** What the view says about the requested name. */
-  lookup: Pick<StreamLookup, "stream" | "ownerNode" | "targetNode">;
+  lookup: Pick<StreamLookup, "stream" | "ownerNode" | "targetNode" | "takeoverPending">;
   /** The node this router acts for, or the node that received the request. */
   hereNodeId: string;
   /** Whether the request is at the router (the Worker's public entry) or already at a node. */
@@ -61,6 +63,9 @@ export function routeStream(input: RoutingInput): RoutingDecision {
 
   if ((stream.ownership === "opened" || stream.ownership === "placed") && stream.owner !== null) {
     if (stream.owner === hereNodeId) return { kind: "serve", nodeId: hereNodeId, rule: "R5" };
+    if (lookup.takeoverPending === true || (lookup.ownerNode !== null && isDeclaredDead(lookup.ownerNode))) {
+      return { kind: "unavailable", reason: `the owner of this stream (${stream.owner}) is being replaced after a failure` };
+    }
     // A node never forwards: a request that reached the wrong node goes back to the client as a redirect.
     return goTo(lookup.ownerNode, stream.owner, at === "node" ? "redirect" : mode, "R6");
   }

@@ -13,6 +13,7 @@ import { STORE_REQUEST_KINDS, type NodeMetrics } from "../ports/stream-node-clie
 import { nodeIdsOf } from "../router/router.ts";
 import type { MetaLogStats } from "../ports/meta-log-client.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
+import { adminFaultRoutes } from "./admin-faults.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 import { errorResponse } from "./stream-routes.ts";
@@ -56,8 +57,8 @@ adminRoutes.use("*", requireAdmin);
 /** Registered nodes with liveness and how many streams each owns (counted over the whole view: admin only). */
 adminRoutes.get("/nodes", async (c) => {
   const meta = metaOf(c.env);
-  const [view, live] = await Promise.all([meta.view(), meta.liveNodes()]);
-  const liveIds = new Set(live.map((node) => node.id));
+  const [view, liveness] = await Promise.all([meta.view(), meta.liveness()]);
+  const byId = new Map(liveness.map((entry) => [entry.nodeId, entry]));
   const owned = new Map<string, { streams: number; opened: number }>();
   for (const stream of view.streams) {
     if (stream.owner === null) continue;
@@ -66,15 +67,23 @@ adminRoutes.get("/nodes", async (c) => {
     if (stream.ownership === "opened") count.opened++;
     owned.set(stream.owner, count);
   }
+  const lease = view.lease;
+  const nowMs = Date.now();
   return json({
     version: view.version,
+    coordinator:
+      lease === null ? null : { holder: lease.holder, coordinatorEpoch: lease.coordinatorEpoch, expired: nowMs >= lease.expiresAtMs, expiresInMs: lease.expiresAtMs - nowMs },
     nodes: view.nodes.map((node) => ({
       id: node.id,
       epoch: node.epoch,
       address: node.addr,
       slots: node.slots,
       draining: node.draining,
-      live: liveIds.has(node.id),
+      live: byId.get(node.id)?.live ?? false,
+      lastHeartbeatAgoMs: byId.get(node.id)?.lastHeartbeatAgoMs ?? null,
+      coordinator: lease !== null && lease.holder === node.id && nowMs < lease.expiresAtMs,
+      declaredDead: node.dead === undefined ? null : { epoch: node.dead.epoch, takeoverBy: node.dead.claim?.by ?? null },
+      takenOverThrough: node.takenOver ?? null,
       streams: owned.get(node.id)?.streams ?? 0,
       openedStreams: owned.get(node.id)?.opened ?? 0,
     })),
@@ -108,6 +117,8 @@ adminRoutes.get("/streams/*", async (c) => {
 
 /** Slots, transfers and drain (admin-transfers.ts), behind the same token. */
 adminRoutes.route("/", adminTransferRoutes);
+/** Fault injection for tests (admin-faults.ts): present only with FAULTS_ENABLED=1. */
+adminRoutes.route("/", adminFaultRoutes);
 
 type Settled<T> = { ok: true; value: T } | { ok: false };
 

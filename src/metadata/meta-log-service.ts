@@ -37,7 +37,7 @@ import {
   type Touched,
   type ViewChanges,
 } from "../core/meta/index.ts";
-import type { CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, ProposeResult } from "../ports/meta-log-client.ts";
+import type { CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, NodeLiveness, ProposeResult } from "../ports/meta-log-client.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
 
 /** The one key watchers wait on: the log's next change. */
@@ -227,6 +227,16 @@ export class MetaLogService {
   /** Registered nodes that heartbeated within leaseTtlMs of nowMs (default: now), by id. */
   liveNodes(nowMs?: number): NodeRecord[] {
     return liveNodes(this.current, this.lastSeenMs, nowMs ?? this.now(), this.timings.leaseTtlMs);
+  }
+
+  /** Every registered node's last heartbeat age (null: none since this log started) and liveness. */
+  liveness(): NodeLiveness[] {
+    const nowMs = this.now();
+    const live = new Set(this.liveNodes(nowMs).map((node) => node.id));
+    return [...this.current.nodes.keys()].sort().map((nodeId) => {
+      const seenMs = this.lastSeenMs.get(nodeId);
+      return { nodeId, live: live.has(nodeId), lastHeartbeatAgoMs: seenMs === undefined ? null : nowMs - seenMs };
+    });
   }
 
   /** A watch's wait: at least 0, at most maxWatchMs. */

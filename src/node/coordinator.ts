@@ -34,6 +34,8 @@ export class CoordinatorRole {
   readonly stats: CoordinatorStats = { ticks: 0, failovers: 0, reassigned: 0, leasesAcquired: 0 };
   /** The coordinator epoch while this incarnation believes it holds the lease. */
   private held: number | null = null;
+  /** When the held lease expires, as the log last answered. */
+  private expiresAtMs = 0;
   private nextTickMs = 0;
 
   constructor(private readonly deps: CoordinatorDeps) {}
@@ -68,8 +70,13 @@ export class CoordinatorRole {
   private async holdLease(): Promise<void> {
     const { nodeId, nodeEpoch, leaseTtlMs: ttlMs } = this.deps;
     if (this.held !== null) {
+      // Renewed once half the lease is used up: a log entry per half lease, not per heartbeat.
+      if (this.expiresAtMs - this.deps.now() > ttlMs / 2) return;
       const renewed = await this.deps.meta.propose({ type: "RenewLease", nodeId, nodeEpoch, coordinatorEpoch: this.held, ttlMs });
-      if (renewed.ok) return;
+      if (renewed.ok) {
+        this.expiresAtMs = renewed.value.lease.expiresAtMs;
+        return;
+      }
       this.lost(renewed.error);
     }
     const acquired = await this.deps.meta.propose({ type: "AcquireLease", nodeId, nodeEpoch, ttlMs });
@@ -80,6 +87,7 @@ export class CoordinatorRole {
       console.log(`node ${nodeId} holds the coordinator lease at coordinator epoch ${acquired.value.lease.coordinatorEpoch}`);
     }
     this.held = acquired.value.lease.coordinatorEpoch;
+    this.expiresAtMs = acquired.value.lease.expiresAtMs;
   }
 
   private lost(error: DomainError): void {

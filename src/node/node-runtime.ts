@@ -174,6 +174,16 @@ export class NodeRuntime {
     return "ok";
   }
 
+  /**
+   * A crash (fault injection, tests): acknowledges nothing more, ends live readers, stops the background
+   * loops. Unlike a stop of the WAL writer, the shell is not told (it stays down until healed).
+   */
+  halt(): void {
+    if (this.ctx.stopped === null) this.ctx.stopped = { code: "unavailable", message: "the node crashed (fault injection)" };
+    this.ctx.readers.shutdown();
+    this.stop();
+  }
+
   /** Stops the background loops (a crash or a replaced incarnation in tests and the shell). */
   stop(): void {
     this.watcher.stop();
@@ -222,6 +232,13 @@ export class NodeRuntime {
       openStreams,
       liveReaders: this.ctx.readers.size,
       transferSteps: { ...this.watcher.stats },
+      coordinator: {
+        coordinatorEpoch: this.coordinator.coordinatorEpoch,
+        ticks: this.coordinator.stats.ticks,
+        failovers: this.coordinator.stats.failovers,
+        reassigned: this.coordinator.stats.reassigned,
+      },
+      takeovers: { ...this.ctx.takeovers },
     };
   }
 }

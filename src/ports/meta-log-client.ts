@@ -57,6 +57,13 @@ export type CoordinatorTickAnswer =
     }
   | { readonly ok: false; readonly error: DomainError };
 
+export interface NodeLiveness {
+  readonly nodeId: string;
+  readonly live: boolean;
+  /** Since the last heartbeat (null: none since the metadata log started). */
+  readonly lastHeartbeatAgoMs: number | null;
+}
+
 export type HeartbeatResult = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: DomainError };
 
 export interface MetaLogStats {
@@ -146,6 +153,7 @@ export interface MetaLogClient {
   heartbeat(nodeId: string, nodeEpoch: number): Promise<HeartbeatResult>;
   coordinatorTick(coordinator: Coordinator, maxMoves: number): Promise<CoordinatorTickAnswer>;
   liveNodes(nowMs?: number): Promise<NodeRecord[]>;
+  liveness(): Promise<NodeLiveness[]>;
   stats(): Promise<MetaLogStats>;
   putSubscription(id: string, config: SubscriptionConfig, origin: string): Promise<SubscriptionAnswer<PutOutcome>>;
   getSubscription(id: string): Promise<SubscriptionAnswer<SubscriptionView>>;

@@ -24,6 +24,42 @@ export interface NodeMetrics {
   readonly liveReaders: number;
   /** Transfer steps this incarnation's watcher took, by kind (docs/transfers.md, table T). */
   readonly transferSteps: { readonly handOffs: number; readonly completions: number; readonly adoptions: number; readonly failures: number };
+  /** The coordinator role of this incarnation (seed 002). */
+  readonly coordinator: {
+    /** The coordinator epoch it holds the lease at, or null. */
+    readonly coordinatorEpoch: number | null;
+    readonly ticks: number;
+    /** Nodes it declared dead. */
+    readonly failovers: number;
+    readonly reassigned: number;
+  };
+  /** Takeovers of dead incarnations this incarnation completed, and what they cost. */
+  readonly takeovers: {
+    readonly completed: number;
+    readonly streamsClosed: number;
+    readonly walObjectsReplayed: number;
+    readonly walBytesReplayed: number;
+    readonly totalDurationMs: number;
+    readonly maxDurationMs: number;
+  };
+}
+
+/** A fault for tests (POST /admin/faults, only with FAULTS_ENABLED=1; docs/failover.md). */
+export type FaultMode = "crash" | "zombie" | "pause" | "heal";
+
+export interface FaultRequest {
+  readonly mode: FaultMode;
+  /** For `pause`: how long heartbeats stop. */
+  readonly ms?: number;
+}
+
+/** The fault a node is under now. */
+export interface FaultState {
+  readonly nodeId: string;
+  readonly nodeEpoch: number;
+  readonly mode: "none" | "crash" | "zombie" | "pause";
+  /** For `pause`: when heartbeats resume (epoch ms). */
+  readonly untilMs?: number;
 }
 
 /** What a node says of itself when woken (the router wakes every node with it). */
@@ -39,5 +75,7 @@ export interface StreamNodeClient {
   fetch(request: Request): Promise<Response>;
   ping(): Promise<NodePing>;
   metrics(): Promise<NodeMetrics>;
+  fault(): Promise<FaultState>;
+  setFault(request: FaultRequest): Promise<FaultState>;
 }
 

@@ -2,6 +2,7 @@
 // what changed since a version and gets the current records of what changed (not the commands), so it
 // never has to understand the log. Pending transfers are inlined into their stream's record.
 import type { AnyResult, Command } from "./commands.ts";
+import { takeoverGate } from "./failover-rules.ts";
 import type { Lease, MetaState, NodeRecord, PendingTransfer, StreamRecord } from "./state.ts";
 
 export interface StreamView extends StreamRecord {
@@ -28,6 +29,8 @@ export interface StreamLookup {
   readonly ownerNode: NodeRecord | null;
   /** The transfer target's record, while a transfer is pending. */
   readonly targetNode: NodeRecord | null;
+  /** The stream waits for the takeover of a dead incarnation (table OS, row OS3b): nobody can serve it yet. */
+  readonly takeoverPending?: true;
 }
 
 /** Which records one accepted command touched. Kept with each log entry so watch can answer from the log. */
@@ -79,12 +82,13 @@ export function lookupStream(state: MetaState, query: StreamQuery): StreamLookup
   const record = id === undefined ? undefined : state.streams.get(id);
   if (record === undefined) return { version: state.version, stream: null, ownerNode: null, targetNode: null };
   const stream = streamView(state, record);
-  return {
+  const lookup: StreamLookup = {
     version: state.version,
     stream,
     ownerNode: record.owner === null ? null : (state.nodes.get(record.owner) ?? null),
     targetNode: stream.transfer === undefined ? null : (state.nodes.get(stream.transfer.target) ?? null),
   };
+  return takeoverGate(state, record) === null ? lookup : { ...lookup, takeoverPending: true };
 }
 
 /** What an accepted command touched (its result names a created stream's new id). */
