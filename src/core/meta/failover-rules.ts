@@ -44,9 +44,14 @@ export function checkCoordinator(state: MetaState, coordinator: Coordinator, now
   return null;
 }
 
-/** Declared dead at its current epoch and not registered again since: its streams are orphans. */
+/**
+ * Declared dead at its current epoch and not registered again since: its streams are orphans. This stays
+ * true once the takeover completes (dead cleared, takenOver = the dead epoch): the node is still gone, so
+ * it is not declared dead again (at an epoch no incarnation ever had) and what is left on it still moves.
+ */
 export function isDeclaredDead(node: NodeRecord): boolean {
-  return node.dead !== undefined && node.epoch === node.dead.epoch + 1;
+  const declaredAt = node.dead?.epoch ?? node.takenOver;
+  return declaredAt !== undefined && node.epoch === declaredAt + 1;
 }
 
 /**
@@ -54,7 +59,7 @@ export function isDeclaredDead(node: NodeRecord): boolean {
  * | row | condition                                   | result                                                          |
  * | DD1 | coordinator fails table C                   | as table C                                                      |
  * | DD2 | node not registered                         | not_found {nodeId}                                              |
- * | DD3 | already declared dead at E                  | no-op                                                           |
+ * | DD3 | already declared dead at E (taken over or not) | no-op                                                        |
  * | DD4 | the node's epoch is not E (it registered again) | stale_epoch {currentEpoch}                                  |
  * | DD5 | the node is the coordinator itself          | invalid                                                         |
  * | DD6 | otherwise                                   | accepted: epoch E + 1 (E's proposals refused), dead {epoch E}; a dead incarnation not taken over yet is replaced (the new takeover covers its chain too) |
@@ -64,7 +69,7 @@ export function declareDead(state: MetaState, command: DeclareDead, nowMs: numbe
   if (coordinatorError !== null) return rejectedWith(state, coordinatorError);
   const node = state.nodes.get(command.nodeId);
   if (node === undefined) return rejected(state, "not_found", "node is not registered", { nodeId: command.nodeId });
-  if (node.dead?.epoch === command.nodeEpoch && isDeclaredDead(node)) return unchanged(state, { node });
+  if (isDeclaredDead(node) && node.epoch === command.nodeEpoch + 1) return unchanged(state, { node });
   if (node.epoch !== command.nodeEpoch) {
     return rejected(state, "stale_epoch", "the node registered at another epoch", { nodeId: node.id, currentEpoch: node.epoch });
   }
@@ -79,8 +84,8 @@ export function declareDead(state: MetaState, command: DeclareDead, nowMs: numbe
  * | RA1 | coordinator fails table C                                   | as table C                                     |
  * | RA2 | a target is not registered, has no slots, drains or is declared dead | invalid {target}: nothing moves       |
  * | RA3 | a move's stream is gone, not placed or opened, or its owner is not declared dead, or is the target | that move is skipped |
- * | RA4 | opened by the dead owner                                    | placed on the target at the same epoch, orphanOf {owner, dead epoch}; a pending transfer is dropped |
- * | RA5 | placed on the dead owner                                    | placed on the target, its orphanOf kept        |
+ * | RA4 | opened by the dead owner                                    | placed on the target at the same epoch, orphanOf {owner, dead epoch} (none once that epoch is taken over); a pending transfer is dropped |
+ * | RA5 | placed on the dead owner                                    | placed on the target, its orphanOf kept; a pending transfer is dropped |
  * | RA6 | every move skipped                                          | no-op                                          |
  */
 export function reassignStreams(state: MetaState, command: ReassignStreams, nowMs: number): Outcome<ValueOf["ReassignStreams"]> {
@@ -114,8 +119,10 @@ function reassigned(state: MetaState, streamId: string, target: string): StreamR
   if (stream === undefined || stream.owner === null || stream.owner === target) return null;
   if (stream.ownership !== "placed" && stream.ownership !== "opened") return null;
   const owner = state.nodes.get(stream.owner);
-  if (owner?.dead === undefined || !isDeclaredDead(owner)) return null;
-  const orphanOf = stream.ownership === "opened" ? { node: owner.id, nodeEpoch: owner.dead.epoch } : stream.orphanOf;
+  if (owner === undefined || !isDeclaredDead(owner)) return null;
+  // Once the dead epoch is taken over (dead cleared) nothing of it is left to wait for.
+  const orphanOf =
+    stream.ownership === "opened" && owner.dead !== undefined ? { node: owner.id, nodeEpoch: owner.dead.epoch } : stream.orphanOf;
   const { id, name, epoch, config } = stream;
   return orphanOf === undefined
     ? { id, name, owner: target, epoch, ownership: "placed", config }
@@ -136,7 +143,7 @@ export function isTakenOver(state: MetaState, nodeId: string, nodeEpoch: number)
  * | CK4 | the dead incarnation is a later one              | stale_epoch {currentEpoch: its epoch}: take that one over |
  * | CK5 | E is not declared dead                           | invalid {nodeId, nodeEpoch}                            |
  * | CK6 | claimed by another node and not expired          | held_by {owner, expiresAtMs}: wait for its result      |
- * | CK7 | otherwise (unclaimed, expired, or this node's)   | accepted: claimed by `by` until nowMs + ttlMs          |
+ * | CK7 | otherwise (unclaimed, expired, or this node's)   | accepted: claimed by `by` until nowMs + ttlMs (invalid {ttlMs} if that is not a safe integer: no snapshot could hold it) |
  */
 export function claimTakeover(state: MetaState, command: ClaimTakeover, nowMs: number): Outcome<ValueOf["ClaimTakeover"]> {
   const proposerError = checkProposer(state, command.by);
@@ -150,10 +157,9 @@ export function claimTakeover(state: MetaState, command: ClaimTakeover, nowMs: n
   if (claim !== undefined && claim.by !== command.by.nodeId && nowMs < claim.expiresAtMs) {
     return rejected(state, "held_by", "another node is taking this incarnation over", { owner: claim.by, expiresAtMs: claim.expiresAtMs });
   }
-  const claimed: NodeRecord = {
-    ...node,
-    dead: { epoch: command.nodeEpoch, claim: { by: command.by.nodeId, expiresAtMs: nowMs + command.ttlMs } },
-  };
+  const expiresAtMs = nowMs + command.ttlMs;
+  if (!Number.isSafeInteger(expiresAtMs)) return rejected(state, "invalid", "the claim would expire too late", { ttlMs: command.ttlMs });
+  const claimed: NodeRecord = { ...node, dead: { epoch: command.nodeEpoch, claim: { by: command.by.nodeId, expiresAtMs } } };
   return accepted(withNode(state, claimed), { node: claimed });
 }
 

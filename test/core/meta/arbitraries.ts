@@ -2,7 +2,7 @@
 // the current state (so epochs are often right and sometimes stale), which keeps the hit rate of accepted
 // commands high while still covering every rejection. The resolved commands form the log.
 import fc from "fast-check";
-import { apply, emptyState, type Applied, type Command, type MetaState } from "../../../src/core/meta/index.ts";
+import { apply, emptyState, planReassignments, type Applied, type Command, type Coordinator, type MetaState } from "../../../src/core/meta/index.ts";
 
 const NODE_IDS = ["a", "b", "c", "d"] as const;
 const STREAM_NAMES = ["n1", "n2", "n3", "n4", "n5"] as const;
@@ -37,11 +37,46 @@ const KINDS: readonly Command["type"][] = [
   "CompleteTransfer",
   "CompleteTransfer",
   "AcquireLease",
+  "AcquireLease",
+  "AcquireLease",
   "RenewLease",
+  "DeclareDead",
+  "DeclareDead",
+  "ReassignStreams",
+  "ReassignStreams",
+  "ClaimTakeover",
+  "ClaimTakeover",
+  "CompleteTakeover",
+  "CompleteTakeover",
 ];
 
-const stepArbitrary: fc.Arbitrary<Step> = fc.record({
-  kind: fc.constantFrom(...KINDS),
+/** Failover-heavy: the coordinator's commands and the takeovers, with enough of the rest to feed them. */
+const FAILOVER_KINDS: readonly Command["type"][] = [
+  "RegisterNode",
+  "CreateStream",
+  "PlaceStream",
+  "OpenStream",
+  "OpenStream",
+  "CloseStream",
+  "AcquireLease",
+  "AcquireLease",
+  "AcquireLease",
+  "RenewLease",
+  "DeclareDead",
+  "DeclareDead",
+  "DeclareDead",
+  "ReassignStreams",
+  "ReassignStreams",
+  "ReassignStreams",
+  "ReassignStreams",
+  "ClaimTakeover",
+  "ClaimTakeover",
+  "CompleteTakeover",
+  "CompleteTakeover",
+];
+
+const stepArbitrary = (kinds: readonly Command["type"][]): fc.Arbitrary<Step> => fc.record({
+  kind: fc.constantFrom(...kinds),
   node: fc.nat({ max: NODE_IDS.length - 1 }),
   other: fc.nat({ max: NODE_IDS.length - 1 }),
   stream: fc.nat({ max: 7 }),
@@ -54,12 +89,22 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.record({
 export interface Scenario {
   /** Slots of the nodes registered before the random steps (a node with 0 slots takes no placements). */
   readonly bootSlots: readonly number[];
+  /** Streams created, placed and (every other one) opened by their owner before the random steps. */
+  readonly bootStreams: number;
   readonly steps: readonly Step[];
 }
 
 export const stepsArbitrary: fc.Arbitrary<Scenario> = fc.record({
   bootSlots: fc.array(fc.nat({ max: 3 }), { minLength: 0, maxLength: NODE_IDS.length }),
-  steps: fc.array(stepArbitrary, { minLength: 1, maxLength: 120, size: "large" }),
+  bootStreams: fc.nat({ max: STREAM_NAMES.length }),
+  steps: fc.array(stepArbitrary(KINDS), { minLength: 1, maxLength: 120, size: "large" }),
+});
+
+/** Every node registered with slots and streams on them from the start, then mostly failover commands. */
+export const failoverStepsArbitrary: fc.Arbitrary<Scenario> = fc.record({
+  bootSlots: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: NODE_IDS.length, maxLength: NODE_IDS.length }),
+  bootStreams: fc.integer({ min: 2, max: STREAM_NAMES.length }),
+  steps: fc.array(stepArbitrary(FAILOVER_KINDS), { minLength: 1, maxLength: 80, size: "large" }),
 });
 
 /** A log line: the command and the time it was applied at. */
@@ -70,6 +115,19 @@ interface Entry {
 
 function shifted(base: number, shift: number): number {
   return Math.max(0, base + shift);
+}
+
+/** The lease holder at its epochs (the node itself when there is no lease); slots 4: one coordinator epoch back. */
+function coordinatorFor(state: MetaState, step: Step, nodeId: string): Coordinator {
+  const holder = state.lease?.holder ?? nodeId;
+  const coordinatorEpoch = shifted(state.lease?.coordinatorEpoch ?? 0, step.slots === 4 ? -1 : 0);
+  return { nodeId: holder, nodeEpoch: state.lease?.holderEpoch ?? state.nodes.get(holder)?.epoch ?? 1, coordinatorEpoch };
+}
+
+/** A node with a dead incarnation not taken over yet (picked by `pick`), else `fallback`. */
+function deadNodeFor(state: MetaState, pick: number, fallback: string): string {
+  const dead = [...state.nodes.values()].filter((node) => node.dead !== undefined);
+  return dead.length === 0 ? fallback : (dead[pick % dead.length]?.id ?? fallback);
 }
 
 function resolve(state: MetaState, step: Step): Command {
@@ -107,9 +165,50 @@ function resolve(state: MetaState, step: Step): Command {
     case "CompleteTransfer":
       return withBy({ type: "CompleteTransfer", streamId, closedEpoch: shifted(stream?.epoch ?? 0, step.epochShift) });
     case "AcquireLease":
-      return { type: "AcquireLease", nodeId, nodeEpoch, ttlMs: 30_000 };
+      // A long lease half the time, so the coordinator commands after it are often accepted.
+      return { type: "AcquireLease", nodeId, nodeEpoch, ttlMs: step.flag ? 30_000 : 300_000 };
     case "RenewLease":
       return { type: "RenewLease", nodeId, nodeEpoch, coordinatorEpoch: shifted(state.lease?.coordinatorEpoch ?? 0, step.epochShift), ttlMs: 30_000 };
+    case "DeclareDead": {
+      const coordinator = coordinatorFor(state, step, nodeId);
+      // Mostly the owner of a stream (so the reassignments have something to move), else `nodeId`; the
+      // coordinator itself (which DD5 refuses) only with flag.
+      const candidate = step.flag ? nodeId : (stream?.owner ?? nodeId);
+      const target = candidate === coordinator.nodeId && !step.flag ? other : candidate;
+      return { type: "DeclareDead", nodeId: target, nodeEpoch: shifted(state.nodes.get(target)?.epoch ?? 1, step.epochShift), coordinator };
+    }
+    case "ReassignStreams": {
+      // Mostly the tick's plan with every node but `nodeId` live; else (or when there is none) one arbitrary move.
+      const live = new Set([...state.nodes.keys()].filter((id) => id !== nodeId));
+      const planned = planReassignments(state, live, 1 + step.slots);
+      const moves = planned.length > 0 && step.slots !== 0 ? planned : [{ streamId, target: other }];
+      return { type: "ReassignStreams", moves, coordinator: coordinatorFor(state, step, nodeId) };
+    }
+    case "ClaimTakeover": {
+      const deadId = deadNodeFor(state, step.node, nodeId);
+      const dead = state.nodes.get(deadId)?.dead;
+      // Another node than the dead one, mostly; flag with other the dead node itself: `nodeId` (maybe it too).
+      const claimer = other === deadId && step.flag ? nodeId : other;
+      return {
+        type: "ClaimTakeover",
+        nodeId: deadId,
+        nodeEpoch: shifted(dead?.epoch ?? state.nodes.get(deadId)?.epoch ?? 1, step.epochShift),
+        by: { nodeId: claimer, nodeEpoch: state.nodes.get(claimer)?.epoch ?? 1 },
+        ttlMs: 1 + step.advanceMs,
+      };
+    }
+    case "CompleteTakeover": {
+      const deadId = deadNodeFor(state, step.node, nodeId);
+      const dead = state.nodes.get(deadId)?.dead;
+      // Mostly the claimer (flag: another node, which CO5 refuses unless it holds the claim).
+      const completer = step.flag ? other : (dead?.claim?.by ?? other);
+      return {
+        type: "CompleteTakeover",
+        nodeId: deadId,
+        nodeEpoch: shifted(dead?.epoch ?? state.nodes.get(deadId)?.epoch ?? 1, step.epochShift),
+        by: { nodeId: completer, nodeEpoch: state.nodes.get(completer)?.epoch ?? 1 },
+      };
+    }
   }
 }
 
@@ -124,16 +223,27 @@ export function run(scenario: Scenario, startMs = 1_000_000): Transition[] {
   let state = emptyState();
   let nowMs = startMs;
   const transitions: Transition[] = [];
-  const boot: Command[] = scenario.bootSlots.map((slots, i) => {
+  const boot: (() => Command)[] = scenario.bootSlots.map((slots, i) => {
     const nodeId = NODE_IDS[i] ?? "a";
-    return { type: "RegisterNode", nodeId, nodeEpoch: 1, addr: `addr-${nodeId}`, slots };
+    return () => ({ type: "RegisterNode", nodeId, nodeEpoch: 1, addr: `addr-${nodeId}`, slots });
   });
+  for (let i = 0; i < scenario.bootStreams; i++) {
+    const streamId = `s${i + 1}`;
+    boot.push(() => ({ type: "CreateStream", name: STREAM_NAMES[i] ?? "n1", config: {} }));
+    boot.push(() => ({ type: "PlaceStream", streamId }));
+    if (i % 2 === 0) {
+      boot.push(() => {
+        const owner = state.streams.get(streamId)?.owner ?? "a";
+        return { type: "OpenStream", streamId, nodeId: owner, nodeEpoch: state.nodes.get(owner)?.epoch ?? 1 };
+      });
+    }
+  }
   const resolveAfter = (step: Step): Command => {
     nowMs += step.advanceMs;
     return resolve(state, step);
   };
   // Boot commands first, then each step resolved against the state it lands on.
-  const commands = [...boot.map((command) => () => command), ...scenario.steps.map((step) => () => resolveAfter(step))];
+  const commands = [...boot, ...scenario.steps.map((step) => () => resolveAfter(step))];
   for (const next of commands) {
     const entry: Entry = { command: next(), nowMs };
     const applied = apply(state, entry.command, { nowMs });
