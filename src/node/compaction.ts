@@ -100,7 +100,7 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
 
   // 2. The data of [fromSeq, snapshotSeq) into stream objects, stream by stream: from the tail cache, which
   //    holds every acknowledged byte not yet compacted, or (if it somehow does not) read back from the WAL.
-  const byStream = fromMemory(ctx, decided) ?? (await fromWal(store, ctx.nodeId, fromSeq, snapshotSeq));
+  const byStream = fromMemory(ctx, decided) ?? (await fromWal(store, ctx.nodeId, fromSeq, snapshotSeq, decided));
   let recordsCompacted = 0;
   let streamsCompacted = 0;
   for (const [streamId, replayed] of byStream) {
@@ -197,12 +197,27 @@ function fromMemory(ctx: NodeContext, decided: ReadonlyMap<string, { tail: numbe
   return byStream;
 }
 
-/** The data records of [fromSeq, toSeq) of the node's WAL, by stream (the compaction of before the cache). */
-async function fromWal(store: ObjectStore, nodeId: string, fromSeq: number, toSeq: number): Promise<Map<string, WalRecord[]>> {
+/**
+ * The data records below each stream's snapshot tail in [fromSeq, snapshotSeq] of the node's WAL, by stream
+ * (the compaction of before the cache). The snapshot's own object counts too: appends queued before the
+ * snapshot go out in the same group commit, ahead of its records, and replay from the checkpoint (that
+ * object) passes over data of streams it has not met yet, so they must be in stream objects.
+ */
+async function fromWal(
+  store: ObjectStore,
+  nodeId: string,
+  fromSeq: number,
+  snapshotSeq: number,
+  decided: ReadonlyMap<string, { tail: number }>,
+): Promise<Map<string, WalRecord[]>> {
   const byStream = new Map<string, WalRecord[]>();
-  for await (const object of replayChain(store, { nodeId, fromSeq, toSeq })) {
+  for await (const object of replayChain(store, { nodeId, fromSeq, toSeq: snapshotSeq + 1 })) {
     for (const record of object.records) {
       if (record.data.byteLength === 0 && !isEof(record)) continue;
+      const tail = decided.get(record.streamId)?.tail;
+      // After the snapshot (the next compaction's), except a closing record at the tail, which belongs to it.
+      const after = record.firstOffset > (tail ?? -1) || (record.firstOffset === tail && record.data.byteLength > 0);
+      if (tail === undefined || after) continue;
       let list = byStream.get(record.streamId);
       if (list === undefined) byStream.set(record.streamId, (list = []));
       list.push(record);

@@ -1,6 +1,7 @@
 // Where a node meets a dead incarnation: an open refused by the takeover gate (row OS3b) names it, and the
 // node takes it over (or finds it taken over, or waits for the node that claimed it) before opening.
 import type { DomainError } from "../core/errors.ts";
+import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import type { NodeContext } from "./node-context.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { takeOver, type DeadIncarnationRef, type TakeoverDeps, type TakeoverReport } from "./takeover.ts";
@@ -59,16 +60,25 @@ const OWN_TAKEOVER_POLL_MS = 200;
  * anything, by this node or by the node that claimed it (waited for, up to two claim lifetimes). Throws
  * when that does not happen in time: the start fails and the shell tries again.
  */
-export async function takeOverOwnPast(deps: Omit<TakeoverDeps, "locks">, dead: DeadIncarnationRef): Promise<void> {
+export async function takeOverOwnPast(
+  deps: Omit<TakeoverDeps, "locks" | "meta"> & { readonly meta: TakeoverDeps["meta"] & Pick<MetaLogClient, "heartbeat"> },
+  dead: DeadIncarnationRef,
+): Promise<void> {
   const deadlineMs = deps.now() + 2 * deps.claimTtlMs;
   const locks = new KeyedLock();
   let target = dead;
-  for (;;) {
+  for (let hops = 0; ; ) {
     const answer = await takeOver({ ...deps, locks }, target);
     if (answer.kind === "done") return;
-    if (answer.kind === "later") target = { nodeId: target.nodeId, nodeEpoch: answer.nodeEpoch };
-    else if (answer.kind === "refused") throw new Error(`takeover of ${target.nodeId}@${target.nodeEpoch} refused: ${answer.error.message}`);
-    else if (deps.now() >= deadlineMs) throw new Error(`${answer.by} did not finish taking over ${target.nodeId}@${target.nodeEpoch} in time`);
-    else await new Promise((resolve) => setTimeout(resolve, OWN_TAKEOVER_POLL_MS));
+    if (answer.kind === "later" && ++hops <= 3) {
+      target = { nodeId: target.nodeId, nodeEpoch: answer.nodeEpoch };
+      continue;
+    }
+    if (answer.kind !== "wait") throw new Error(`takeover of ${target.nodeId}@${target.nodeEpoch} refused: ${JSON.stringify(answer)}`);
+    if (deps.now() >= deadlineMs) throw new Error(`${answer.by} did not finish taking over ${target.nodeId}@${target.nodeEpoch} in time`);
+    // Still starting, but alive: without a heartbeat the coordinator would declare this incarnation dead too.
+    const beat = await deps.meta.heartbeat(deps.nodeId, deps.nodeEpoch);
+    if (!beat.ok) throw new Error(`the metadata log refuses this incarnation while it waits: ${beat.error.message}`);
+    await new Promise((resolve) => setTimeout(resolve, OWN_TAKEOVER_POLL_MS));
   }
 }

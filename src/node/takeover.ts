@@ -139,6 +139,7 @@ function refusal(error: DomainError): TakeoverAnswer {
   if (error.code === "held_by" && typeof details["owner"] === "string") {
     return { kind: "wait", by: details["owner"], untilMs: typeof details["expiresAtMs"] === "number" ? details["expiresAtMs"] : 0 };
   }
-  if (error.code === "stale_epoch" && typeof details["currentEpoch"] === "number") return { kind: "later", nodeEpoch: details["currentEpoch"] };
+  // CK4 names the later dead incarnation; a stale_epoch without it is table P's: the taker itself is stale.
+  if (error.code === "stale_epoch" && typeof details["deadEpoch"] === "number") return { kind: "later", nodeEpoch: details["deadEpoch"] };
   return { kind: "refused", error };
 }

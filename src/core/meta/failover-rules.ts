@@ -6,7 +6,9 @@ import type { ClaimTakeover, CompleteTakeover, Coordinator, DeclareDead, Reassig
 import { checkProposer } from "./node-rules.ts";
 import { accepted, rejected, rejectedWith, unchanged, type Outcome } from "./outcome.ts";
 import { isEligible } from "./placement.ts";
-import { withNode, withStream, type MetaState, type NodeRecord, type StreamRecord } from "./state.ts";
+import { isDeclaredDead, withNode, withStream, type MetaState, type NodeRecord, type StreamRecord } from "./state.ts";
+
+export { isDeclaredDead };
 
 /** The most moves one ReassignStreams entry carries: a dead node with 100,000 streams takes 100 entries. */
 export const MAX_REASSIGN_BATCH = 1000;
@@ -44,15 +46,6 @@ export function checkCoordinator(state: MetaState, coordinator: Coordinator, now
   return null;
 }
 
-/**
- * Declared dead at its current epoch and not registered again since: its streams are orphans. This stays
- * true once the takeover completes (dead cleared, takenOver = the dead epoch): the node is still gone, so
- * it is not declared dead again (at an epoch no incarnation ever had) and what is left on it still moves.
- */
-export function isDeclaredDead(node: NodeRecord): boolean {
-  const declaredAt = node.dead?.epoch ?? node.takenOver;
-  return declaredAt !== undefined && node.epoch === declaredAt + 1;
-}
 
 /**
  * Table DD — DeclareDead {nodeId, nodeEpoch E, coordinator}:
@@ -140,7 +133,7 @@ export function isTakenOver(state: MetaState, nodeId: string, nodeEpoch: number)
  * | CK1 | `by` fails table P                               | as table P                                             |
  * | CK2 | node not registered                              | not_found {nodeId}                                     |
  * | CK3 | E is taken over already                          | no-op: the record shows takenOver ≥ E (nothing to do)  |
- * | CK4 | the dead incarnation is a later one              | stale_epoch {currentEpoch: its epoch}: take that one over |
+ * | CK4 | the dead incarnation is a later one              | stale_epoch {deadEpoch: its epoch}: take that one over |
  * | CK5 | E is not declared dead                           | invalid {nodeId, nodeEpoch}                            |
  * | CK6 | claimed by another node and not expired          | held_by {owner, expiresAtMs}: wait for its result      |
  * | CK7 | otherwise (unclaimed, expired, or this node's)   | accepted: claimed by `by` until nowMs + ttlMs (invalid {ttlMs} if that is not a safe integer: no snapshot could hold it) |
@@ -193,7 +186,7 @@ export function completeTakeover(state: MetaState, command: CompleteTakeover): O
 /** CK4, CK5: `nodeEpoch` must be the node's dead incarnation. */
 function checkDeadIncarnation(node: NodeRecord, nodeEpoch: number): DomainError | null {
   if (node.dead !== undefined && node.dead.epoch > nodeEpoch) {
-    return domainError("stale_epoch", "a later incarnation of this node was declared dead", { nodeId: node.id, currentEpoch: node.dead.epoch });
+    return domainError("stale_epoch", "a later incarnation of this node was declared dead", { nodeId: node.id, deadEpoch: node.dead.epoch });
   }
   if (node.dead?.epoch !== nodeEpoch) {
     return domainError("invalid", "this incarnation is not declared dead", { nodeId: node.id, nodeEpoch });

@@ -3,11 +3,14 @@
 import type { PlaceStream, ValueOf } from "./commands.ts";
 import { checkProposer } from "./node-rules.ts";
 import { accepted, rejected, rejectedWith, unchanged, type Outcome } from "./outcome.ts";
-import { withStream, type MetaState, type NodeRecord, type StreamRecord } from "./state.ts";
+import { isDeclaredDead, withStream, type MetaState, type NodeRecord, type StreamRecord } from "./state.ts";
 
-/** A node can take new streams when it has slots and is not draining. Liveness is not in the log. */
+/**
+ * A node can take new streams when it has slots, is not draining and is not declared dead. Liveness itself
+ * is not in the log (a silent node stays eligible until the coordinator declares it dead).
+ */
 export function isEligible(node: NodeRecord): boolean {
-  return node.slots > 0 && !node.draining;
+  return node.slots > 0 && !node.draining && !isDeclaredDead(node);
 }
 
 /**

@@ -91,6 +91,16 @@ export interface MetaState {
   readonly lease: Lease | null;
 }
 
+/**
+ * Declared dead at its current epoch and not registered again since: its streams are orphans. This stays
+ * true once the takeover completes (dead cleared, takenOver = the dead epoch): the node is still gone, so
+ * it is not declared dead again (at an epoch no incarnation ever had) and what is left on it still moves.
+ */
+export function isDeclaredDead(node: NodeRecord): boolean {
+  const declaredAt = node.dead?.epoch ?? node.takenOver;
+  return declaredAt !== undefined && node.epoch === declaredAt + 1;
+}
+
 export function emptyState(): MetaState {
   return {
     version: 0,

@@ -19,6 +19,9 @@ const addr: Check = (v) => typeof v === "string" && v.length <= MAX_ADDR_CHARS;
 /** Epochs, slots, times: non-negative safe integers. */
 const count: Check = (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 const positive: Check = (v) => count(v) && (v as number) > 0;
+/** Leases and claims last at most a day: an expiry must stay a safe integer for every snapshot. */
+const MAX_TTL_MS = 86_400_000;
+const ttl: Check = (v) => positive(v) && (v as number) <= MAX_TTL_MS;
 const bool: Check = (v) => typeof v === "boolean";
 const config: Check = (v) => isJsonObject(v);
 const proposer: Check = (v) => isRecord(v) && id(v.nodeId) && count(v.nodeEpoch);
@@ -38,11 +41,11 @@ const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } =
   CloseStream: { streamId: id, nodeId: id, nodeEpoch: count, epoch: count },
   BeginTransfer: { streamId: id, target: id, by: optional(proposer) },
   CompleteTransfer: { streamId: id, closedEpoch: count, by: optional(proposer) },
-  AcquireLease: { nodeId: id, nodeEpoch: count, ttlMs: positive },
-  RenewLease: { nodeId: id, nodeEpoch: count, coordinatorEpoch: count, ttlMs: positive },
+  AcquireLease: { nodeId: id, nodeEpoch: count, ttlMs: ttl },
+  RenewLease: { nodeId: id, nodeEpoch: count, coordinatorEpoch: count, ttlMs: ttl },
   DeclareDead: { nodeId: id, nodeEpoch: count, coordinator },
   ReassignStreams: { moves, coordinator },
-  ClaimTakeover: { nodeId: id, nodeEpoch: count, by: proposer, ttlMs: positive },
+  ClaimTakeover: { nodeId: id, nodeEpoch: count, by: proposer, ttlMs: ttl },
   CompleteTakeover: { nodeId: id, nodeEpoch: count, by: proposer },
 };
 
