@@ -18,7 +18,9 @@ import {
   type ResolvedFork,
   type StreamConfig,
 } from "../core/protocol/stream-config.ts";
+import { readManifest } from "../storage/manifest.ts";
 import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
+import { adoptStream } from "./adopt.ts";
 import { announce, settled, type NodeContext } from "./node-context.ts";
 import { errorReply, redirectReply, reply, unavailable, type Reply } from "./replies.ts";
 import { routeAtNode } from "./node-routing.ts";
@@ -39,10 +41,17 @@ export interface CreateInput {
 }
 
 export async function createStream(ctx: NodeContext, input: CreateInput): Promise<Reply> {
-  return ctx.locks.run(`name:${input.name}`, () => createLocked(ctx, input));
+  const first = await ctx.locks.run(`name:${input.name}`, () => createLocked(ctx, input));
+  if (!("adopt" in first)) return first;
+  // The stream's data is in the store: it is opened from there (adoptStream takes the name lock itself),
+  // then the create is answered as a repeat by the copy now held here.
+  const error = await adoptStream(ctx, first.adopt);
+  if (error !== null && error.code !== "held_by" && error.code !== "not_found") return errorReply(error);
+  const again = await ctx.locks.run(`name:${input.name}`, () => createLocked(ctx, input));
+  return "adopt" in again ? errorReply(unavailable(`${input.name} could not be opened here yet; retry`)) : again;
 }
 
-async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply> {
+async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply | { readonly adopt: StreamRecord }> {
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
   const { name, request } = input;
   const existing = await resolveLive(ctx, name);
@@ -97,6 +106,10 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
   if (source !== undefined) ctx.registry.holdSource(source);
   try {
     const registered = await claimInMeta(ctx, name, config);
+    if (registered.kind === "adopt") {
+      releaseSource(ctx, source);
+      return { adopt: registered.view };
+    }
     if (registered.kind !== "claimed") {
       releaseSource(ctx, source);
       return registered.kind === "redirect" ? redirectReply(registered.node) : errorReply(registered.error);
@@ -149,6 +162,7 @@ function streamHeaders(stream: StreamState): Record<string, string> {
 type Claim =
   | { readonly kind: "claimed"; readonly id: string; readonly epoch: number }
   | { readonly kind: "redirect"; readonly node: NodeRecord }
+  | { readonly kind: "adopt"; readonly view: StreamRecord }
   | { readonly kind: "error"; readonly error: DomainError };
 
 /**
@@ -210,6 +224,11 @@ async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig)
       return { kind: "redirect", node };
     }
     if (!sameConfig) return fail(domainError("conflict", "the stream is being created with another configuration"));
+    // Handed here by a transfer, re-led here after a failover, or taken over: its data is in the store, and
+    // it opens from there (adopt.ts), never as a new empty stream. The caller then answers from the copy.
+    if (record.ownership !== "placed" || record.epoch > 0) {
+      if ((await readManifest(ctx.store, record.id)) !== null) return { kind: "adopt", view: record };
+    }
     const opened = await ctx.meta.propose({ type: "OpenStream", streamId: record.id, nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch });
     ctx.view.invalidate(name);
     if (!opened.ok) return fail(unavailable(opened.error.message));

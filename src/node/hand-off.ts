@@ -14,7 +14,7 @@
 // Each step is idempotent: a crash anywhere leaves a state from which the watcher's next run (T1, T2 or
 // T3) finishes the job, and a completion from an earlier attempt is refused by the log (CT5).
 import type { DomainError } from "../core/errors.ts";
-import { updateManifest } from "../storage/manifest.ts";
+import { readManifest, updateManifest } from "../storage/manifest.ts";
 import { compactStream } from "../storage/compaction.ts";
 import { RECORD_FLAG_EOF, type WalRecord } from "../storage/record-codec.ts";
 import { ensureManifest, snapshotMeta, STORE_WRITE_LOCK } from "./compaction.ts";
@@ -115,6 +115,14 @@ export async function flushToObjects(
 ): Promise<void> {
   const { store } = ctx;
   await ensureManifest(store, stream.id, stream.base, epoch);
+  // Objects an earlier flush or compaction wrote without the copy here knowing (a crash before its
+  // checkpoint, an earlier takeover attempt): the copy reads them instead, and only the rest is written.
+  const known = await readManifest(store, stream.id);
+  for (const ref of known?.manifest.objects ?? []) {
+    if (ref.endOffset > ctx.registry.compactedEnd(stream) && ref.endOffset <= stream.tail) {
+      ctx.registry.replaceWithObject(stream, ref.key, ref.firstOffset, ref.endOffset);
+    }
+  }
   const from = ctx.registry.compactedEnd(stream);
   const records: WalRecord[] = [];
   for (const record of stream.records) {
