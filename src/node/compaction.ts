@@ -109,9 +109,12 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
     // Records a hand-off already flushed (an earlier ownership of this stream, or a fork's source flushed
     // for it) are in stream objects: only what follows them is compacted.
     const done = ctx.registry.compactedEnd(stream);
-    const streamRecords = replayed.filter((record) => record.firstOffset >= done);
-    if (streamRecords.length === 0) continue;
-    const writerEpoch = Math.max(stream.epoch, ...streamRecords.map((record) => record.streamEpoch));
+    const replayedRecords = replayed.filter((record) => record.firstOffset >= done);
+    if (replayedRecords.length === 0) continue;
+    const writerEpoch = Math.max(stream.epoch, ...replayedRecords.map((record) => record.streamEpoch));
+    // Written at the epoch that writes them, as the tail cache's records are: records read back from the WAL
+    // carry the epoch of their append, which an open since then (this node's own) may have superseded.
+    const streamRecords = replayedRecords.map((record) => (record.streamEpoch === writerEpoch ? record : { ...record, streamEpoch: writerEpoch }));
     let compacted: number;
     try {
       await ensureManifest(store, stream.id, stream.base, writerEpoch);
