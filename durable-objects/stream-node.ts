@@ -128,7 +128,7 @@ export class StreamNode extends DurableObject<Env> {
    * a new incarnation starts at a new epoch. zombie: no heartbeat or lease renewal, serving goes on. pause:
    * no heartbeat for `ms`. heal: ends any of them (a zombie's next heartbeat learns if it was declared dead).
    */
-  setFault(request: FaultRequest): FaultState {
+  async setFault(request: FaultRequest): Promise<FaultState> {
     switch (request.mode) {
       case "crash":
         this.ctx.storage.kv.put(CRASHED_KEY, true);
@@ -144,7 +144,8 @@ export class StreamNode extends DurableObject<Env> {
       case "heal":
         if (this.crashed) {
           this.ctx.storage.kv.delete(CRASHED_KEY);
-          // The next request (or the alarm) starts a new incarnation at a new epoch.
+          // A new incarnation at a new epoch: the alarm starts it even if no request comes.
+          await this.ctx.storage.setAlarm(Date.now() + 2 * RESET_AFTER_STOP_MS);
           setTimeout(() => this.ctx.abort("healed after a crash"), RESET_AFTER_STOP_MS);
         } else if (this.runtime !== null) {
           this.runtime.fault = null;

@@ -48,6 +48,8 @@ const fault = (node: string, mode: string, ms?: number): Promise<unknown> => adm
 async function allLive(): Promise<AdminNodes> {
   return eventually(
     async () => {
+      // Any stream request makes the router start every node (a node registers when it starts).
+      await (await fetch(`${service.baseUrl}/v1/stream/wake-${run}?offset=-1`)).arrayBuffer();
       const view = await nodes();
       if (view.nodes.length !== 3 || !view.nodes.every((node) => node.live && node.declaredDead === null) || view.coordinator?.expired !== false) {
         throw new NotYet(JSON.stringify(view));
