@@ -160,6 +160,9 @@ export class MetaLog extends DurableObject<Env> {
       nodes: state.nodes.size,
       streams: state.streams.size,
       pendingTransfers: state.transfers.size,
+      coordinatorEpoch: state.lease?.coordinatorEpoch ?? 0,
+      takeoversPending: [...state.nodes.values()].filter((node) => node.dead !== undefined).length,
+      ...this.log.failoverCounts,
       log: this.store.logStats(),
       snapshot: this.store.snapshotInfo(),
     };

@@ -169,12 +169,14 @@ export class StreamNode extends DurableObject<Env> {
     }
     await this.ctx.storage.setAlarm(Date.now() + (this.node?.settings.heartbeatMs ?? 5_000));
     if (this.runtime?.compactionDue() === true) {
-      try {
-        await this.compact();
-      } catch (error) {
-        // Nothing is lost: the WAL stays until a compaction lands; the next heartbeat tries again.
-        console.error(`node ${this.nodeId}: compaction failed`, error);
-      }
+      // In the background: an alarm runs only after the previous one returned, so a long compaction
+      // awaited here would hold back the next heartbeats, and a busy node would be declared dead.
+      this.ctx.waitUntil(
+        this.compact().catch((error: unknown) => {
+          // Nothing is lost: the WAL stays until a compaction lands; the next heartbeat tries again.
+          console.error(`node ${this.nodeId}: compaction failed`, error);
+        }),
+      );
     }
   }
 

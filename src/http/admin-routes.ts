@@ -194,6 +194,26 @@ function metricFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeM
         ];
       }),
     },
+    {
+      name: "mink_node_coordinator",
+      help: "1 on the node that holds the coordinator lease (as the node believes), else 0.",
+      type: "gauge",
+      samples: perNode((m) => (m.coordinator.coordinatorEpoch === null ? 0 : 1)),
+    },
+    { name: "mink_node_takeovers_total", help: "Takeovers of dead incarnations this node completed.", type: "counter", samples: perNode((m) => m.takeovers.completed) },
+    {
+      name: "mink_node_takeover_duration_ms_total",
+      help: "Milliseconds this node spent in completed takeovers (seal, replay, manifests).",
+      type: "counter",
+      samples: perNode((m) => m.takeovers.totalDurationMs),
+    },
+    { name: "mink_node_takeover_duration_ms_max", help: "The longest takeover this node completed, in ms.", type: "gauge", samples: perNode((m) => m.takeovers.maxDurationMs) },
+    {
+      name: "mink_node_takeover_wal_objects_total",
+      help: "WAL objects of dead incarnations this node replayed in takeovers.",
+      type: "counter",
+      samples: perNode((m) => m.takeovers.walObjectsReplayed),
+    },
     { name: "mink_meta_log_up", help: "1 when the metadata log answered.", type: "gauge", samples: [{ value: meta === null ? 0 : 1 }] },
   ];
   if (meta !== null) {
@@ -202,6 +222,10 @@ function metricFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeM
       { name: "mink_meta_log_nodes", help: "Nodes registered in the metadata log.", type: "gauge", samples: [{ value: meta.nodes }] },
       { name: "mink_meta_log_streams", help: "Streams registered in the metadata log.", type: "gauge", samples: [{ value: meta.streams }] },
       { name: "mink_meta_log_pending_transfers", help: "Stream transfers pending.", type: "gauge", samples: [{ value: meta.pendingTransfers }] },
+      { name: "mink_coordinator_epoch", help: "The coordinator epoch of the last lease granted.", type: "gauge", samples: [{ value: meta.coordinatorEpoch }] },
+      { name: "mink_failovers_total", help: "Node incarnations declared dead since the metadata log started.", type: "counter", samples: [{ value: meta.failovers }] },
+      { name: "mink_takeovers_total", help: "Takeovers of dead incarnations completed since the metadata log started.", type: "counter", samples: [{ value: meta.takeovers }] },
+      { name: "mink_takeovers_pending", help: "Nodes declared dead whose takeover has not completed.", type: "gauge", samples: [{ value: meta.takeoversPending }] },
     );
   }
   return families;

@@ -72,6 +72,8 @@ export class MetaLogService {
   readonly timings: MetaLogTimings;
   private current: MetaState;
   private readonly lastSeenMs: Map<string, number>;
+  /** Since this service started: DeclareDead and CompleteTakeover entries accepted (for /metrics). */
+  readonly failoverCounts = { failovers: 0, takeovers: 0 };
   /** Watchers waiting for the next change (one key). */
   private readonly waiters = new KeyedWaiters();
   private readonly now: () => number;
@@ -105,6 +107,8 @@ export class MetaLogService {
       this.journal.append({ index: state.version, command, nowMs }, touchedBy(command, result));
       this.current = state;
       if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
+      if (command.type === "DeclareDead") this.failoverCounts.failovers++;
+      if (command.type === "CompleteTakeover") this.failoverCounts.takeovers++;
       this.journal.afterAppend?.(state);
       this.waiters.notify(CHANGE);
     }

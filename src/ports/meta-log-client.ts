@@ -71,6 +71,13 @@ export interface MetaLogStats {
   readonly nodes: number;
   readonly streams: number;
   readonly pendingTransfers: number;
+  /** The coordinator epoch of the last lease granted (0: never). */
+  readonly coordinatorEpoch: number;
+  /** Nodes declared dead whose takeover has not completed. */
+  readonly takeoversPending: number;
+  /** Since this metadata log started: incarnations declared dead (failovers) and takeovers completed. */
+  readonly failovers: number;
+  readonly takeovers: number;
   readonly log: LogStats;
   readonly snapshot: SnapshotInfo | null;
 }
