@@ -7,6 +7,7 @@ import {
   apply,
   changesSince,
   checkHeartbeat,
+  checkCoordinator,
   concernsNode,
   deadToDeclare,
   DEFAULT_LEASE_TTL_MS,
@@ -202,6 +203,9 @@ export class MetaLogService {
    * tick is refused at its first command and changes nothing.
    */
   coordinatorTick(coordinator: Coordinator, maxMoves: number): CoordinatorTickAnswer {
+    // Fenced before anything is decided: a stale coordinator learns it at once, even with nothing to do.
+    const fenced = checkCoordinator(this.current, coordinator, this.now());
+    if (fenced !== null) return { ok: false, error: fenced };
     const live = new Set(this.liveNodes().map((node) => node.id));
     const declared: string[] = [];
     for (const node of deadToDeclare(this.current, live, coordinator.nodeId)) {

@@ -1,0 +1,149 @@
+// Failover in the node tier (seed 002, DESIGN section 7): three nodes in plain Node over the in-memory store
+// and the real MetaLogService, on a clock the test moves, heartbeats driven by the test (NodeRuntime.beat,
+// what the Durable Object's alarm calls). Each test names the seed rule it proves.
+import { describe, expect, it } from "vitest";
+import { eventually, NotYet } from "../support/eventually.ts";
+import { TestCluster, type TestNode } from "./support/test-cluster.ts";
+
+const TEXT = { "content-type": "text/plain" };
+const LEASE_TTL_MS = 1_000;
+
+interface World {
+  readonly cluster: TestCluster;
+  readonly nodes: Map<string, TestNode>;
+  readonly clock: { ms: number };
+  /** Moves the clock and lets the given nodes heartbeat (the coordinator ticks in its beat). */
+  advance(ms: number, beating: readonly TestNode[]): Promise<void>;
+}
+
+async function world(): Promise<World> {
+  const clock = { ms: 1_700_000_000_000 };
+  const cluster = new TestCluster({
+    now: () => clock.ms,
+    settings: { LEASE_TTL_MS: String(LEASE_TTL_MS), HEARTBEAT_MS: "100", COORDINATOR_TICK_MS: "100" },
+  });
+  cluster.meta.service.timings.leaseTtlMs = LEASE_TTL_MS;
+  const nodes = new Map<string, TestNode>();
+  for (const id of ["a", "b", "c"]) nodes.set(id, await cluster.start(id));
+  // a beats first: it holds the coordinator lease.
+  for (const node of nodes.values()) expect(await node.runtime.beat()).toBe("ok");
+  expect(cluster.meta.service.state.lease?.holder).toBe("a");
+  return {
+    cluster,
+    nodes,
+    clock,
+    advance: async (ms, beating) => {
+      clock.ms += ms;
+      for (const node of beating) await node.runtime.beat();
+    },
+  };
+}
+
+/** A request that follows the node's 307 to the owner (as a client through the router would). */
+async function send(w: World, from: string, method: string, path: string, body?: string): Promise<Response> {
+  let node = w.nodes.get(from)!;
+  for (let hops = 0; hops < 3; hops++) {
+    const response = await node.request(method, path, { headers: TEXT, ...(body === undefined ? {} : { body }) });
+    if (response.status !== 307) return response;
+    const to = /\/n\/([^/]+)\//.exec(response.headers.get("location") ?? "")?.[1];
+    node = w.nodes.get(to ?? "")!;
+  }
+  throw new Error(`${method} ${path}: too many redirects`);
+}
+
+function ownerOf(w: World, name: string): { owner: string | null; ownership: string } {
+  const stream = w.cluster.meta.service.lookupStream({ name }).stream!;
+  return { owner: stream.owner, ownership: stream.ownership };
+}
+
+/** Six streams spread by placement, two acknowledged appends each; the names owned by `victim`. */
+async function streamsWithData(w: World, victim: string): Promise<{ names: string[]; owned: string[] }> {
+  const names = Array.from({ length: 6 }, (_, i) => `f/${i}`);
+  for (const name of names) {
+    expect((await send(w, "a", "PUT", name)).status).toBe(201);
+    for (const word of ["x", "y"]) expect((await send(w, "a", "POST", name, `${name}:${word};`)).status).toBe(204);
+  }
+  const owned = names.filter((name) => ownerOf(w, name).owner === victim);
+  expect(owned.length).toBeGreaterThan(0);
+  return { names, owned };
+}
+
+async function reopenedElsewhere(w: World, names: readonly string[], victim: string): Promise<void> {
+  await eventually(
+    () => {
+      for (const name of names) {
+        const { owner, ownership } = ownerOf(w, name);
+        if (owner === victim || ownership !== "opened") throw new NotYet(`${name}: ${ownership} by ${owner}`);
+      }
+      return true;
+    },
+    { what: `every stream of ${victim} opened by another node` },
+  );
+}
+
+describe("node tier: failover", () => {
+  it("seed 002 Failover: a dead node's streams are re-led and taken over; every acknowledged append is there and the new owner accepts more", async () => {
+    const w = await world();
+    const { names, owned } = await streamsWithData(w, "b");
+    w.nodes.get("b")!.crash();
+    await w.advance(LEASE_TTL_MS + 100, [w.nodes.get("a")!, w.nodes.get("c")!]);
+    expect(w.cluster.meta.service.state.nodes.get("b")?.dead ?? w.cluster.meta.service.state.nodes.get("b")?.takenOver).toBeDefined();
+    await reopenedElsewhere(w, owned, "b");
+    expect(w.cluster.meta.service.state.nodes.get("b")?.takenOver).toBeDefined();
+    for (const name of names) {
+      expect((await send(w, "a", "POST", name, `${name}:z;`)).status).toBe(204);
+      expect(await (await send(w, "a", "GET", `${name}?offset=-1`)).text()).toBe(`${name}:x;${name}:y;${name}:z;`);
+    }
+  });
+
+  it("DESIGN 7 (the seal is the arbiter): a zombie acknowledges nothing once its chain is sealed; what it acknowledged before is kept", async () => {
+    const w = await world();
+    const { owned } = await streamsWithData(w, "b");
+    const zombie = w.nodes.get("b")!;
+    zombie.runtime.fault = { mode: "zombie" };
+    // Acknowledged by the zombie before anyone noticed: it must survive the takeover.
+    expect((await zombie.request("POST", owned[0]!, { headers: TEXT, body: "late;" })).status).toBe(204);
+    await w.advance(LEASE_TTL_MS + 100, [w.nodes.get("a")!, w.nodes.get("c")!, zombie]);
+    await reopenedElsewhere(w, owned, "b");
+    const after = await zombie.request("POST", owned[0]!, { headers: TEXT, body: "after-seal;" });
+    expect(after.status).not.toBe(204);
+    const text = await (await send(w, "a", "GET", `${owned[0]}?offset=-1`)).text();
+    expect(text).toBe(`${owned[0]}:x;${owned[0]}:y;late;`);
+  });
+
+  it("seed 002 (comes back): the dead node returns at a new epoch, owns nothing that moved, and redirects to the new owner", async () => {
+    const w = await world();
+    const { owned } = await streamsWithData(w, "b");
+    const old = w.nodes.get("b")!;
+    old.crash();
+    await w.advance(LEASE_TTL_MS + 100, [w.nodes.get("a")!, w.nodes.get("c")!]);
+    await reopenedElsewhere(w, owned, "b");
+    const back = await w.cluster.start("b");
+    w.nodes.set("b", back);
+    expect(back.runtime.ctx.nodeEpoch).toBeGreaterThan(old.runtime.ctx.nodeEpoch);
+    expect(back.runtime.ctx.registry.size).toBe(0);
+    for (const name of owned) {
+      const response = await back.request("GET", `${name}?offset=-1`);
+      expect(response.status).toBe(307);
+      expect(response.headers.get("location")).toContain(`/n/${ownerOf(w, name).owner}/`);
+    }
+    // Its own next compaction copes with a chain sealed by someone else.
+    expect((await send(w, "b", "PUT", "f/back")).status).toBe(201);
+    await expect(back.runtime.compact()).resolves.not.toBeNull();
+  });
+
+  it("seed 002 Coordinator failover: another node takes the lease at coordinator epoch + 1; a tick at the old epoch changes nothing", async () => {
+    const w = await world();
+    const a = w.nodes.get("a")!;
+    const before = w.cluster.meta.service.state.lease!;
+    a.runtime.fault = { mode: "zombie" };
+    await w.advance(LEASE_TTL_MS + 100, [a, w.nodes.get("b")!, w.nodes.get("c")!]);
+    const lease = w.cluster.meta.service.state.lease!;
+    expect(lease.holder).not.toBe("a");
+    expect(lease.coordinatorEpoch).toBe(before.coordinatorEpoch + 1);
+    const version = w.cluster.meta.service.state.version;
+    const stale = w.cluster.meta.service.coordinatorTick({ nodeId: "a", nodeEpoch: before.holderEpoch, coordinatorEpoch: before.coordinatorEpoch }, 100);
+    expect(stale.ok).toBe(false);
+    expect(w.cluster.meta.service.state.version).toBe(version);
+  });
+});
