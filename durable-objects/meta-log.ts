@@ -50,6 +50,7 @@ import { DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimin
 import { leaseTtlMs } from "../src/node/settings.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore } from "./meta-log-store.ts";
 import { MetaLogSubscriptions } from "./meta-log-subscriptions.ts";
+import type { RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
 
 export interface MetaLogTuning extends MetaLogTimings {
   /** Snapshot once this many entries were appended since the last snapshot. */
@@ -271,6 +272,11 @@ export class MetaLog extends DurableObject<Env> {
     } catch (error) {
       console.error(`MetaLog snapshot at version ${version} failed; the log keeps every entry`, error);
     }
+  }
+
+  /** One round of a rebalance (MetaLogService.rebalance: planned and begun in one synchronous step). */
+  rebalance(options: RebalanceOptions): RebalanceAnswer {
+    return this.log.rebalance(options);
   }
 }
 

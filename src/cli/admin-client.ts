@@ -49,6 +49,13 @@ export interface TransfersAnswer {
   version: number;
   transfers: TransferRow[];
 }
+/** Why a drain cannot go on by itself (`reason` "unplaceable" or "refused"), in the server's words. */
+interface DrainStalled {
+  reason: string;
+  streams: number;
+  message: string;
+}
+/** POST /admin/nodes/:id/drain (started, or planned again). A server older than `incoming` sends only the first six. */
 export interface DrainStarted {
   nodeId: string;
   draining: boolean;
@@ -56,13 +63,43 @@ export interface DrainStarted {
   unplaceable: number;
   remaining: number;
   transferring: number;
+  /** Transfers pending to the node: they land on it, and the next drain moves them away. */
+  incoming?: number;
+  done?: boolean;
+  stalled?: DrainStalled | null;
 }
 export interface DrainStatus {
   nodeId: string;
   draining: boolean;
   remaining: number;
   transferring: number;
+  incoming?: number;
   done: boolean;
+}
+export interface RebalanceMove {
+  streamId: string;
+  name: string;
+  from: string;
+  to: string;
+  /** "reassign" (an orphan: the coordinator re-leads it) or "transfer". */
+  kind: string;
+}
+/** POST /admin/rebalance: one round's plan, what it began, and how far the cluster is. */
+export interface RebalanceAnswer {
+  dryRun: boolean;
+  maxConcurrent: number;
+  plan: {
+    orphans: RebalanceMove[];
+    moves: RebalanceMove[];
+    meanLoad: number;
+    bands: { above: number; below: number };
+    unplaceable: number;
+  };
+  begun: RebalanceMove[];
+  /** Transfers pending in the whole cluster after the round. */
+  pending: number;
+  done: boolean;
+  version: number;
 }
 export interface Undrained {
   nodeId: string;
@@ -121,6 +158,13 @@ export class AdminClient {
   }
   undrain(nodeId: string): Promise<Undrained> {
     return this.#json("DELETE", `/admin/nodes/${encodeURIComponent(nodeId)}/drain`);
+  }
+  /** One rebalance round; `maxConcurrent` undefined leaves the server's default (4). */
+  rebalance(options: { dryRun: boolean; maxConcurrent: number | undefined }): Promise<RebalanceAnswer> {
+    return this.#json("POST", "/admin/rebalance", {
+      dryRun: options.dryRun,
+      ...(options.maxConcurrent === undefined ? {} : { maxConcurrent: options.maxConcurrent }),
+    });
   }
 
   async #json<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -5,7 +5,14 @@ import { UsageError } from "./errors.ts";
 
 export const DEFAULT_URL = "http://127.0.0.1:8787";
 
-export type CommandName = "nodes" | "slots" | "stream" | "transfer" | "transfers" | "drain" | "undrain";
+export type CommandName = "nodes" | "slots" | "stream" | "transfer" | "transfers" | "drain" | "undrain" | "cluster rebalance";
+
+/** The first words of the two-word commands (`mink cluster rebalance`). */
+const GROUPS = ["cluster"] as const;
+type Group = (typeof GROUPS)[number];
+
+/** The most transfers `mink cluster rebalance` may keep pending (the admin API's bound). */
+const MAX_CONCURRENT = 64;
 
 interface CommandSpec {
   /** Operand names, all required, in order. */
@@ -14,6 +21,8 @@ interface CommandSpec {
   /** Extra help lines (options of this command, what it prints). */
   readonly details: readonly string[];
   readonly noWait?: boolean;
+  /** Options of this command alone, for its usage line (e.g. `[--dry-run]`). */
+  readonly flags?: readonly string[];
 }
 
 export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
@@ -48,9 +57,12 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
     details: [
       "  --no-wait        return once the drain has begun",
       "",
-      "Shows a progress bar on a terminal and one line per change otherwise. Interrupting the wait does",
-      "not stop the drain ('mink undrain <node>' does). With --json: the final status (or, with --no-wait,",
-      "the server's answer to starting the drain).",
+      "Each round reads the progress and, when streams on the node are not moving (one that arrived on a",
+      "transfer pending when the drain began), asks for the drain again, which moves them too. Not done",
+      "while a transfer to the node is pending. Fails (exit 1) when streams have no other node to go to",
+      "(add a node or raise a node's slots). Shows a progress bar on a terminal and one line per change",
+      "otherwise. Interrupting the wait does not stop the drain ('mink undrain <node>' does). With --json:",
+      "the last answer (done), or with --no-wait the server's answer to starting the drain.",
     ],
     noWait: true,
   },
@@ -58,6 +70,26 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
     operands: ["node"],
     summary: "stop draining a node: it takes new streams again (streams already moved stay where they are)",
     details: [],
+  },
+  "cluster rebalance": {
+    operands: [],
+    summary: "even out streams per slot over the live nodes, a few transfers at a time; waits until done",
+    details: [
+      "  --dry-run             print the plan and move nothing: orphans, moves, the mean load and the bands",
+      "  --max-concurrent <n>  keep at most n transfers pending at once, 1 to 64 (default 4; transfers",
+      "                        begun by anything else count too)",
+      "  --no-wait             begin the first moves and return (run it again to begin the next ones)",
+      "",
+      "Load is a node's streams per slot, over the live nodes that have slots and are not draining. Orphans",
+      "(streams of a node that is not live) come first: the coordinator re-leads them, this command waits for",
+      "it. Then streams move, one transfer each, from nodes above 110% of the mean load to nodes below 90%.",
+      "Each round asks the server to begin the next moves as earlier ones finish. Shows a progress bar on a",
+      "terminal and one line per change otherwise. Fails (exit 1) when a stream has no live node to go to, or",
+      "when nothing has changed for 5 minutes. Interrupting the wait begins nothing more; transfers already",
+      "begun finish. With --json: the server's last answer (with --dry-run, the plan).",
+    ],
+    noWait: true,
+    flags: ["[--dry-run]", "[--max-concurrent <n>]"],
   },
 };
 
@@ -75,7 +107,17 @@ interface GlobalOptions {
 
 export type Parsed =
   | { kind: "help"; text: string }
-  | { kind: "command"; command: CommandName; operands: string[]; options: GlobalOptions; noWait: boolean };
+  | {
+      kind: "command";
+      command: CommandName;
+      operands: string[];
+      options: GlobalOptions;
+      noWait: boolean;
+      /** `mink cluster rebalance --dry-run`. */
+      dryRun: boolean;
+      /** `mink cluster rebalance --max-concurrent <n>` (undefined: the server's default). */
+      maxConcurrent: number | undefined;
+    };
 
 const GLOBAL_HELP = [
   "Options:",
@@ -85,10 +127,12 @@ const GLOBAL_HELP = [
   "  -h, --help       show help",
 ];
 
-function usageLine(command: CommandName): string {
+/** `mink <command> <operands> [flags] [--no-wait] [options]`; `brief` (the general help's list) leaves out the flags. */
+function usageLine(command: CommandName, brief = false): string {
   const spec = COMMANDS[command];
-  const operands = spec.operands.map((name) => `<${name}>`).join(" ");
-  return `mink ${command}${operands === "" ? "" : ` ${operands}`}${spec.noWait === true ? " [--no-wait]" : ""} [options]`;
+  const words = [`mink ${command}`, ...spec.operands.map((name) => `<${name}>`), ...(brief ? [] : (spec.flags ?? []))];
+  if (spec.noWait === true) words.push("[--no-wait]");
+  return `${words.join(" ")} [options]`;
 }
 
 function commandHelp(command: CommandName): string {
@@ -100,14 +144,14 @@ function commandHelp(command: CommandName): string {
 }
 
 function generalHelp(): string {
-  const width = Math.max(...COMMAND_NAMES.map((name) => usageLine(name).length - " [options]".length));
+  const width = Math.max(...COMMAND_NAMES.map((name) => usageLine(name, true).length - " [options]".length));
   const lines = [
     "mink: operate a mink service through its admin API.",
     "",
     "Usage: mink <command> [operands] [options]",
     "",
     "Commands:",
-    ...COMMAND_NAMES.map((name) => `  ${usageLine(name).replace(/ \[options\]$/, "").padEnd(width)}  ${COMMANDS[name].summary}`),
+    ...COMMAND_NAMES.map((name) => `  ${usageLine(name, true).replace(/ \[options\]$/, "").padEnd(width)}  ${COMMANDS[name].summary}`),
     "",
     ...GLOBAL_HELP,
     "",
@@ -117,9 +161,58 @@ function generalHelp(): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** The help of a group of two-word commands (`mink cluster --help`). */
+function groupHelp(group: Group): string {
+  const names = COMMAND_NAMES.filter((name) => name.startsWith(`${group} `));
+  const width = Math.max(...names.map((name) => usageLine(name, true).length - " [options]".length));
+  const lines = [
+    `Usage: mink ${group} <subcommand> [options]`,
+    "",
+    "Subcommands:",
+    ...names.map((name) => `  ${usageLine(name, true).replace(/ \[options\]$/, "").padEnd(width)}  ${COMMANDS[name].summary}`),
+    "",
+    "Run 'mink <command> --help' for a command's details.",
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+function isGroup(word: string): word is Group {
+  return (GROUPS as readonly string[]).includes(word);
+}
+
+type Resolved = { kind: "command"; command: CommandName; rest: string[] } | { kind: "group"; group: Group };
+
+/**
+ * The command named by the first positionals: one word, or a group and its subcommand (`cluster
+ * rebalance`). A group alone is the group (help, or a usage error); anything else is a usage error.
+ */
+function resolveCommand(words: readonly string[]): Resolved {
+  const [first = "", second, ...rest] = words;
+  if (isGroup(first)) {
+    if (second === undefined) return { kind: "group", group: first };
+    const name = `${first} ${second}`;
+    if (!isCommand(name)) throw new UsageError(`unknown command '${name}' (commands: ${COMMAND_NAMES.join(", ")})`);
+    return { kind: "command", command: name, rest };
+  }
+  // One word: a literal "cluster rebalance" (one argument with a space) is not a command.
+  if (first.includes(" ") || !isCommand(first)) throw new UsageError(`unknown command '${first}' (commands: ${COMMAND_NAMES.join(", ")})`);
+  return { kind: "command", command: first, rest: second === undefined ? rest : [second, ...rest] };
+}
+
+/** The command argv names, if it names one, for the hint of an option error (nothing else is checked). */
+function commandNamedBy(argv: readonly string[]): CommandName | undefined {
+  const words = argv.filter((arg) => !arg.startsWith("-"));
+  try {
+    const resolved = resolveCommand(words);
+    return resolved.kind === "command" ? resolved.command : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Parses argv (without `node` and the script) with env for the defaults of --url and --token. */
 export function parseCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Parsed {
-  let values: { url?: string; token?: string; json?: boolean; help?: boolean; "no-wait"?: boolean };
+  let values: { url?: string; token?: string; json?: boolean; help?: boolean; "no-wait"?: boolean; "dry-run"?: boolean; "max-concurrent"?: string };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -130,29 +223,36 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         "no-wait": { type: "boolean" },
+        "dry-run": { type: "boolean" },
+        "max-concurrent": { type: "string" },
       },
       allowPositionals: true,
       strict: true,
     }));
   } catch (error) {
-    const first = argv.find((arg) => !arg.startsWith("-"));
-    throw new UsageError(error instanceof Error ? error.message : String(error), first !== undefined && isCommand(first) ? first : undefined);
+    throw new UsageError(error instanceof Error ? error.message : String(error), commandNamedBy(argv));
   }
 
-  const [name, ...operands] = positionals;
-  if (name === "help") {
+  if (positionals[0] === "help") {
     // `mink help [command]`
-    const topic = operands[0];
-    if (topic === undefined) return { kind: "help", text: generalHelp() };
-    if (!isCommand(topic)) throw new UsageError(`unknown command '${topic}'`);
-    return { kind: "help", text: commandHelp(topic) };
+    const topic = positionals.slice(1);
+    if (topic.length === 0) return { kind: "help", text: generalHelp() };
+    const resolved = resolveCommand(topic);
+    if (resolved.kind === "group") return { kind: "help", text: groupHelp(resolved.group) };
+    if (resolved.rest.length > 0) throw new UsageError(`unknown command '${[resolved.command, ...resolved.rest].join(" ")}'`);
+    return { kind: "help", text: commandHelp(resolved.command) };
   }
-  if (name === undefined) {
+  if (positionals.length === 0) {
     if (values.help === true) return { kind: "help", text: generalHelp() };
     throw new UsageError("no command given");
   }
-  if (!isCommand(name)) throw new UsageError(`unknown command '${name}' (commands: ${COMMAND_NAMES.join(", ")})`);
-  const command = name;
+  const resolved = resolveCommand(positionals);
+  if (resolved.kind === "group") {
+    if (values.help === true) return { kind: "help", text: groupHelp(resolved.group) };
+    const usages = COMMAND_NAMES.filter((name) => name.startsWith(`${resolved.group} `)).map((name) => usageLine(name));
+    throw new UsageError(`missing subcommand; usage: ${usages.join(" | ")}`, resolved.group);
+  }
+  const { command, rest: operands } = resolved;
   if (values.help === true) return { kind: "help", text: commandHelp(command) };
 
   const spec = COMMANDS[command];
@@ -163,16 +263,36 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   for (const [index, operand] of operands.entries()) {
     if (operand.trim() === "") throw new UsageError(`<${spec.operands[index] ?? ""}> is empty`, command);
   }
-  if (values["no-wait"] === true && spec.noWait !== true) throw new UsageError(`--no-wait applies only to 'mink drain'`, command);
+  if (values["no-wait"] === true && spec.noWait !== true) throw new UsageError(`--no-wait applies only to 'mink drain' and 'mink cluster rebalance'`, command);
+  for (const flag of ["dry-run", "max-concurrent"] as const) {
+    if (values[flag] !== undefined && command !== "cluster rebalance") throw new UsageError(`--${flag} applies only to 'mink cluster rebalance'`, command);
+  }
   if (command === "slots") parseSlots(operands[1] ?? "");
   if (command === "stream" || command === "transfer") {
     if ((operands[0] ?? "").replace(/^\/+/, "") === "") throw new UsageError("<path> is empty", command);
   }
+  const maxConcurrent = values["max-concurrent"] === undefined ? undefined : parseMaxConcurrent(values["max-concurrent"]);
 
   const url = values.url ?? nonEmpty(env["MINK_URL"]) ?? DEFAULT_URL;
   checkUrl(url, command);
   const token = values.token ?? nonEmpty(env["MINK_ADMIN_TOKEN"]);
-  return { kind: "command", command, operands, options: { url, token, json: values.json === true }, noWait: values["no-wait"] === true };
+  return {
+    kind: "command",
+    command,
+    operands,
+    options: { url, token, json: values.json === true },
+    noWait: values["no-wait"] === true,
+    dryRun: values["dry-run"] === true,
+    maxConcurrent,
+  };
+}
+
+/** --max-concurrent: a whole number from 1 to 64. */
+function parseMaxConcurrent(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > MAX_CONCURRENT) {
+    throw new UsageError(`--max-concurrent must be a whole number from 1 to ${MAX_CONCURRENT} (got '${text}')`, "cluster rebalance");
+  }
+  return Number(text);
 }
 
 /** The slot count operand: a whole number, 0 or more. */

@@ -1,4 +1,4 @@
-// Output for people: aligned tables, key/value blocks and the drain progress bar. Pure string functions.
+// Output for people: aligned tables, key/value blocks and the drain and rebalance progress. Pure string functions.
 
 export interface Column {
   readonly header: string;
@@ -54,15 +54,47 @@ export interface DrainSnapshot {
   readonly total: number;
   readonly remaining: number;
   readonly transferring: number;
+  /** Transfers pending to the node (begun before it drained): they land there, then move away. */
+  readonly incoming: number;
 }
 
 /** The progress line for a drain: the bar on a terminal, a plain sentence otherwise. */
 export function drainProgressLine(snapshot: DrainSnapshot, tty: boolean): string {
   const moved = snapshot.total - snapshot.remaining;
+  const arriving = snapshot.incoming > 0 ? `, ${snapshot.incoming} arriving` : "";
   if (tty) {
-    return `draining ${snapshot.nodeId} ${progressBar(moved, snapshot.total)} streams moved, ${snapshot.transferring} transferring`;
+    return `draining ${snapshot.nodeId} ${progressBar(moved, snapshot.total)} streams moved, ${snapshot.transferring} transferring${arriving}`;
   }
-  return `drain ${snapshot.nodeId}: ${moved}/${snapshot.total} streams moved, ${snapshot.remaining} remaining, ${snapshot.transferring} transferring`;
+  return `drain ${snapshot.nodeId}: ${moved}/${snapshot.total} streams moved, ${snapshot.remaining} remaining, ${snapshot.transferring} transferring${arriving}`;
+}
+
+export interface RebalanceSnapshot {
+  /** Transfers the rebalance began so far. */
+  readonly begun: number;
+  /** Transfers pending in the cluster now (any cause). */
+  readonly pending: number;
+  /** Transfers of the current plan not begun yet. */
+  readonly toBegin: number;
+  /** Streams of nodes that are not live, waiting for the coordinator. */
+  readonly orphans: number;
+}
+
+/**
+ * The progress line for a rebalance: moves done of moves known (begun so far plus those still to begin). A
+ * move is done once no transfer is pending for it; transfers pending for other reasons count as not done,
+ * so the count is never ahead of the truth.
+ */
+export function rebalanceProgressLine(snapshot: RebalanceSnapshot, tty: boolean): string {
+  const total = snapshot.begun + snapshot.toBegin;
+  const done = Math.max(0, snapshot.begun - snapshot.pending);
+  const orphans = snapshot.orphans > 0 ? `, ${count(snapshot.orphans, "orphan")} waiting for the coordinator` : "";
+  if (tty) return `rebalancing ${progressBar(done, total)} moves done, ${snapshot.pending} transferring${orphans}`;
+  return `rebalance: ${Math.min(done, total)}/${total} moves done, ${snapshot.pending} transferring, ${snapshot.toBegin} to begin${orphans}`;
+}
+
+/** A load (streams per slot) with two decimals. */
+export function load(value: number): string {
+  return value.toFixed(2);
 }
 
 /** Rewrites the current terminal line: carriage return, the text, then erase to the end of the line. */

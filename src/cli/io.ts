@@ -13,10 +13,14 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Defaults to the global fetch. */
   readonly fetch?: typeof fetch;
-  /** Waits between drain polls; defaults to setTimeout. */
+  /** Waits between drain and rebalance rounds; defaults to setTimeout. */
   readonly sleep?: (ms: number) => Promise<void>;
-  /** Drain poll interval (default 1000 ms). */
+  /** Drain and rebalance poll interval (default 1000 ms). */
   readonly pollIntervalMs?: number;
+  /** The clock of the rebalance's no-progress deadline; defaults to Date.now. */
+  readonly now?: () => number;
+  /** How long a rebalance waits without any change before it gives up (default 5 minutes). */
+  readonly stallTimeoutMs?: number;
 }
 
 export function processIo(): CliIo {

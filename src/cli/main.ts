@@ -4,15 +4,18 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { AdminClient } from "./admin-client.ts";
-import { parseCommandLine, type CommandName } from "./args.ts";
+import { parseCommandLine, type Parsed } from "./args.ts";
 import { nodesCommand, slotsCommand, streamCommand, transferCommand, transfersCommand, undrainCommand, type CommandContext } from "./commands.ts";
 import { drainCommand } from "./drain.ts";
+import { rebalanceCommand } from "./rebalance.ts";
 import { describeFailure, EXIT_OK } from "./errors.ts";
 import { processIo, sleep, type CliIo } from "./io.ts";
 
 export { processIo, type CliIo } from "./io.ts";
 
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
+/** `mink cluster rebalance` gives up after this long without a change (5 minutes). */
+const DEFAULT_STALL_TIMEOUT_MS = 300_000;
 
 /** Runs `mink <argv...>`; resolves to the exit code (0 ok, 1 server or network failure, 2 usage error). */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -24,7 +27,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     }
     const client = new AdminClient({ baseUrl: parsed.options.url, token: parsed.options.token, ...(io.fetch === undefined ? {} : { fetch: io.fetch }) });
     const context: CommandContext = { client, json: parsed.options.json, out: (text) => void io.stdout.write(text) };
-    await run(parsed.command, parsed.operands, context, io, parsed.noWait);
+    await run(parsed, context, io);
     return EXIT_OK;
   } catch (error) {
     const failure = describeFailure(error);
@@ -33,8 +36,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
 }
 
-async function run(command: CommandName, operands: readonly string[], context: CommandContext, io: CliIo, noWait: boolean): Promise<void> {
+async function run(parsed: Extract<Parsed, { kind: "command" }>, context: CommandContext, io: CliIo): Promise<void> {
+  const { command, operands, noWait } = parsed;
   const [first = "", second = ""] = operands;
+  const tty = io.stdout.isTTY === true;
+  const intervalMs = io.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const warn = (text: string): void => void io.stderr.write(text);
   switch (command) {
     case "nodes":
       return nodesCommand(context);
@@ -47,15 +54,21 @@ async function run(command: CommandName, operands: readonly string[], context: C
     case "transfers":
       return transfersCommand(context);
     case "drain":
-      return drainCommand(context, first, {
-        noWait,
-        tty: io.stdout.isTTY === true,
-        intervalMs: io.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
-        sleep: io.sleep ?? sleep,
-        warn: (text) => void io.stderr.write(text),
-      });
+      return drainCommand(context, first, { noWait, tty, intervalMs, sleep: io.sleep ?? sleep, warn });
     case "undrain":
       return undrainCommand(context, first);
+    case "cluster rebalance":
+      return rebalanceCommand(context, {
+        dryRun: parsed.dryRun,
+        maxConcurrent: parsed.maxConcurrent,
+        noWait,
+        tty,
+        intervalMs,
+        sleep: io.sleep ?? sleep,
+        now: io.now ?? Date.now,
+        stallTimeoutMs: io.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
+        warn,
+      });
   }
 }
 

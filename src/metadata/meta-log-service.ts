@@ -40,6 +40,8 @@ import {
 } from "../core/meta/index.ts";
 import type { CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, NodeLiveness, ProposeResult } from "../ports/meta-log-client.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
+import { planRebalance, type RebalanceMove } from "../core/meta/rebalance.ts";
+import type { RebalanceAnswer, RebalanceOptions } from "../ports/meta-log-client.ts";
 
 /** The one key watchers wait on: the log's next change. */
 const CHANGE = "change";
@@ -262,5 +264,32 @@ export class MetaLogService {
 
   private async nextChange(timeoutMs: number): Promise<void> {
     await this.waiters.wait(CHANGE, timeoutMs);
+  }
+
+  /**
+   * One round of a rebalance (seed 002, `mink cluster rebalance`), in one synchronous step like drain(), so
+   * no other proposal interleaves with the plan: planRebalance over the nodes live now (table RB), then,
+   * unless a dry run, a BeginTransfer (as the admin: no proposer) of each of its transfers in plan order
+   * while fewer than `maxConcurrent` transfers are pending in the cluster. Orphans are only reported: the
+   * coordinator's tick declares their dead owners and re-leads them (ReassignStreams). The next round plans
+   * from where the pending transfers will land (RB1b), so calling it until `done` spreads the load without
+   * overshooting, at most `maxConcurrent` transfers at a time.
+   */
+  rebalance(options: RebalanceOptions): RebalanceAnswer {
+    const { dryRun, maxConcurrent } = options;
+    if (!Number.isSafeInteger(maxConcurrent) || maxConcurrent < 1) throw new RangeError("maxConcurrent must be a positive integer");
+    const live = new Set(this.liveNodes().map((node) => node.id));
+    const plan = planRebalance(this.current, live);
+    const begun: RebalanceMove[] = [];
+    for (const move of dryRun ? [] : plan.moves) {
+      if (this.current.transfers.size >= maxConcurrent) break;
+      // Refused only when the log changed under the plan's rules (BT8b, BT8c: a dead node, a takeover to wait
+      // for): that stream stays for a later round.
+      const result = this.propose({ type: "BeginTransfer", streamId: move.streamId, target: move.to });
+      if (result.ok && result.changed) begun.push(move);
+    }
+    const pending = this.current.transfers.size;
+    const left = plan.orphans.length + plan.unplaceable + plan.moves.length - begun.length;
+    return { plan, begun, pending, done: left === 0 && pending === 0, version: this.current.version };
   }
 }

@@ -26,6 +26,7 @@ import type {
   SubscriptionView,
   WakeRef,
 } from "../core/subscriptions/index.ts";
+import type { RebalanceMove, RebalancePlan } from "../core/meta/rebalance.ts";
 
 /** The one MetaLog of a deployment: `env.META_LOG.getByName(META_LOG_NAME)`. */
 export const META_LOG_NAME = "meta";
@@ -176,6 +177,25 @@ export interface MetaLogClient {
   onWebhookReply(id: string, ref: WakeRef, done: boolean): Promise<readonly PreparedEffect[]>;
   watchSubscriptions(nodeId: string, since: number, timeoutMs: number): Promise<SubscriptionSet>;
   subscriptionReports(): Promise<number>;
+  rebalance(options: RebalanceOptions): Promise<RebalanceAnswer>;
 }
 
+/** One round of a rebalance (`rebalance`; seed 002, `mink cluster rebalance`). */
+export interface RebalanceOptions {
+  /** Plan only: nothing is proposed. */
+  readonly dryRun: boolean;
+  /** Begin transfers only while fewer than this many are pending in the cluster (a positive integer). */
+  readonly maxConcurrent: number;
+}
 
+export interface RebalanceAnswer {
+  /** The plan of this round (planRebalance, table RB), over the nodes live now. */
+  readonly plan: RebalancePlan;
+  /** The plan's transfers this round began: its first ones, in plan order (none in a dry run). */
+  readonly begun: readonly RebalanceMove[];
+  /** Transfers pending in the cluster after this round, whoever began them. */
+  readonly pending: number;
+  /** Nothing left to move (no orphan, unplaceable or unbegun transfer in the plan) and no transfer pending. */
+  readonly done: boolean;
+  readonly version: number;
+}

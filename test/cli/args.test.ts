@@ -29,6 +29,37 @@ describe("mink command line", () => {
     expect(command(["transfers"])).toMatchObject({ command: "transfers", operands: [] });
     expect(command(["drain", "node-0"])).toMatchObject({ command: "drain", operands: ["node-0"], noWait: false });
     expect(command(["undrain", "node-0"])).toMatchObject({ command: "undrain", operands: ["node-0"] });
+    expect(command(["cluster", "rebalance"])).toMatchObject({ command: "cluster rebalance", operands: [], noWait: false, dryRun: false, maxConcurrent: undefined });
+  });
+
+  it("parses mink cluster rebalance with --dry-run, --max-concurrent and --no-wait, before or after the words", () => {
+    expect(command(["cluster", "rebalance", "--dry-run"])).toMatchObject({ command: "cluster rebalance", dryRun: true, maxConcurrent: undefined });
+    expect(command(["--max-concurrent", "8", "cluster", "rebalance", "--no-wait", "--json"])).toMatchObject({
+      command: "cluster rebalance",
+      dryRun: false,
+      maxConcurrent: 8,
+      noWait: true,
+      options: { json: true },
+    });
+    expect(command(["cluster", "--max-concurrent=1", "rebalance"]).maxConcurrent).toBe(1);
+    expect(command(["cluster", "rebalance", "--max-concurrent", "64"]).maxConcurrent).toBe(64);
+  });
+
+  it("rejects a bad --max-concurrent, the rebalance flags elsewhere, and a cluster subcommand that does not exist", () => {
+    for (const bad of ["0", "65", "1.5", "four", "", "-1"]) {
+      const error = usageError(["cluster", "rebalance", `--max-concurrent=${bad}`]);
+      expect(error.message).toBe(`--max-concurrent must be a whole number from 1 to 64 (got '${bad}')`);
+      expect(error.command).toBe("cluster rebalance");
+    }
+    expect(usageError(["cluster", "rebalance", "--max-concurrent"]).message).toMatch(/--max-concurrent/);
+    expect(usageError(["drain", "node-1", "--dry-run"]).message).toBe("--dry-run applies only to 'mink cluster rebalance'");
+    expect(usageError(["nodes", "--max-concurrent", "2"]).message).toBe("--max-concurrent applies only to 'mink cluster rebalance'");
+    expect(usageError(["cluster"]).message).toMatch(/^missing subcommand; usage: mink cluster rebalance /);
+    expect(usageError(["cluster", "rebalanse"]).message).toMatch(/unknown command 'cluster rebalanse'/);
+    expect(usageError(["cluster", "rebalance", "now"]).message).toMatch(/unexpected 'now'/);
+    expect(usageError(["cluster rebalance"]).message).toMatch(/unknown command 'cluster rebalance'/); // one argument is not two words
+    const unknownOption = usageError(["cluster", "rebalance", "--force"]);
+    expect(unknownOption.command).toBe("cluster rebalance");
   });
 
   it("defaults the url to the local dev server and takes no token when none is given", () => {
@@ -61,12 +92,23 @@ describe("mink command line", () => {
       if (parsed.kind === "help") for (const name of Object.keys(COMMANDS)) expect(parsed.text).toContain(`mink ${name}`);
     }
     for (const name of Object.keys(COMMANDS)) {
-      for (const argv of [[name, "--help"], ["help", name]]) {
+      const words = name.split(" ");
+      for (const argv of [[...words, "--help"], ["help", ...words]]) {
         const parsed = parseCommandLine(argv, {});
         expect(parsed.kind).toBe("help");
         if (parsed.kind === "help") expect(parsed.text).toContain(`Usage: mink ${name}`);
       }
     }
+  });
+
+  it("gives a group's help for `mink cluster --help` and `mink help cluster`, and the rebalance's options in its own", () => {
+    for (const argv of [["cluster", "--help"], ["help", "cluster"]]) {
+      const parsed = parseCommandLine(argv, {});
+      expect(parsed).toMatchObject({ kind: "help", text: expect.stringMatching(/^Usage: mink cluster <subcommand>[^]*mink cluster rebalance/) as unknown });
+    }
+    const parsed = parseCommandLine(["cluster", "rebalance", "-h"], {});
+    expect(parsed.kind === "help" && parsed.text).toMatch(/^Usage: mink cluster rebalance \[--dry-run\] \[--max-concurrent <n>\] \[--no-wait\] \[options\]\n/);
+    expect(parsed.kind === "help" && parsed.text).toMatch(/110% of the mean load/);
   });
 
   it("gives help even when the operands are missing", () => {

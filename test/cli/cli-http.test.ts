@@ -3,7 +3,7 @@
 // sees and the exit code.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
-import { FAKE_TOKEN, NODES, STREAM, startFakeAdminServer, type FakeAdminServer } from "./fake-admin-server.ts";
+import { FAKE_TOKEN, NODES, STREAM, startFakeAdminServer, type FakeAdminServer, type RebalanceRound } from "./fake-admin-server.ts";
 
 let server: FakeAdminServer;
 
@@ -14,9 +14,7 @@ afterAll(async () => {
   await server.close();
 });
 afterEach(() => {
-  server.requests.length = 0;
-  server.drainPolls = [{ draining: true, remaining: 0, transferring: 0, done: true }];
-  delete server.brokenNodes;
+  server.reset();
 });
 
 interface Run {
@@ -26,16 +24,23 @@ interface Run {
   sleeps: number[];
 }
 
-async function mink(argv: string[], options: { env?: Record<string, string | undefined>; tty?: boolean } = {}): Promise<Run> {
+/** Runs main() in-process; its clock moves only by its sleeps. */
+async function mink(argv: string[], options: { env?: Record<string, string | undefined>; tty?: boolean; stallTimeoutMs?: number } = {}): Promise<Run> {
   let stdout = "";
   let stderr = "";
   const sleeps: number[] = [];
+  let clockMs = 0;
   const code = await main(argv, {
     stdout: { write: (text: string) => (stdout += text), isTTY: options.tty === true },
     stderr: { write: (text: string) => (stderr += text) },
     env: options.env ?? { MINK_URL: server.url, MINK_ADMIN_TOKEN: FAKE_TOKEN },
-    sleep: async (ms) => void sleeps.push(ms),
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      clockMs += ms;
+    },
+    now: () => clockMs,
     pollIntervalMs: 250,
+    stallTimeoutMs: options.stallTimeoutMs ?? 60_000,
   });
   return { code, stdout, stderr, sleeps };
 }
@@ -188,23 +193,30 @@ describe("mink transfer and transfers", () => {
 });
 
 describe("mink drain and undrain", () => {
-  const polls = [
-    { draining: true, remaining: 4, transferring: 2, done: false },
-    { draining: true, remaining: 4, transferring: 2, done: false },
-    { draining: true, remaining: 1, transferring: 1, done: false },
-    { draining: true, remaining: 0, transferring: 0, done: true },
-  ];
+  const moving = (remaining: number, transferring: number, incoming = 0) => ({ draining: true, remaining, transferring, incoming, done: remaining === 0 && incoming === 0 });
+  const answer = (begun: number, remaining: number, transferring: number, extra: { unplaceable?: number; incoming?: number; stalled?: { reason: string; streams: number; message: string } | null } = {}) => ({
+    begun,
+    unplaceable: 0,
+    remaining,
+    transferring,
+    incoming: 0,
+    done: false,
+    stalled: null,
+    ...extra,
+  });
+  const polls = [moving(4, 4), moving(4, 4), moving(1, 1), moving(0, 0)];
+  const routes = (): string[] => server.requests.map((r) => `${r.method} ${r.url}`);
 
   it("returns at once with --no-wait, after starting the drain", async () => {
     const run = await mink(["drain", "node-1", "--no-wait"]);
     expect(run.code).toBe(0);
-    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual(["POST /admin/nodes/node-1/drain"]);
+    expect(routes()).toEqual(["POST /admin/nodes/node-1/drain"]);
     expect(run.stdout).toBe("node-1 is draining: 4 streams to move (2 transfers begun, 2 transferring, 0 with no other node to go to)\n");
   });
 
   it("prints the server's answer with --json --no-wait", async () => {
     const run = await mink(["drain", "node-1", "--no-wait", "--json"]);
-    expect(JSON.parse(run.stdout)).toEqual({ nodeId: "node-1", draining: true, begun: 2, unplaceable: 0, remaining: 4, transferring: 2 });
+    expect(JSON.parse(run.stdout)).toEqual({ nodeId: "node-1", draining: true, begun: 2, unplaceable: 0, remaining: 4, transferring: 2, incoming: 0, done: false, stalled: null });
   });
 
   it("warns on stderr about streams with nowhere to go", async () => {
@@ -213,48 +225,101 @@ describe("mink drain and undrain", () => {
     expect(run.stderr).toMatch(/^mink: warning: 1 of node-lonely's streams have no other node to go to/);
   });
 
-  it("polls until done, writing one plain line per change when not on a terminal", async () => {
+  it("polls until done, writing one plain line per change when not on a terminal, and asks for the drain only once while everything moves", async () => {
+    server.drainAnswers = [answer(4, 4, 4)];
     server.drainPolls = polls;
     const run = await mink(["drain", "node-1"]);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
       [
-        "node-1 is draining: 4 streams to move (2 transfers begun, 2 transferring, 0 with no other node to go to)",
-        "drain node-1: 0/4 streams moved, 4 remaining, 2 transferring",
+        "node-1 is draining: 4 streams to move (4 transfers begun, 4 transferring, 0 with no other node to go to)",
+        "drain node-1: 0/4 streams moved, 4 remaining, 4 transferring",
         "drain node-1: 3/4 streams moved, 1 remaining, 1 transferring",
         "drain node-1: 4/4 streams moved, 0 remaining, 0 transferring",
         "node-1 is drained: 4 streams moved",
         "",
       ].join("\n"),
     );
-    expect(run.sleeps).toEqual([250, 250, 250]);
-    expect(server.requests.filter((r) => r.method === "GET")).toHaveLength(4);
+    expect(run.sleeps).toEqual([250, 250, 250, 250]);
+    expect(routes()).toEqual(["POST /admin/nodes/node-1/drain", ...Array<string>(4).fill("GET /admin/nodes/node-1/drain")]);
   });
 
   it("redraws a progress bar in place on a terminal", async () => {
+    server.drainAnswers = [answer(4, 4, 4)];
     server.drainPolls = polls;
     const run = await mink(["drain", "node-1"], { tty: true });
     expect(run.code).toBe(0);
     const frames = run.stdout.split("\r").slice(1);
-    expect(frames).toHaveLength(4);
-    expect(frames[0]).toBe("draining node-1 [..............................] 0/4 streams moved, 2 transferring\u001b[K");
-    expect(frames[2]).toBe("draining node-1 [######################........] 3/4 streams moved, 1 transferring\u001b[K");
-    expect(frames[3]).toBe("draining node-1 [##############################] 4/4 streams moved, 0 transferring\u001b[K\nnode-1 is drained: 4 streams moved\n");
+    expect(frames).toHaveLength(5);
+    expect(frames[0]).toBe("draining node-1 [..............................] 0/4 streams moved, 4 transferring\u001b[K");
+    expect(frames[3]).toBe("draining node-1 [######################........] 3/4 streams moved, 1 transferring\u001b[K");
+    expect(frames[4]).toBe("draining node-1 [##############################] 4/4 streams moved, 0 transferring\u001b[K\nnode-1 is drained: 4 streams moved\n");
   });
 
-  it("prints only the final status with --json", async () => {
+  it("prints only the last status with --json", async () => {
+    server.drainAnswers = [answer(4, 4, 4)];
     server.drainPolls = polls;
     const run = await mink(["drain", "node-1", "--json"]);
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ nodeId: "node-1", draining: true, remaining: 0, transferring: 0, done: true });
+    expect(JSON.parse(run.stdout)).toEqual({ nodeId: "node-1", draining: true, remaining: 0, transferring: 0, incoming: 0, done: true });
   });
 
-  it("fails with exit 1 when the node stops draining while it waits", async () => {
-    server.drainPolls = [polls[0]!, { draining: false, remaining: 3, transferring: 0, done: false }];
+  it("the report: a transfer to the node pending when the drain began is not done; once it landed, the drain is asked again and moves it away", async () => {
+    server.drainAnswers = [answer(0, 0, 0, { incoming: 1 }), answer(1, 1, 1)];
+    server.drainPolls = [moving(0, 0, 1), moving(1, 0), moving(1, 1), moving(0, 0)];
+    const run = await mink(["drain", "node-1"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout).toBe(
+      [
+        "node-1 is draining: 0 streams to move (0 transfers begun, 0 transferring, 0 with no other node to go to)",
+        "drain node-1: 0/0 streams moved, 0 remaining, 0 transferring, 1 arriving",
+        "drain node-1: 0/1 streams moved, 1 remaining, 1 transferring",
+        "drain node-1: 1/1 streams moved, 0 remaining, 0 transferring",
+        "node-1 is drained: 1 stream moved",
+        "",
+      ].join("\n"),
+    );
+    const drain = "/admin/nodes/node-1/drain";
+    expect(routes()).toEqual([`POST ${drain}`, `GET ${drain}`, `GET ${drain}`, `POST ${drain}`, `GET ${drain}`, `GET ${drain}`]);
+  });
+
+  it("fails with exit 1, saying why, when the streams left have no other node to go to", async () => {
+    const message = "2 streams cannot move: no other node has slots and is not draining (add a node, or raise a node's slots, then drain again)";
+    server.drainAnswers = [answer(3, 5, 3, { unplaceable: 2 }), answer(0, 2, 0, { unplaceable: 2, stalled: { reason: "unplaceable", streams: 2, message } })];
+    server.drainPolls = [moving(2, 0)];
+    const run = await mink(["drain", "node-1"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout.split("\n").at(-2)).toBe("drain node-1: 3/5 streams moved, 2 remaining, 0 transferring");
+    expect(run.stderr).toBe(
+      "mink: warning: 2 of node-1's streams have no other node to go to (no node with slots that is not draining); add a node or raise a node's slots\n" +
+        `mink: the drain of node-1 cannot finish: ${message}; node-1 stays draining ('mink undrain node-1' ends it)\n`,
+    );
+  });
+
+  it("fails at once when the drain's first answer says so, and warns once and waits while transfers are refused for now", async () => {
+    const stuck = { reason: "unplaceable", streams: 1, message: "1 stream cannot move: no other node has slots and is not draining (add a node, or raise a node's slots, then drain again)" };
+    server.drainAnswers = [answer(0, 1, 0, { unplaceable: 1, stalled: stuck })];
+    const first = await mink(["drain", "node-1"]);
+    expect(first.code).toBe(1);
+    expect(first.stderr).toMatch(/^mink: the drain of node-1 cannot finish: 1 stream cannot move: /);
+    server.reset();
+
+    const refused = { reason: "refused", streams: 1, message: "1 stream cannot move for now: the metadata log refused their transfers (a dead node's takeover may be pending); drain again shortly" };
+    server.drainAnswers = [answer(0, 1, 0, { stalled: refused })];
+    server.drainPolls = [moving(1, 0), moving(1, 0), moving(0, 0)];
+    const run = await mink(["drain", "node-1"]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(`mink: warning: ${refused.message}; still waiting\n`);
+    expect(run.stdout).toMatch(/node-1 is drained: 1 stream moved\n$/);
+  });
+
+  it("fails with exit 1 when the node stops draining while it waits, without draining it again", async () => {
+    server.drainPolls = [{ draining: false, remaining: 3, transferring: 0, done: false }];
     const run = await mink(["drain", "node-1"], { tty: true });
     expect(run.code).toBe(1);
     expect(run.stdout.endsWith("\n")).toBe(true);
     expect(run.stderr).toBe("mink: node-1 is no longer draining (undrained meanwhile?) with 3 streams still assigned\n");
+    expect(routes()).toEqual(["POST /admin/nodes/node-1/drain", "GET /admin/nodes/node-1/drain"]);
   });
 
   it("undrains a node", async () => {
@@ -262,6 +327,148 @@ describe("mink drain and undrain", () => {
     expect(run.code).toBe(0);
     expect(server.requests[0]).toMatchObject({ method: "DELETE", url: "/admin/nodes/node-1/drain" });
     expect(run.stdout).toBe("node-1 is no longer draining: 1 stream assigned, 0 transferring\n");
+  });
+});
+
+describe("mink cluster rebalance", () => {
+  const move = (n: number, from: string, to: string, kind = "transfer") => ({ streamId: `s${n}`, name: `demo/${n}`, from, to, kind });
+  const plan = (moves: ReturnType<typeof move>[], extra: Partial<RebalanceRound["plan"]> = {}): RebalanceRound["plan"] => ({
+    orphans: [],
+    moves,
+    meanLoad: 2.5,
+    bands: { above: 2.75, below: 2.25 },
+    unplaceable: 0,
+    ...extra,
+  });
+  const round = (moves: ReturnType<typeof move>[], begun: number, pending: number, extra: Partial<RebalanceRound> = {}): RebalanceRound => ({
+    plan: plan(moves),
+    begun: moves.slice(0, begun),
+    pending,
+    done: false,
+    version: 9,
+    ...extra,
+  });
+  const [m1, m2, m3] = [move(1, "node-0", "node-1"), move(2, "node-0", "node-2"), move(3, "node-0", "node-1")];
+  // maxConcurrent 2: the first round begins two of three moves; the third begins once one of them landed.
+  const rounds = [round([m1, m2, m3], 2, 2), round([m3], 0, 2), round([m3], 1, 2), round([], 0, 1), round([], 0, 0, { done: true })];
+  const bodies = (): unknown[] => server.requests.filter((r) => r.url === "/admin/rebalance").map((r) => r.body);
+
+  it("--dry-run prints the plan: orphans first, then the moves, the mean load and the bands", async () => {
+    server.rebalanceRounds = [{ ...round([m1, m2], 0, 0), plan: plan([m1, m2], { orphans: [move(9, "node-3", "node-1", "reassign")] }) }];
+    const run = await mink(["cluster", "rebalance", "--dry-run"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(bodies()).toEqual([{ dryRun: true }]);
+    expect(run.stdout).toBe(
+      [
+        "orphans: 1 stream of nodes that are not live, re-led by the coordinator (no transfer)",
+        "STREAM  ID  FROM    TO",
+        "demo/9  s9  node-3  node-1",
+        "",
+        "moves: 2 transfers, at most 4 pending at a time",
+        "STREAM  ID  FROM    TO",
+        "demo/1  s1  node-0  node-1",
+        "demo/2  s2  node-0  node-2",
+        "",
+        "mean load 2.50 streams per slot over the live nodes that take streams: sources above 2.75, targets below 2.25",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("--dry-run says when nothing moves, and when streams have no live node to go to", async () => {
+    const balanced = await mink(["cluster", "rebalance", "--dry-run", "--max-concurrent", "8"]);
+    expect(bodies()).toEqual([{ dryRun: true, maxConcurrent: 8 }]);
+    expect(balanced.stdout).toBe("nothing to move: the cluster is balanced\n\nmean load 2.00 streams per slot over the live nodes that take streams: sources above 2.20, targets below 1.80\n");
+    server.rebalanceRounds = [{ ...round([], 0, 3), plan: plan([], { unplaceable: 3, meanLoad: 0, bands: { above: 0, below: 0 } }) }];
+    const stuck = await mink(["cluster", "rebalance", "--dry-run"]);
+    expect(stuck.code).toBe(0);
+    expect(stuck.stdout.split("\n")[0]).toBe(
+      "no live node can take 3 streams (orphans of nodes that are not live, and no live node has slots and is not draining): add a node or raise a node's slots",
+    );
+    expect(stuck.stdout).toMatch(/\n3 transfers pending now \(counted where they go\)\n$/);
+  });
+
+  it("--dry-run --json prints the server's plan", async () => {
+    server.rebalanceRounds = [round([m1], 0, 0)];
+    const run = await mink(["cluster", "rebalance", "--dry-run", "--json"]);
+    expect(JSON.parse(run.stdout)).toEqual({ dryRun: true, maxConcurrent: 4, ...round([m1], 0, 0) });
+  });
+
+  it("calls the server round after round until done, one plain line per change", async () => {
+    server.rebalanceRounds = rounds;
+    const run = await mink(["cluster", "rebalance", "--max-concurrent", "2"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout).toBe(
+      [
+        "rebalance: 3 moves planned; 2 transfers begun, at most 2 pending at a time",
+        "rebalance: 0/3 moves done, 2 transferring, 1 to begin",
+        "rebalance: 1/3 moves done, 2 transferring, 0 to begin",
+        "rebalance: 2/3 moves done, 1 transferring, 0 to begin",
+        "rebalance: 3/3 moves done, 0 transferring, 0 to begin",
+        "rebalanced: 3 transfers completed; mean load 2.50 streams per slot over the live nodes that take streams: sources above 2.75, targets below 2.25",
+        "",
+      ].join("\n"),
+    );
+    expect(bodies()).toEqual(Array<unknown>(5).fill({ dryRun: false, maxConcurrent: 2 }));
+    expect(run.sleeps).toEqual([250, 250, 250, 250]);
+  });
+
+  it("redraws a progress bar on a terminal, and prints the last answer with --json", async () => {
+    server.rebalanceRounds = rounds;
+    const tty = await mink(["cluster", "rebalance"], { tty: true });
+    const frames = tty.stdout.split("\r").slice(1);
+    expect(frames).toHaveLength(5);
+    expect(frames[2]).toBe("rebalancing [##########....................] 1/3 moves done, 2 transferring\u001b[K");
+    expect(frames[4]).toMatch(/^rebalancing \[#{30}\] 3\/3 moves done, 0 transferring\u001b\[K\nrebalanced: 3 transfers completed; /);
+    server.reset();
+    server.rebalanceRounds = rounds;
+    const json = await mink(["cluster", "rebalance", "--json"]);
+    expect(JSON.parse(json.stdout)).toEqual({ dryRun: false, maxConcurrent: 4, ...rounds[4] });
+  });
+
+  it("--no-wait returns after the first round; a balanced cluster is done at once", async () => {
+    server.rebalanceRounds = rounds;
+    const run = await mink(["cluster", "rebalance", "--no-wait"]);
+    expect(run.code).toBe(0);
+    expect(bodies()).toHaveLength(1);
+    expect(run.stdout).toBe(
+      "rebalance: 3 moves planned; 2 transfers begun, at most 4 pending at a time\nrun 'mink cluster rebalance' again to begin the next moves as these finish\n",
+    );
+    server.reset();
+    const balanced = await mink(["cluster", "rebalance"]);
+    expect(balanced).toMatchObject({ code: 0, sleeps: [] });
+    expect(balanced.stdout).toMatch(/^nothing to move: the cluster is balanced \(mean load 2\.00 streams per slot/);
+  });
+
+  it("fails with exit 1 when no live node can take the orphans", async () => {
+    server.rebalanceRounds = [{ ...round([], 0, 0), plan: plan([], { unplaceable: 2 }) }];
+    const run = await mink(["cluster", "rebalance"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      "mink: the rebalance cannot finish: no live node can take 2 streams (orphans of nodes that are not live, and no live node has slots and is not draining): add a node or raise a node's slots\n",
+    );
+  });
+
+  it("gives up with exit 1 when nothing changes for the stall timeout (an orphan the coordinator never re-leads)", async () => {
+    const orphan = move(9, "node-3", "node-1", "reassign");
+    server.rebalanceRounds = [round([m1], 1, 1), { ...round([], 0, 1), plan: plan([], { orphans: [orphan] }) }];
+    const run = await mink(["cluster", "rebalance"], { stallTimeoutMs: 1_000 });
+    expect(run.code).toBe(1);
+    expect(run.stdout.split("\n").slice(-2)[0]).toBe("rebalance: 0/1 moves done, 1 transferring, 0 to begin, 1 orphan waiting for the coordinator");
+    expect(run.stderr).toBe(
+      "mink: the rebalance made no progress for 1 s: 1 transfer pending, 0 moves not begun, 1 orphan waiting for the coordinator. " +
+        "Transfers already begun go on ('mink transfers' lists them); run 'mink cluster rebalance' again later\n",
+    );
+    // The second answer (at 250 ms) changed the picture: an orphan appeared. The same answer followed until
+    // 1,250 ms, a whole stall timeout later.
+    expect(run.sleeps).toEqual([250, 250, 250, 250, 250]);
+  });
+
+  it("exits 2 without a request for a bad --max-concurrent", async () => {
+    const run = await mink(["cluster", "rebalance", "--max-concurrent", "100"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe("mink: --max-concurrent must be a whole number from 1 to 64 (got '100')\nRun 'mink cluster rebalance --help' for usage.\n");
+    expect(server.requests).toHaveLength(0);
   });
 });
 

@@ -1,5 +1,6 @@
 // A small node:http server that answers like mink's admin API (docs/operations.md), for the CLI's tests:
-// the bearer token check, mink's JSON error bodies, and a drain whose progress advances one step per poll.
+// the bearer token check, mink's JSON error bodies, a drain whose progress advances one step per poll, and
+// rebalance rounds scripted one answer per call.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -12,13 +13,37 @@ interface RecordedRequest {
   body: unknown;
 }
 
+type DrainStatus = { draining: boolean; remaining: number; transferring: number; incoming?: number; done: boolean };
+type DrainAnswer = Omit<DrainStatus, "draining"> & {
+  begun: number;
+  unplaceable: number;
+  stalled: null | { reason: string; streams: number; message: string };
+};
+type Move = { streamId: string; name: string; from: string; to: string; kind: string };
+export interface RebalanceRound {
+  plan: { orphans: Move[]; moves: Move[]; meanLoad: number; bands: { above: number; below: number }; unplaceable: number };
+  begun: Move[];
+  pending: number;
+  done: boolean;
+  version: number;
+}
+
 export interface FakeAdminServer {
   url: string;
   requests: RecordedRequest[];
   /** The drain statuses GET /admin/nodes/:id/drain returns, one per poll (the last one repeats). */
-  drainPolls: Array<{ draining: boolean; remaining: number; transferring: number; done: boolean }>;
+  drainPolls: DrainStatus[];
+  /**
+   * What POST /admin/nodes/:id/drain answers, one per call (the last one repeats); empty: 4 streams, 2 of
+   * them moving (node-lonely: one with no other node to go to).
+   */
+  drainAnswers: DrainAnswer[];
+  /** What POST /admin/rebalance answers, one per call (the last one repeats), with the request's dryRun and maxConcurrent. */
+  rebalanceRounds: RebalanceRound[];
   /** When set, GET /admin/nodes answers this status with a non-JSON body (a proxy's error page). */
   brokenNodes?: number;
+  /** Back to the defaults: no requests, the scripts and their counters reset. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -59,15 +84,44 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
   return text === "" ? undefined : (JSON.parse(text) as unknown);
 }
 
+/** A balanced cluster: nothing to move. */
+const BALANCED: RebalanceRound = {
+  plan: { orphans: [], moves: [], meanLoad: 2, bands: { above: 2.2, below: 1.8 }, unplaceable: 0 },
+  begun: [],
+  pending: 0,
+  done: true,
+  version: 7,
+};
+
+/** The `index`th answer of a script (the last one repeats). */
+function nth<T>(script: readonly T[], index: number): T | undefined {
+  return script[Math.min(index, script.length - 1)];
+}
+
 export async function startFakeAdminServer(): Promise<FakeAdminServer> {
   const requests: RecordedRequest[] = [];
   let drainPollCount = 0;
+  let drainCalls = 0;
+  let rebalanceCalls = 0;
   const state: FakeAdminServer = {
     url: "",
     requests,
-    drainPolls: [{ draining: true, remaining: 0, transferring: 0, done: true }],
+    drainPolls: [],
+    drainAnswers: [],
+    rebalanceRounds: [],
+    reset() {
+      requests.length = 0;
+      state.drainPolls = [{ draining: true, remaining: 0, transferring: 0, incoming: 0, done: true }];
+      state.drainAnswers = [];
+      state.rebalanceRounds = [BALANCED];
+      delete state.brokenNodes;
+      drainPollCount = 0;
+      drainCalls = 0;
+      rebalanceCalls = 0;
+    },
     close: () => new Promise((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
   };
+  state.reset();
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const method = request.method ?? "GET";
@@ -113,15 +167,23 @@ export async function startFakeAdminServer(): Promise<FakeAdminServer> {
     if (match) {
       const nodeId = decodeURIComponent(match[2] ?? "");
       if (match[1] === "POST") {
-        drainPollCount = 0;
-        return send(response, 202, { nodeId, draining: true, begun: 2, unplaceable: nodeId === "node-lonely" ? 1 : 0, remaining: 4, transferring: 2 });
+        const scripted = nth(state.drainAnswers, drainCalls);
+        drainCalls += 1;
+        const answer = scripted ?? { begun: 2, unplaceable: nodeId === "node-lonely" ? 1 : 0, remaining: 4, transferring: 2, incoming: 0, done: false, stalled: null };
+        return send(response, 202, { nodeId, draining: true, ...answer });
       }
       if (match[1] === "GET") {
         const poll = state.drainPolls[Math.min(drainPollCount, state.drainPolls.length - 1)];
         drainPollCount += 1;
         return send(response, 200, { nodeId, ...poll });
       }
-      return send(response, 200, { nodeId, draining: false, remaining: 1, transferring: 0 });
+      return send(response, 200, { nodeId, draining: false, remaining: 1, transferring: 0, incoming: 0 });
+    }
+    if (route === "POST /admin/rebalance") {
+      const { dryRun = false, maxConcurrent = 4 } = body as { dryRun?: boolean; maxConcurrent?: number };
+      const round = nth(state.rebalanceRounds, rebalanceCalls) ?? BALANCED;
+      rebalanceCalls += 1;
+      return send(response, dryRun ? 200 : 202, { dryRun, maxConcurrent, ...round });
     }
     return error(response, 404, "not_found", `no route ${route}`);
   }

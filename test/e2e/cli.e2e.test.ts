@@ -3,7 +3,8 @@
 // least once, as the real `node bin/mink.js` child process. A transfer is accepted (exit 0, the pending
 // transfer printed) and then completes: `mink stream --json` shows the target owning the stream, opened, and
 // the bytes read back through the router are the same. A drain waits until the node owns nothing, and every
-// stream reads back the same. The waits are for conditions with a deadline (eventually); nothing here
+// stream reads back the same. `mink cluster rebalance` plans (dry run) and then moves streams off a node that
+// got every new one, and they read back the same. The waits are for conditions with a deadline (eventually); nothing here
 // asserts on timing.
 //
 //   npm run test:e2e -- test/e2e/cli.e2e.test.ts
@@ -227,6 +228,59 @@ describe("mink CLI against a three-node mink", () => {
     const undrain = await mink(["undrain", drained]);
     expect(undrain.code, undrain.stderr).toBe(0);
     expect(undrain.stdout).toMatch(new RegExp(`^${drained} is no longer draining`));
+  });
+
+  it("rebalances: a dry run plans moves off the node that got every new stream and changes nothing; the real one spreads them, and every stream reads back", { timeout: 180_000 }, async () => {
+    await noPendingTransfers();
+    const nodesJson = async (): Promise<Array<{ id: string; slots: number; streams: number }>> => {
+      const run = await mink(["nodes", "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+      return (JSON.parse(run.stdout) as { nodes: Array<{ id: string; slots: number; streams: number }> }).nodes;
+    };
+    // Every new stream lands on node-0: the other nodes take none while they are created.
+    const heavy = "node-0";
+    const others = (await nodesJson()).filter((node) => node.id !== heavy);
+    for (const node of others) expect((await mink(["slots", node.id, "0"])).code).toBe(0);
+    const paths = Array.from({ length: 9 }, (_, i) => `cli-e2e/rebalance/${i}`);
+    const contents = new Map(paths.map((path, i) => [path, `rebalanced ${i}\n`]));
+    try {
+      for (const [path, content] of contents) await createWithContent(path, content);
+    } finally {
+      for (const node of others) expect((await mink(["slots", node.id, String(node.slots)])).code).toBe(0);
+    }
+    for (const path of paths) expect(await owner(path), path).toBe(heavy);
+    const heavyBefore = (await nodesJson()).find((node) => node.id === heavy)?.streams ?? 0;
+
+    const dry = await mink(["cluster", "rebalance", "--dry-run", "--json"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    const plan = JSON.parse(dry.stdout) as { dryRun: boolean; begun: unknown[]; plan: { moves: Array<{ name: string; from: string; to: string }>; orphans: unknown[] } };
+    expect(plan).toMatchObject({ dryRun: true, begun: [], plan: { orphans: [] } });
+    expect(plan.plan.moves.filter((move) => move.from === heavy && paths.includes(move.name)).length).toBeGreaterThan(0);
+    const pending = await mink(["transfers", "--json"]);
+    expect((JSON.parse(pending.stdout) as { transfers: unknown[] }).transfers).toEqual([]); // the dry run began nothing
+    const dryText = await mink(["cluster", "rebalance", "--dry-run"]);
+    expect(dryText.code, dryText.stderr).toBe(0);
+    expect(dryText.stdout).toMatch(/^moves: \d+ transfers?, at most 4 pending at a time$/m);
+    expect(dryText.stdout).toMatch(/^mean load \d+\.\d\d streams per slot .*: sources above \d+\.\d\d, targets below \d+\.\d\d$/m);
+
+    const rebalance = await mink(["cluster", "rebalance", "--max-concurrent", "2"]);
+    expect(rebalance.code, rebalance.stderr).toBe(0);
+    expect(rebalance.stdout).toMatch(/^rebalance: \d+ moves? planned; 2 transfers begun, at most 2 pending at a time$/m);
+    expect(rebalance.stdout).toMatch(/^rebalanced: \d+ transfers? completed; mean load /m);
+
+    const after = await nodesJson();
+    expect(after.find((node) => node.id === heavy)?.streams ?? 0).toBeLessThan(heavyBefore);
+    const moved: string[] = [];
+    for (const [path, content] of contents) {
+      if ((await owner(path)) !== heavy) moved.push(path);
+      expect(await readBack(path), path).toBe(content);
+    }
+    expect(moved.length).toBeGreaterThan(0);
+    expect(await readBack(STREAM_PATH)).toBe(STREAM_CONTENT);
+    // Balanced now: another round plans nothing and is done at once.
+    const again = await mink(["cluster", "rebalance", "--json"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ done: true, begun: [], plan: { moves: [], orphans: [] } });
   });
 
   it("runs as `node bin/mink.js`: JSON on stdout and exit 0 with the token, exit 1 and a clear message without", async () => {

@@ -6,7 +6,7 @@
 // may complete transfers on their own at any time, so tests on them assert on what the MetaLog shows in the
 // answer of the call (or what holds however far the handoff got); the exact BeginTransfer and drain rows use
 // "ghost" nodes registered straight in the MetaLog, which no Durable Object runs, so their transfers stay
-// pending.
+// pending. Last, POST /admin/rebalance: a dry run, a real round capped by maxConcurrent, and its bad bodies.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -251,6 +251,7 @@ describe("admin endpoints: slots, transfers and drain", () => {
       ["POST", "/admin/nodes/adm-0/drain", undefined],
       ["GET", "/admin/nodes/adm-0/drain", undefined],
       ["DELETE", "/admin/nodes/adm-0/drain", undefined],
+      ["POST", "/admin/rebalance", '{"dryRun":true}'],
     ];
     for (const [method, path, body] of endpoints) {
       const attempts: Record<string, string>[] = [{}, { authorization: `Bearer ${TOKEN}x` }];
@@ -342,7 +343,7 @@ describe("admin endpoints: slots, transfers and drain", () => {
     const progress = await admin("GET", `/admin/nodes/${drained}/drain`);
     expect(progress.status).toBe(200);
     const shown = await progress.json<{ nodeId: string; draining: boolean; remaining: number; transferring: number; done: boolean }>();
-    expect(shown).toMatchObject({ nodeId: drained, draining: true, done: shown.remaining === 0 });
+    expect(shown).toMatchObject({ nodeId: drained, draining: true, incoming: 0, done: shown.remaining === 0 });
     expect(shown.transferring).toBe(shown.remaining);
 
     const undrained = await admin("DELETE", `/admin/nodes/${drained}/drain`);
@@ -419,7 +420,17 @@ describe("admin endpoints: slots, transfers and drain", () => {
     const response = await admin("POST", "/admin/nodes/ghost-a/drain");
     for (const node of served) await setSlots(node.id, node.slots);
     expect(response.status).toBe(202);
-    expect(await response.json()).toEqual({ nodeId: "ghost-a", draining: true, begun: 4, unplaceable: 0, remaining: 5, transferring: 5 });
+    expect(await response.json()).toEqual({
+      nodeId: "ghost-a",
+      draining: true,
+      begun: 4,
+      unplaceable: 0,
+      remaining: 5,
+      transferring: 5,
+      incoming: 0,
+      done: false,
+      stalled: null,
+    });
 
     const moving = (await transfers()).filter((row) => row.source === "ghost-a");
     expect(moving.map((row) => row.name).sort()).toEqual(["ghost/d1", "ghost/d2", "ghost/d3", "ghost/t1", "ghost/t2"]);
@@ -435,17 +446,19 @@ describe("admin endpoints: slots, transfers and drain", () => {
       draining: true,
       remaining: 5,
       transferring: 5,
+      incoming: 0,
       done: false,
     });
     // A second drain plans only what is not moving yet: nothing.
     expect(await (await admin("POST", "/admin/nodes/ghost-a/drain")).json()).toMatchObject({ begun: 0, remaining: 5, transferring: 5 });
-    // A node holding nothing is drained at once.
-    expect(await (await admin("POST", "/admin/nodes/ghost-b/drain")).json()).toMatchObject({ begun: 0, unplaceable: 0, remaining: 0, transferring: 0 });
-    expect(await (await admin("GET", "/admin/nodes/ghost-b/drain")).json()).toEqual({ nodeId: "ghost-b", draining: true, remaining: 0, transferring: 0, done: true });
+    // A node holding nothing is not drained while transfers to it are pending (t1 and one of the new moves):
+    // they land on it, and a drain after that moves them away.
+    expect(await (await admin("POST", "/admin/nodes/ghost-b/drain")).json()).toMatchObject({ begun: 0, unplaceable: 0, remaining: 0, transferring: 0, incoming: 2, done: false, stalled: null });
+    expect(await (await admin("GET", "/admin/nodes/ghost-b/drain")).json()).toEqual({ nodeId: "ghost-b", draining: true, remaining: 0, transferring: 0, incoming: 2, done: false });
 
     const undrained = await admin("DELETE", "/admin/nodes/ghost-a/drain");
     expect(undrained.status).toBe(200);
-    expect(await undrained.json()).toEqual({ nodeId: "ghost-a", draining: false, remaining: 5, transferring: 5 });
+    expect(await undrained.json()).toEqual({ nodeId: "ghost-a", draining: false, remaining: 5, transferring: 5, incoming: 0 });
     expect(await (await admin("GET", "/admin/nodes/ghost-a/drain")).json()).toMatchObject({ draining: false, done: false });
     // Undrain moves nothing back: the transfers stay pending.
     expect((await transfers()).filter((row) => row.source === "ghost-a")).toHaveLength(5);
@@ -460,5 +473,91 @@ describe("admin endpoints: slots, transfers and drain", () => {
     await expectError(await admin("POST", `/admin/nodes/${"g".repeat(257)}/drain`), 400, "invalid", /^invalid path: id: /);
     // The ghosts take no more streams (no Durable Object would serve them).
     for (const id of GHOSTS) await setSlots(id, 0);
+  });
+});
+
+interface MoveRow {
+  streamId: string;
+  name: string;
+  from: string;
+  to: string;
+  kind: string;
+}
+
+interface RebalanceBody {
+  dryRun: boolean;
+  maxConcurrent: number;
+  plan: { orphans: MoveRow[]; moves: MoveRow[]; meanLoad: number; bands: { above: number; below: number }; unplaceable: number };
+  begun: MoveRow[];
+  pending: number;
+  done: boolean;
+  version: number;
+}
+
+describe("admin endpoints: rebalance", () => {
+  // Two more ghosts: reb-a gets twelve streams (placed, never opened: their transfers stay pending, since no
+  // node runs reb-a to hand them over), reb-b none. The served nodes' streams from the tests above take part
+  // too (their transfers complete on their own), so assertions hold whatever else the plan holds.
+  const REB = ["reb-a", "reb-b"];
+  const heartbeat = async (): Promise<void> => {
+    for (const id of REB) expect((await meta.heartbeat(id, 1)).ok).toBe(true);
+  };
+
+  it("POST /admin/rebalance: a dry run lists the plan and begins nothing; a real round begins at most maxConcurrent transfers, counting those pending; bad bodies are 400", async () => {
+    for (const id of REB) expect((await meta.propose({ type: "RegisterNode", nodeId: id, nodeEpoch: 1, addr: `http://ghost.invalid/n/${id}` })).ok).toBe(true);
+    const ids = await placeOn("reb-a", Array.from({ length: 12 }, (_, i) => `reb/s${i}`));
+
+    await heartbeat();
+    const dry = await admin("POST", "/admin/rebalance", { dryRun: true });
+    expect(dry.status).toBe(200);
+    const plan = await dry.json<RebalanceBody>();
+    expect(plan).toMatchObject({ dryRun: true, maxConcurrent: 4, begun: [], done: false });
+    expect(plan.plan.unplaceable).toBe(0);
+    expect(plan.plan.bands.above).toBeCloseTo(plan.plan.meanLoad * 1.1);
+    expect(plan.plan.bands.below).toBeCloseTo(plan.plan.meanLoad * 0.9);
+    // reb-a (12 streams on 1 slot) is the most loaded source: the plan starts with its streams.
+    expect(plan.plan.moves.slice(0, 3).map((m) => m.from)).toEqual(["reb-a", "reb-a", "reb-a"]);
+    for (const move of plan.plan.moves) {
+      expect(move.kind).toBe("transfer");
+      expect(move.to).not.toBe(move.from);
+      const stream = (await meta.lookupStream({ id: move.streamId })).stream;
+      expect(stream?.name).toBe(move.name);
+      if (move.from === "reb-a") expect(stream?.transfer).toBeUndefined(); // nothing began (reb-a's would still be pending)
+    }
+    expect(plan.plan.moves.filter((m) => m.from === "reb-a").every((m) => ids.includes(m.streamId))).toBe(true);
+
+    // A real round with room for two more transfers than are pending now.
+    const maxConcurrent = (await transfers()).length + 2;
+    await heartbeat();
+    const real = await admin("POST", "/admin/rebalance", { maxConcurrent });
+    expect(real.status).toBe(202);
+    const round = await real.json<RebalanceBody>();
+    expect(round).toMatchObject({ dryRun: false, maxConcurrent, done: false });
+    const pendingBefore = round.pending - round.begun.length;
+    expect(round.begun.length).toBe(Math.min(round.plan.moves.length, maxConcurrent - pendingBefore));
+    expect(round.begun.length).toBeGreaterThanOrEqual(2);
+    expect(round.begun).toEqual(round.plan.moves.slice(0, round.begun.length));
+    expect(round.pending).toBeLessThanOrEqual(maxConcurrent);
+    for (const move of round.begun) {
+      const stream = (await meta.lookupStream({ id: move.streamId })).stream;
+      // Pending to its target, or (a served node's stream) already there.
+      expect(stream?.transfer === undefined ? stream?.owner : stream.transfer.target, move.name).toBe(move.to);
+    }
+    // reb-a's transfers never complete, so a round allowing one pending transfer begins nothing.
+    await heartbeat();
+    const capped = await (await admin("POST", "/admin/rebalance", { maxConcurrent: 1 })).json<RebalanceBody>();
+    expect(capped.begun).toEqual([]);
+    expect(capped.pending).toBeGreaterThanOrEqual(1);
+    // The largest maxConcurrent is accepted.
+    expect((await admin("POST", "/admin/rebalance", { dryRun: true, maxConcurrent: 64 })).status).toBe(200);
+
+    const before = (await transfers()).length;
+    await expectError(await admin("POST", "/admin/rebalance", "not json"), 400, "invalid", /not JSON/);
+    await expectError(await admin("POST", "/admin/rebalance"), 400, "invalid", /not JSON/);
+    for (const body of [{ maxConcurrent: 0 }, { maxConcurrent: 65 }, { maxConcurrent: 2.5 }, { maxConcurrent: "4" }, { dryRun: "yes" }, { dryrun: true }, [true], null]) {
+      await expectError(await admin("POST", "/admin/rebalance", body), 400, "invalid", /^invalid body: body(\.\w+)?: /);
+    }
+    expect((await transfers()).length).toBeLessThanOrEqual(before); // no refused call began anything
+    for (const id of REB) await setSlots(id, 0);
   });
 });

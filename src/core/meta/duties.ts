@@ -95,20 +95,55 @@ export interface DrainProgress {
   readonly remaining: number;
   /** Of those, how many have a transfer pending. */
   readonly transferring: number;
+  /**
+   * Transfers pending to the node: begun before it was marked draining, they still land on it (a pending
+   * transfer carries on), and only a drain after they landed moves those streams away.
+   */
+  readonly incoming: number;
 }
 
 export function drainProgress(state: MetaState, nodeId: string): DrainProgress | null {
   const node = state.nodes.get(nodeId);
   if (node === undefined) return null;
   let transferring = 0;
+  let incoming = 0;
   // A stream the source has closed but whose transfer is not complete yet is no longer "assigned" (placed
   // or opened) anywhere, but it has not left the node either: it counts as remaining until the completion.
   let closedInTransfer = 0;
   for (const [streamId, transfer] of state.transfers.entries()) {
     const stream = state.streams.get(streamId);
-    if (transfer.source !== nodeId || stream === undefined) continue;
+    if (stream === undefined) continue;
+    if (transfer.target === nodeId) incoming++;
+    if (transfer.source !== nodeId) continue;
     transferring++;
     if (stream.ownership === "closed") closedInTransfer++;
   }
-  return { nodeId, draining: node.draining, remaining: (state.assigned.get(nodeId) ?? 0) + closedInTransfer, transferring };
+  return { nodeId, draining: node.draining, remaining: (state.assigned.get(nodeId) ?? 0) + closedInTransfer, transferring, incoming };
+}
+
+/** A drain is done when the node is draining, holds nothing, and nothing is on its way to it. */
+export function isDrained(progress: DrainProgress): boolean {
+  return progress.draining && progress.remaining === 0 && progress.incoming === 0;
+}
+
+/** Why a drain cannot go on by itself (see drainStall). */
+export interface DrainStall {
+  /**
+   * `unplaceable`: no other node has slots and is not draining (add a node or raise slots, then drain again);
+   * `refused`: the log refused their transfers for now (a dead node's takeover to wait for: drain again).
+   */
+  readonly reason: "unplaceable" | "refused";
+  readonly streams: number;
+}
+
+/**
+ * Whether a drain round (planDrain's `begun` and `unplaceable` right after `progress`) leaves the drain stuck:
+ * streams remain on the node, none of them is moving, this round began nothing and nothing is on its way
+ * to the node (a transfer landing there is planned by the next round). Null while the drain is moving or done.
+ */
+export function drainStall(progress: DrainProgress, round: { readonly begun: number; readonly unplaceable: number }): DrainStall | null {
+  if (progress.remaining === 0 || progress.transferring > 0 || progress.incoming > 0 || round.begun > 0) return null;
+  // Nothing moves: every stream left was planned this round, and placed nowhere or refused.
+  if (round.unplaceable > 0) return { reason: "unplaceable", streams: round.unplaceable };
+  return { reason: "refused", streams: progress.remaining };
 }

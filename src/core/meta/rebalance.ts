@@ -1,5 +1,6 @@
 // The plan of `mink cluster rebalance` (seed 002): orphans first, then streams move from nodes above 110%
-// of the mean load to nodes below 90% of it, one transfer per move. Load is streams per slot. A pure
+// of the mean load to nodes below 90% of it, one transfer per move. Load is streams per slot, a stream with a
+// transfer pending counted where it is going (so rounds of a rebalance never overshoot). A pure
 // function of the state and the live set, so the plan is the same wherever it is computed; nothing moves
 // by itself (a node that joins gets streams only from a rebalance or new placements).
 import { chooseNode, isEligible } from "./placement.ts";
@@ -20,13 +21,18 @@ export interface RebalancePlan {
   readonly orphans: readonly RebalanceMove[];
   /** Transfers, after the orphans. */
   readonly moves: readonly RebalanceMove[];
-  /** Mean load (streams per slot over live eligible nodes, orphans counted on their targets), for display only. */
+  /** Mean load (streams per slot over live eligible nodes, orphans and pending transfers counted on their targets), for display only. */
   readonly meanLoad: number;
   /** Orphans that found no live eligible node. */
   readonly unplaceable: number;
 }
 
 export const DEFAULT_MAX_REBALANCE_MOVES = 1000;
+
+/** RB4's bands around a mean load, for display: sources are above `above`, targets below `below` (streams per slot). */
+export function rebalanceBands(meanLoad: number): { readonly above: number; readonly below: number } {
+  return { above: (meanLoad * 11) / 10, below: (meanLoad * 9) / 10 };
+}
 
 /** A live eligible node during the band phase: its count as the planned moves land, and what it can give. */
 interface Load {
@@ -40,7 +46,8 @@ interface Load {
 /**
  * Table RB — planRebalance(state, liveNodeIds, {maxMoves = 1000}):
  * | row | condition                                              | result                                                   |
- * | RB1 | stream not `placed`/`opened`, or a transfer is pending | left alone: neither an orphan nor a move (its count stays on its owner) |
+ * | RB1 | stream not `placed`/`opened`, or a transfer is pending | left alone: neither an orphan nor a move                 |
+ * | RB1b| a transfer is pending (the stream `placed`, `opened`, or closed by its source for the hand-off) | counts on its target, not its source, in every load below: a round while earlier moves are pending plans from where they will land, and does not overshoot |
  * | RB2 | owner not live (not in liveNodeIds, or not registered) | orphan: `reassign` to chooseNode over the live nodes, counting earlier orphans (lowest load, lowest id) |
  * | RB3 | orphan, no live node with slots that is not draining   | counted in `unplaceable`, no move                        |
  * | RB4 | band phase, over live eligible nodes after RB2         | mean = assigned / slots; source: load > 1.1 mean; target: load < 0.9 mean (cross-multiplied) |
@@ -57,7 +64,7 @@ export function planRebalance(
 ): RebalancePlan {
   const maxMoves = options.maxMoves ?? DEFAULT_MAX_REBALANCE_MOVES;
   const live: MetaState = { ...state, nodes: new Map([...state.nodes].filter(([id]) => liveNodeIds.has(id))) };
-  const assigned = new Map(state.assigned);
+  const assigned = landedCounts(state);
   const { orphans, unplaceable } = planOrphans(state, live, assigned, maxMoves);
   const loads = eligibleLoads(state, live, assigned);
   const total = loads.reduce((sum, load) => sum + load.count, 0);
@@ -67,6 +74,22 @@ export function planRebalance(
 }
 
 type Owned = StreamRecord & { readonly owner: string };
+
+/**
+ * RB1b: each node's assigned streams as if every pending transfer had landed: a moving stream counts on its
+ * target, and a stream its source closed for the hand-off (no longer assigned anywhere) counts there too.
+ */
+function landedCounts(state: MetaState): Map<string, number> {
+  const counts = new Map(state.assigned);
+  for (const [streamId, transfer] of state.transfers.entries()) {
+    const stream = state.streams.get(streamId);
+    if (stream === undefined) continue;
+    if (countsAsAssigned(stream) && stream.owner !== null) bump(counts, stream.owner, -1);
+    else if (stream.ownership !== "closed") continue;
+    bump(counts, transfer.target, 1);
+  }
+  return counts;
+}
 
 /** RB1: what a rebalance may touch. A stream already moving is left to its transfer. */
 function* candidates(state: MetaState): Generator<Owned> {

@@ -11,6 +11,8 @@ import {
   concernsNode,
   countsAsAssigned,
   drainProgress,
+  drainStall,
+  isDrained,
   isHandedTo,
   isEligible,
   lookupStream,
@@ -38,6 +40,9 @@ const view = (state: MetaState, streamId: string): StreamView => {
   return stream;
 };
 const ids = (views: readonly StreamView[]): string[] => views.map((v) => v.id).sort();
+const never = (): never => {
+  throw new Error("no drain progress");
+};
 
 /**
  * Nodes a, b, c, d (1 slot each). s1 opened by a, moving to b; s2 opened by b, moving to c; s3 opened by c;
@@ -134,12 +139,12 @@ describe("drainProgress", () => {
   });
   it("drainProgress counts the streams placed on or opened by the node, and those of them moving", () => {
     const state = build([draining("a")], fourStreams());
-    expect(drainProgress(state, "a")).toEqual({ nodeId: "a", draining: true, remaining: 1, transferring: 1 });
-    expect(drainProgress(state, "b")).toEqual({ nodeId: "b", draining: false, remaining: 1, transferring: 1 });
-    expect(drainProgress(state, "d")).toEqual({ nodeId: "d", draining: false, remaining: 1, transferring: 0 });
+    expect(drainProgress(state, "a")).toEqual({ nodeId: "a", draining: true, remaining: 1, transferring: 1, incoming: 0 });
+    expect(drainProgress(state, "b")).toEqual({ nodeId: "b", draining: false, remaining: 1, transferring: 1, incoming: 1 });
+    expect(drainProgress(state, "d")).toEqual({ nodeId: "d", draining: false, remaining: 1, transferring: 0, incoming: 0 });
   });
-  it("drainProgress does not count a transfer into the node as transferring", () => {
-    expect(drainProgress(fourStreams(), "c")).toEqual({ nodeId: "c", draining: false, remaining: 1, transferring: 0 });
+  it("drainProgress does not count a transfer into the node as transferring, but as incoming", () => {
+    expect(drainProgress(fourStreams(), "c")).toEqual({ nodeId: "c", draining: false, remaining: 1, transferring: 0, incoming: 1 });
   });
   it("drainProgress does not count a closed stream as remaining", () => {
     const state = build([close("s3", "c", 1)], fourStreams());
@@ -147,11 +152,38 @@ describe("drainProgress", () => {
   });
   it("drainProgress counts a stream the node closed for its transfer as remaining until the completion", () => {
     const closed = build([draining("a"), close("s1", "a", 1)], fourStreams());
-    expect(drainProgress(closed, "a")).toEqual({ nodeId: "a", draining: true, remaining: 1, transferring: 1 });
+    expect(drainProgress(closed, "a")).toEqual({ nodeId: "a", draining: true, remaining: 1, transferring: 1, incoming: 0 });
   });
   it("drainProgress reaches zero when the node's last transfer completes", () => {
     const state = build([draining("a"), close("s1", "a", 1), complete("s1", 1)], fourStreams());
-    expect(drainProgress(state, "a")).toEqual({ nodeId: "a", draining: true, remaining: 0, transferring: 0 });
+    expect(drainProgress(state, "a")).toEqual({ nodeId: "a", draining: true, remaining: 0, transferring: 0, incoming: 0 });
+    expect(isDrained(drainProgress(state, "a") ?? never())).toBe(true);
+  });
+  it("isDrained: not while a transfer to the node is pending (it lands there), nor while the node is not draining", () => {
+    const state = build([draining("c")], fourStreams()); // s2 moving from b to c; c holds s3
+    const emptied = build([close("s3", "c", 1)], state);
+    expect(drainProgress(emptied, "c")).toMatchObject({ remaining: 0, transferring: 0, incoming: 1 });
+    expect(isDrained(drainProgress(emptied, "c") ?? never())).toBe(false);
+    const landed = build([close("s2", "b", 1), complete("s2", 1)], emptied);
+    expect(drainProgress(landed, "c")).toMatchObject({ remaining: 1, transferring: 0, incoming: 0 });
+    expect(isDrained(drainProgress(landed, "c") ?? never())).toBe(false);
+    expect(isDrained({ nodeId: "x", draining: false, remaining: 0, transferring: 0, incoming: 0 })).toBe(false);
+  });
+});
+
+describe("drainStall", () => {
+  const progress = (remaining: number, transferring: number, incoming = 0) => ({ nodeId: "a", draining: true, remaining, transferring, incoming });
+  it("is null while something moves, something arrives, the round began a transfer, or the node is empty", () => {
+    expect(drainStall(progress(3, 1), { begun: 0, unplaceable: 2 })).toBeNull();
+    expect(drainStall(progress(3, 0, 1), { begun: 0, unplaceable: 3 })).toBeNull();
+    expect(drainStall(progress(3, 0), { begun: 1, unplaceable: 2 })).toBeNull();
+    expect(drainStall(progress(0, 0), { begun: 0, unplaceable: 0 })).toBeNull();
+  });
+  it("says unplaceable when streams remain, none moves, and the round found no node for them", () => {
+    expect(drainStall(progress(2, 0), { begun: 0, unplaceable: 2 })).toEqual({ reason: "unplaceable", streams: 2 });
+  });
+  it("says refused when streams remain, none moves, and the round had a node for them but began nothing", () => {
+    expect(drainStall(progress(2, 0), { begun: 0, unplaceable: 0 })).toEqual({ reason: "refused", streams: 2 });
   });
 });
 

@@ -1,7 +1,8 @@
 // The rebalance plan (src/core/meta/rebalance.ts; seed 002): one test per row of table RB, then fast-check
 // properties over random states built with `apply`: orphans come first and are exactly the live-ownerless
 // streams, no move targets a dead, draining or slotless node, transfers never widen the load spread and are
-// BeginTransfers the rules accept, an uncut plan leaves no source/target pair a single move could narrow,
+// BeginTransfers the rules accept, an uncut plan leaves no source/target pair a single move could narrow and
+// a second round after its transfers began plans none more (pending transfers count on their targets),
 // a stream moves at most once, the plan is deterministic, and a balanced cluster plans nothing.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -60,6 +61,35 @@ describe("table RB: planRebalance", () => {
     const plan = planRebalance(state, live("b"));
     expect(plan.orphans.map((m) => m.name).sort()).toEqual(["st-0", "st-1"]);
     expect(plan.moves).toEqual([]);
+  });
+  it("RB1b: a pending transfer counts on its target: a second round while the first round's moves are pending plans nothing more", () => {
+    const nodes = ["a", "b", "c", "d"].map((id) => ({ id, slots: 1 }));
+    const ids = live("a", "b", "c", "d");
+    let state = stateOf(nodes, many("a", 8));
+    const first = planRebalance(state, ids);
+    expect(edges(first.moves)).toEqual(["a>b", "a>c", "a>d", "a>b", "a>c", "a>d"]);
+    state = build(first.moves.map((m) => begin(m.streamId, m.to)), state);
+    // As if they had landed: a 2, b 2, c 2, d 2. Counted on their sources (a 8), a would give up its last two.
+    expect(planRebalance(state, ids)).toEqual({ orphans: [], moves: [], meanLoad: 2, unplaceable: 0 });
+    // Half landed, half still pending: the same.
+    const landed = first.moves.slice(0, 3);
+    state = build(landed.flatMap((m) => [close(m.streamId, "a", 1), complete(m.streamId, 1)]), state);
+    expect(planRebalance(state, ids)).toMatchObject({ moves: [], meanLoad: 2 });
+  });
+  it("RB1b: a stream its source closed for the hand-off counts on the target; a transfer of a dead node's stream leaves the target's count, not an orphan", () => {
+    const nodes = ["a", "b", "c"].map((id) => ({ id, slots: 1 }));
+    // a 6 streams, two of them moving to b, one of those already closed by a: landed, a 4, b 2, c 0.
+    let state = stateOf(nodes, many("a", 6));
+    const [s0, s1] = streamsOf(state, "a");
+    state = build([begin(s0 ?? "", "b"), begin(s1 ?? "", "b"), close(s0 ?? "", "a", 1)], state);
+    const plan = planRebalance(state, live("a", "b", "c"));
+    expect(edges(plan.moves)).toEqual(["a>c", "a>c"]);
+    expect(plan.meanLoad).toBe(2);
+    // a dead: its four unmoved streams are orphans (to c, c, then b, c by load counting the two for b), the moving ones are not.
+    const dead = planRebalance(state, live("b", "c"));
+    expect(dead.orphans.map((m) => m.streamId)).not.toContain(s0);
+    expect(dead.orphans.map((m) => m.streamId)).not.toContain(s1);
+    expect(edges(dead.orphans)).toEqual(["a>c", "a>c", "a>b", "a>c"]);
   });
   it("RB2: an orphan goes to the least-loaded live node counting the orphans before it, lowest id on ties", () => {
     const state = stateOf([{ id: "a", slots: 1 }, { id: "b", slots: 1 }, { id: "c", slots: 2 }, { id: "d", slots: 1 }], many("d", 4));
@@ -178,6 +208,21 @@ function caseOf(scenario: Scenario): Case {
   return { state, liveIds, plan: planRebalance(state, liveIds, scenario.maxMoves === undefined ? {} : { maxMoves }), maxMoves };
 }
 
+/**
+ * Each node's streams as if every pending transfer had landed (RB1b), counted from the stream records
+ * themselves rather than from `state.assigned`: a moving stream (placed, opened, or closed for its hand-off)
+ * on its target, any other placed or opened stream on its owner.
+ */
+function landedCounts(state: MetaState): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const stream of state.streams.values()) {
+    const transfer = state.transfers.get(stream.id);
+    const at = transfer !== undefined && (countsAsAssigned(stream) || stream.ownership === "closed") ? transfer.target : countsAsAssigned(stream) ? stream.owner : null;
+    if (at !== null) counts.set(at, (counts.get(at) ?? 0) + 1);
+  }
+  return counts;
+}
+
 const eligibleLive = ({ state, liveIds }: Case): NodeRecord[] => [...state.nodes.values()].filter((n) => liveIds.has(n.id) && isEligible(n));
 const candidates = (state: MetaState) => [...state.streams.values()].filter((s) => countsAsAssigned(s) && !state.transfers.has(s.id));
 const cut = ({ plan, maxMoves }: Case): boolean => plan.orphans.length + plan.moves.length >= maxMoves;
@@ -229,7 +274,7 @@ describe("planRebalance properties", () => {
   it("transfers are BeginTransfers the rules accept, and none widens the spread of load over live eligible nodes", () => {
     property((c) => {
       const nodes = eligibleLive(c);
-      const counts = applyMoves(new Map(c.state.assigned), c.plan.orphans);
+      const counts = applyMoves(landedCounts(c.state), c.plan.orphans);
       let [num, den] = spread(nodes, counts);
       let state = c.state;
       for (const move of c.plan.moves) {
@@ -247,7 +292,7 @@ describe("planRebalance properties", () => {
     property((c) => {
       if (cut(c)) return;
       const nodes = eligibleLive(c);
-      const counts = applyMoves(new Map(c.state.assigned), [...c.plan.orphans, ...c.plan.moves]);
+      const counts = applyMoves(landedCounts(c.state), [...c.plan.orphans, ...c.plan.moves]);
       const count = (n: NodeRecord): number => counts.get(n.id) ?? 0;
       const total = nodes.reduce((sum, n) => sum + count(n), 0);
       const slots = nodes.reduce((sum, n) => sum + n.slots, 0);
@@ -256,6 +301,19 @@ describe("planRebalance properties", () => {
       const sources = nodes.filter((n) => 10 * count(n) * slots > 11 * total * n.slots && movable(n));
       const targets = nodes.filter((n) => 10 * count(n) * slots < 9 * total * n.slots);
       for (const s of sources) for (const t of targets) expect((count(s) - 1) * t.slots).toBeLessThan((count(t) + 1) * s.slots);
+    });
+  });
+
+  it("RB1b: once an uncut plan's transfers have begun, the next round plans the same orphans, and no further transfer when there were none", () => {
+    property((c) => {
+      if (cut(c)) return;
+      const begun = build(c.plan.moves.map((m) => begin(m.streamId, m.to)), c.state);
+      const next = planRebalance(begun, c.liveIds);
+      expect(next.meanLoad).toBe(c.plan.meanLoad);
+      expect(next.orphans.map((m) => m.streamId)).toEqual(c.plan.orphans.map((m) => m.streamId));
+      // Orphans are planned first, over the loads before this round's transfers; so only without them is
+      // the second round's band phase the first one's end state.
+      if (c.plan.orphans.length === 0) expect(next.moves).toEqual([]);
     });
   });
 
