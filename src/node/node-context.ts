@@ -39,7 +39,7 @@ export interface AcknowledgedChange {
 }
 
 /** Takeovers this incarnation ran (for /metrics). */
-export interface TakeoverStats {
+interface TakeoverStats {
   completed: number;
   streamsClosed: number;
   walObjectsReplayed: number;

@@ -45,7 +45,7 @@ export interface NodeMetrics {
 }
 
 /** A fault for tests (POST /admin/faults, only with FAULTS_ENABLED=1; docs/failover.md). */
-export type FaultMode = "crash" | "zombie" | "pause" | "heal";
+type FaultMode = "crash" | "zombie" | "pause" | "heal";
 
 export interface FaultRequest {
   readonly mode: FaultMode;

@@ -17,7 +17,7 @@ const RETRY_PAUSE_MS = 50;
 const APPEND_TIMEOUT_MS = 5_000;
 
 /** The token of append `seq` of stream `name`: what the reader looks for. */
-export function token(name: string, seq: number): string {
+function token(name: string, seq: number): string {
   return `[${name}#${seq}]`;
 }
 

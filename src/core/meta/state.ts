@@ -23,7 +23,7 @@ export interface NodeRecord {
   readonly takenOver?: number;
 }
 
-export interface DeadIncarnation {
+interface DeadIncarnation {
   /** The node epoch declared dead; the record's `epoch` was raised to epoch + 1, refusing its proposals. */
   readonly epoch: number;
   /** Who is taking it over, until when: others wait for the result; an expired claim may be taken again. */
@@ -31,7 +31,7 @@ export interface DeadIncarnation {
 }
 
 /** A stream re-led away from a dead incarnation: it may open only after that incarnation's takeover. */
-export interface OrphanOf {
+interface OrphanOf {
   readonly node: string;
   readonly nodeEpoch: number;
 }
