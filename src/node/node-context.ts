@@ -76,6 +76,13 @@ export interface NodeContext {
   readonly observers: Set<(change: AcknowledgedChange) => Promise<unknown> | undefined>;
   /** Set once the WAL writer stopped: the node acknowledges nothing more and must restart. */
   stopped: DomainError | null;
+  /**
+   * Until when this incarnation may serve without hearing from the metadata log again: the send time of
+   * its last acknowledged heartbeat plus `leaseTtlMs − heartbeatMs`. The log declares it dead `leaseTtlMs`
+   * after it received that heartbeat, so a node that cannot reach it stops serving first (no stale read
+   * from a node whose streams were taken over; writes are fenced by the seal anyway).
+   */
+  liveUntilMs: number;
 }
 
 /** How long an answer waits for the observers' work on its change (a report to the metadata log). */

@@ -20,6 +20,8 @@ const PARK_POLL_MS = 200;
 
 /** Null: serve here. Otherwise the reply (307, 409, 503). */
 export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply | null> {
+  // Out of touch with the metadata log for nearly a lease: it may be declared dead and taken over.
+  if (ctx.now() >= ctx.liveUntilMs) return errorReply(unavailable("this node has lost touch with the metadata log; retry"));
   let held = ctx.registry.byName(name);
   if (held?.phase.kind === "opened") return null;
   const parkUntilMs = ctx.now() + PARK_TIMEOUT_MS;

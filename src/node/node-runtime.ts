@@ -88,6 +88,7 @@ export class NodeRuntime {
     const appendCounts: AppendCounts = { appends: 0, bytes: 0 };
     const store = countingStore(deps.store, storeRequests);
     const { nodeId, nodeEpoch } = deps;
+    const registeredAtMs = deps.now();
     const registered = await deps.meta.propose({ type: "RegisterNode", nodeId, nodeEpoch, addr: deps.addr });
     if (!registered.ok) throw new Error(`RegisterNode refused: ${registered.error.message}`);
     const takeovers = { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 };
@@ -133,6 +134,8 @@ export class NodeRuntime {
       random: deps.random,
       background: deps.background,
       stopped: null,
+      // The registration counts as a heartbeat (the log records it as one).
+      liveUntilMs: registeredAtMs + selfLeaseMs(deps.settings),
     };
     ctx.observers.add(subscriptionDelivery(ctx, deps.meta));
     await attachMissingSources(ctx);
@@ -164,8 +167,10 @@ export class NodeRuntime {
   async beat(): Promise<BeatOutcome> {
     if (this.fault !== null && (this.fault.mode === "zombie" || this.ctx.now() < this.fault.untilMs)) return "suppressed";
     this.fault = null;
+    const sentAtMs = this.ctx.now();
     const beat = await this.meta.heartbeat(this.ctx.nodeId, this.ctx.nodeEpoch);
     if (!beat.ok) return beat.error.code === "stale_epoch" ? "replaced" : "failed";
+    this.ctx.liveUntilMs = Math.max(this.ctx.liveUntilMs, sentAtMs + selfLeaseMs(this.ctx.settings));
     try {
       await this.coordinator.step();
     } catch (error) {
@@ -241,6 +246,11 @@ export class NodeRuntime {
       takeovers: { ...this.ctx.takeovers },
     };
   }
+}
+
+/** How long a node serves after a heartbeat was acknowledged (see NodeContext.liveUntilMs). */
+function selfLeaseMs(settings: NodeSettings): number {
+  return Math.max(settings.leaseTtlMs - settings.heartbeatMs, settings.leaseTtlMs / 2);
 }
 
 /** The WAL writer stopped: acknowledge nothing more, end live readers, tell the shell (once). */
