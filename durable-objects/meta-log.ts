@@ -118,8 +118,8 @@ export class MetaLog extends DurableObject<Env> {
     return this.log.watch(since, timeoutMs);
   }
 
-  watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties> {
-    return this.log.watchDuties(nodeId, since, timeoutMs);
+  watchDuties(nodeId: string, since: number, timeoutMs: number, nodeEpoch?: number): Promise<NodeDuties> {
+    return this.log.watchDuties(nodeId, since, timeoutMs, nodeEpoch);
   }
 
   pendingTransfers(): { version: number; streams: StreamView[] } {

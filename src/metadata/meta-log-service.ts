@@ -144,8 +144,11 @@ export class MetaLogService {
    * With `since` 0 (a node's start) or after a gap in the retained log, `handedTo` comes from a scan of
    * every stream, so a target that crashed between a completion and its open still opens at once.
    */
-  async watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties> {
+  async watchDuties(nodeId: string, since: number, timeoutMs: number, nodeEpoch?: number): Promise<NodeDuties> {
     if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
+    // Duties belong to an incarnation: a superseded one (a zombie) is told so and takes no step.
+    const superseded = (): boolean => nodeEpoch !== undefined && checkHeartbeat(this.current, nodeId, nodeEpoch) !== null;
+    if (superseded()) return { version: this.current.version, transfers: [], handedTo: [], superseded: true };
     const deadlineMs = this.now() + this.boundedWaitMs(timeoutMs);
     // A wait that ended without a change (its timeout, or the bound on waiters reached) answers at once.
     for (let woken = true; ; ) {
@@ -158,6 +161,7 @@ export class MetaLogService {
       // it, so a watcher costs about one call per `timeoutMs` unless it has work.
       const remainingMs = deadlineMs - this.now();
       const relevant = changes === null || changes.full || changes.streams.some((stream) => concernsNode(stream, nodeId));
+      if (superseded()) return { version: state.version, transfers: [], handedTo: [], superseded: true };
       if (relevant || remainingMs <= 0 || !woken) return { version: state.version, transfers: transferDuties(state, nodeId), handedTo };
       woken = (await this.waiters.wait(CHANGE, remainingMs)) === "changed";
     }

@@ -55,7 +55,11 @@ export class TransferWatcher {
     let since = 0;
     while (!this.stopped && this.ctx.stopped === null) {
       try {
-        const duties = await this.meta.watchDuties(this.ctx.nodeId, since, since === 0 ? 0 : this.watchMs);
+        const duties = await this.meta.watchDuties(this.ctx.nodeId, since, since === 0 ? 0 : this.watchMs, this.ctx.nodeEpoch);
+        if (duties.superseded === true) {
+          console.warn(`node ${this.ctx.nodeId} epoch ${this.ctx.nodeEpoch}: superseded; its watcher stops`);
+          break;
+        }
         since = duties.version;
         if (this.stopped) break;
         if (this.paused) continue;

@@ -37,6 +37,8 @@ export type ProposeResult<T extends CommandType = CommandType> = ResultOf<T> & {
 /** What the metadata log asks of one node now (see `watchDuties`). */
 export interface NodeDuties {
   readonly version: number;
+  /** The asking incarnation is superseded (a later epoch registered, or it was declared dead): it must take no step. */
+  readonly superseded?: true;
   readonly transfers: readonly StreamView[];
   readonly handedTo: readonly StreamView[];
 }
@@ -153,7 +155,7 @@ export interface MetaLogClient {
   view(): Promise<MetaView>;
   lookupStream(query: StreamQuery): Promise<StreamLookup>;
   watch(since: number, timeoutMs: number): Promise<ViewChanges>;
-  watchDuties(nodeId: string, since: number, timeoutMs: number): Promise<NodeDuties>;
+  watchDuties(nodeId: string, since: number, timeoutMs: number, nodeEpoch?: number): Promise<NodeDuties>;
   pendingTransfers(): Promise<{ version: number; streams: StreamView[] }>;
   drain(nodeId: string): Promise<DrainAnswer>;
   undrain(nodeId: string): Promise<DrainAnswer>;

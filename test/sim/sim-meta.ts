@@ -129,7 +129,8 @@ export class SimMetaLog {
     return {
       propose: (command) => call(`propose ${describeCommand(command)}`, () => service.propose(command)) as never,
       lookupStream: (query) => call(`lookup ${"name" in query ? query.name : query.id}`, () => service.lookupStream(query)),
-      watchDuties: (nodeId, since, timeoutMs) => call(`watchDuties since ${since}`, () => service.watchDuties(nodeId, since, timeoutMs)),
+      watchDuties: (nodeId, since, timeoutMs, nodeEpoch) =>
+        call(`watchDuties since ${since}`, () => service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
       heartbeat: (nodeId, nodeEpoch) => call("heartbeat", () => service.heartbeat(nodeId, nodeEpoch)),
       coordinatorTick: (coordinator, maxMoves) => call("coordinatorTick", () => service.coordinatorTick(coordinator, maxMoves)),
       onStreamAppended: () => call("onStreamAppended", () => ({ effects: [], subscriptions: 0 })),

@@ -23,7 +23,7 @@ export class MemoryMetaLog {
     return {
       propose: (command) => call(() => this.service.propose(command)) as never,
       lookupStream: (query) => call(() => this.service.lookupStream(query)),
-      watchDuties: (nodeId, since, timeoutMs) => call(() => this.service.watchDuties(nodeId, since, timeoutMs)),
+      watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => call(() => this.service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
       heartbeat: (nodeId, nodeEpoch) => call(() => this.service.heartbeat(nodeId, nodeEpoch)),
       coordinatorTick: (coordinator, maxMoves) => call(() => this.service.coordinatorTick(coordinator, maxMoves)),
       onStreamAppended: () => call(() => ({ effects: [], subscriptions: 0 })),

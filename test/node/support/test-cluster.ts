@@ -118,7 +118,7 @@ function gatedMeta(meta: NodeMetaPort, gate: { crashed: boolean }): NodeMetaPort
   return {
     propose: (command) => through(() => meta.propose(command)),
     lookupStream: (query) => through(() => meta.lookupStream(query)),
-    watchDuties: (nodeId, since, timeoutMs) => through(() => meta.watchDuties(nodeId, since, timeoutMs)),
+    watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => through(() => meta.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
     heartbeat: (nodeId, nodeEpoch) => through(() => meta.heartbeat(nodeId, nodeEpoch)),
     coordinatorTick: (coordinator, maxMoves) => through(() => meta.coordinatorTick(coordinator, maxMoves)),
     onStreamAppended: (tails) => through(() => meta.onStreamAppended(tails)),
