@@ -8,6 +8,7 @@ import {
   changesSince,
   checkHeartbeat,
   checkCoordinator,
+  collectableStreams,
   concernsNode,
   deadToDeclare,
   DEFAULT_LEASE_TTL_MS,
@@ -38,7 +39,7 @@ import {
   type Touched,
   type ViewChanges,
 } from "../core/meta/index.ts";
-import type { CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, NodeLiveness, ProposeResult } from "../ports/meta-log-client.ts";
+import type { CollectionAnswer, CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, NodeLiveness, ProposeResult } from "../ports/meta-log-client.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
 import { planRebalance, type RebalanceMove } from "../core/meta/rebalance.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../ports/meta-log-client.ts";
@@ -228,6 +229,13 @@ export class MetaLogService {
     }
     const orphansLeft = planReassignments(this.current, live, 1).length > 0;
     return { ok: true, declared, reassigned, orphansLeft, version: this.current.version };
+  }
+
+  /** Which of these stream ids found in the store may be collected (table GC), for the coordinator only. */
+  collectable(coordinator: Coordinator, streamIds: readonly string[]): CollectionAnswer {
+    const fenced = checkCoordinator(this.current, coordinator, this.now());
+    if (fenced !== null) return { ok: false, error: fenced };
+    return { ok: true, ...collectableStreams(this.current, streamIds) };
   }
 
   /** Records a heartbeat (soft state: lost on restart, see seedLiveness). */

@@ -8,12 +8,16 @@
 import type { DomainError } from "../core/errors.ts";
 import type { Coordinator } from "../core/meta/commands.ts";
 import type { CoordinatorTickAnswer, MetaLogClient } from "../ports/meta-log-client.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
+import { collectRound } from "./stream-gc.ts";
 
 export interface CoordinatorStats {
   /** Ticks this incarnation ran as the lease holder. */
   ticks: number;
   /** Nodes it declared dead (failovers begun). */
   failovers: number;
+  /** Deleted streams whose objects its collection loop deleted. */
+  streamsCollected: number;
   /** Streams it re-led away from dead nodes. */
   reassigned: number;
   /** Times it acquired the lease (at a new coordinator epoch). */
@@ -23,7 +27,9 @@ export interface CoordinatorStats {
 export interface CoordinatorDeps {
   readonly nodeId: string;
   readonly nodeEpoch: number;
-  readonly meta: Pick<MetaLogClient, "propose" | "coordinatorTick">;
+  readonly meta: Pick<MetaLogClient, "propose" | "coordinatorTick" | "collectable">;
+  /** Where the collection loop deletes the objects of deleted streams. */
+  readonly store: ObjectStore;
   readonly now: () => number;
   readonly leaseTtlMs: number;
   readonly tickMs: number;
@@ -31,7 +37,9 @@ export interface CoordinatorDeps {
 }
 
 export class CoordinatorRole {
-  readonly stats: CoordinatorStats = { ticks: 0, failovers: 0, reassigned: 0, leasesAcquired: 0 };
+  readonly stats: CoordinatorStats = { ticks: 0, failovers: 0, reassigned: 0, leasesAcquired: 0, streamsCollected: 0 };
+  /** Where the collection loop lists from next (one page per tick). */
+  private collectCursor: string | undefined = undefined;
   /** The coordinator epoch while this incarnation believes it holds the lease. */
   private held: number | null = null;
   /** When the held lease expires, as the log last answered. */
@@ -64,7 +72,20 @@ export class CoordinatorRole {
     }
     // Orphans still waiting: the next tick comes at once rather than a whole tick later.
     if (answer.orphansLeft && answer.reassigned > 0) this.nextTickMs = 0;
+    await this.collect(coordinator);
     return answer;
+  }
+
+  /** One page of the collection loop; its failures wait for the next tick (nothing is lost by waiting). */
+  private async collect(coordinator: Coordinator): Promise<void> {
+    try {
+      const round = await collectRound(this.deps.store, this.deps.meta, coordinator, this.collectCursor);
+      if ("fenced" in round) return;
+      this.collectCursor = round.cursor;
+      this.stats.streamsCollected += round.streamsCollected;
+    } catch (error) {
+      console.warn(`coordinator ${this.deps.nodeId}: collection round failed`, error);
+    }
   }
 
   private async holdLease(): Promise<void> {

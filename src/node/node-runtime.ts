@@ -22,6 +22,7 @@ import type { NodeSettings } from "./settings.ts";
 import { countAcknowledged, countingStore, emptyStoreRequestCounts, type AppendCounts } from "./store-metrics.ts";
 import { isGone, StreamRegistry } from "./stream-registry.ts";
 import { subscriptionDelivery } from "./subscription-delivery.ts";
+import { expireIdle } from "./stream-lifecycle.ts";
 import { TransferWatcher } from "./transfer-watcher.ts";
 import { takeOverOwnPast } from "./takeover-use.ts";
 import { CoordinatorRole } from "./coordinator.ts";
@@ -29,7 +30,15 @@ import { CoordinatorRole } from "./coordinator.ts";
 /** The part of the metadata log a node uses. */
 export type NodeMetaPort = Pick<
   MetaLogClient,
-  "propose" | "lookupStream" | "watchDuties" | "heartbeat" | "coordinatorTick" | "onStreamAppended" | "onWebhookReply" | "watchSubscriptions"
+  | "propose"
+  | "lookupStream"
+  | "watchDuties"
+  | "heartbeat"
+  | "coordinatorTick"
+  | "collectable"
+  | "onStreamAppended"
+  | "onWebhookReply"
+  | "watchSubscriptions"
 >;
 
 /**
@@ -147,6 +156,7 @@ export class NodeRuntime {
       nodeId,
       nodeEpoch,
       meta: deps.meta,
+      store,
       now: deps.now,
       leaseTtlMs: settings.leaseTtlMs,
       tickMs: settings.coordinatorTickMs,
@@ -175,6 +185,11 @@ export class NodeRuntime {
       await this.coordinator.step();
     } catch (error) {
       console.error(`node ${this.ctx.nodeId}: coordinator step failed`, error);
+    }
+    try {
+      await expireIdle(this.ctx);
+    } catch (error) {
+      console.error(`node ${this.ctx.nodeId}: expiring idle streams failed`, error);
     }
     return "ok";
   }

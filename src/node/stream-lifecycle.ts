@@ -34,6 +34,24 @@ export async function resolveLive(ctx: NodeContext, name: string): Promise<Strea
 }
 
 /**
+ * The lifecycle loop of expiry on the owner (each heartbeat): every stream held here with a TTL or an
+ * expiry time is checked by the core's rule, and an expired one is removed or soft-deleted as an access
+ * would, so its name frees without any request. Only the owner knows a stream's idle clock (the last
+ * access lives in its memory), so this runs where the stream is, fenced by the owner's node epoch.
+ * Returns how many expired.
+ */
+export async function expireIdle(ctx: NodeContext): Promise<number> {
+  let expired = 0;
+  for (const stream of [...ctx.registry.all()]) {
+    if (isGone(stream) || stream.lifecycle === "soft-deleted" || (stream.config.ttlSeconds === null && stream.config.expiresAtMs === null)) continue;
+    if (checkAccess(lifecycleView(stream), ctx.now()).kind === "ok") continue;
+    await resolveLive(ctx, stream.name);
+    expired++;
+  }
+  return expired;
+}
+
+/**
  * Writes a control record (soft delete, delete) for a stream at its acknowledged tail, after everything it
  * decided before. Resolves once durable.
  */

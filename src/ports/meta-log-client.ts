@@ -67,6 +67,11 @@ export interface NodeLiveness {
   readonly lastHeartbeatAgoMs: number | null;
 }
 
+/** The coordinator's collection decision for a page of stream ids (table GC); fenced like its tick. */
+export type CollectionAnswer =
+  | { readonly ok: true; readonly collect: readonly string[]; readonly keptSources: readonly string[] }
+  | { readonly ok: false; readonly error: DomainError };
+
 export type HeartbeatResult = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: DomainError };
 
 export interface MetaLogStats {
@@ -162,6 +167,7 @@ export interface MetaLogClient {
   drainProgress(nodeId: string): Promise<DrainProgress | null>;
   heartbeat(nodeId: string, nodeEpoch: number): Promise<HeartbeatResult>;
   coordinatorTick(coordinator: Coordinator, maxMoves: number): Promise<CoordinatorTickAnswer>;
+  collectable(coordinator: Coordinator, streamIds: readonly string[]): Promise<CollectionAnswer>;
   liveNodes(nowMs?: number): Promise<NodeRecord[]>;
   liveness(): Promise<NodeLiveness[]>;
   stats(): Promise<MetaLogStats>;

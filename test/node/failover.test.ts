@@ -147,3 +147,36 @@ describe("node tier: failover", () => {
     expect(w.cluster.meta.service.state.version).toBe(version);
   });
 });
+
+describe("node tier: lifecycle loops", () => {
+  it("DESIGN 7 lifecycle: an idle TTL stream expires without any request, and its name frees", async () => {
+    const w = await world();
+    const a = w.nodes.get("a")!;
+    expect((await a.request("PUT", "ttl/idle", { headers: { ...TEXT, "stream-ttl": "1" } })).status).toBe(201);
+    const owner = w.nodes.get(ownerOf(w, "ttl/idle").owner!)!;
+    await w.advance(1_500, [owner]);
+    expect(w.cluster.meta.service.lookupStream({ name: "ttl/idle" }).stream).toBeNull();
+    // The name is free: a create with another configuration is a new stream.
+    expect((await send(w, "a", "PUT", "ttl/idle")).status).toBe(201);
+  });
+
+  it("DESIGN 7 lifecycle: the coordinator collects the objects of deleted streams, and only those", async () => {
+    const w = await world();
+    for (const name of ["gc/gone", "gc/kept"]) {
+      expect((await send(w, "a", "PUT", name)).status).toBe(201);
+      expect((await send(w, "a", "POST", name, "data;")).status).toBe(204);
+    }
+    for (const node of w.nodes.values()) await node.runtime.compact();
+    const idOf = (name: string): string => w.cluster.meta.service.lookupStream({ name }).stream!.id;
+    const gone = idOf("gc/gone");
+    const kept = idOf("gc/kept");
+    const objectsOf = (id: string): string[] => w.cluster.store.keys().filter((key) => key.startsWith(`streams/${id}/`));
+    expect(objectsOf(gone).length).toBeGreaterThan(0);
+    expect((await send(w, "a", "DELETE", "gc/gone")).status).toBe(204);
+    // The coordinator (a) ticks: one page of streams/ per tick.
+    await w.advance(200, [...w.nodes.values()]);
+    expect(objectsOf(gone)).toEqual([]);
+    expect(objectsOf(kept).length).toBeGreaterThan(0);
+    expect(await (await send(w, "a", "GET", "gc/kept?offset=-1")).text()).toBe("data;");
+  });
+});

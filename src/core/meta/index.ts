@@ -12,3 +12,4 @@ export { ChunkedMap } from "./chunked-map.ts";
 export * from "./duties.ts";
 export * from "./failover-rules.ts";
 export * from "./failover-plan.ts";
+export * from "./collection.ts";

@@ -26,6 +26,7 @@ export class MemoryMetaLog {
       watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => call(() => this.service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
       heartbeat: (nodeId, nodeEpoch) => call(() => this.service.heartbeat(nodeId, nodeEpoch)),
       coordinatorTick: (coordinator, maxMoves) => call(() => this.service.coordinatorTick(coordinator, maxMoves)),
+      collectable: (coordinator, ids) => call(() => this.service.collectable(coordinator, ids)),
       onStreamAppended: () => call(() => ({ effects: [], subscriptions: 0 })),
       onWebhookReply: () => call(() => []),
       watchSubscriptions: (_nodeId, since, timeoutMs) =>

@@ -121,6 +121,7 @@ function gatedMeta(meta: NodeMetaPort, gate: { crashed: boolean }): NodeMetaPort
     watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => through(() => meta.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
     heartbeat: (nodeId, nodeEpoch) => through(() => meta.heartbeat(nodeId, nodeEpoch)),
     coordinatorTick: (coordinator, maxMoves) => through(() => meta.coordinatorTick(coordinator, maxMoves)),
+    collectable: (coordinator, ids) => through(() => meta.collectable(coordinator, ids)),
     onStreamAppended: (tails) => through(() => meta.onStreamAppended(tails)),
     onWebhookReply: (id, ref, done) => through(() => meta.onWebhookReply(id, ref, done)),
     watchSubscriptions: (nodeId, since, timeoutMs) => through(() => meta.watchSubscriptions(nodeId, since, timeoutMs)),
