@@ -224,6 +224,8 @@ export class NodeRuntime {
    */
   compact(): Promise<CompactionReport | null> {
     if (this.ctx.stopped !== null) return Promise.resolve(null);
+    // Out of touch with the metadata log: a takeover may be sealing this chain; no clean-up under its feet.
+    if (this.compacting === null && this.ctx.now() >= this.ctx.liveUntilMs) return Promise.resolve(null);
     if (this.compacting === null) this.bytesAtCheckpoint = this.wal.stats.bytesWritten;
     this.compacting ??= compactNode(this.ctx, this.ctx.store, { fromSeq: this.recovery.fromSeq, seals: this.recovery.seals })
       .then((report) => {

@@ -75,6 +75,14 @@ export async function sealChain(store: ObjectStore, options: SealOptions): Promi
       throw new WalCorruptError(key, `written above this sealer's seal at seq ${seq + firstWon}: not a one-in-flight writer`);
     }
     if (firstWon > 0) await inspect(store, nodeId, seq + firstWon - 1, sealedBy, sealEpoch);
+    // A seq below the old writer's head can be free again: its compaction deleted it below a checkpoint it
+    // moved while our PUT was on its way. Then the writer is above our seal and not fenced: seal above it.
+    const above = await lastObjectSeq(store, nodeId, seq + window);
+    if (above !== null) {
+      await inspect(store, nodeId, above, sealedBy, sealEpoch);
+      seq = above + 1 - window; // the loop's step moves seq to above + 1
+      continue;
+    }
     return { sealSeq: seq + window - 1 };
   }
   throw new SealContentionError(`could not seal the WAL chain of ${nodeId} in ${maxSealRounds} rounds`);

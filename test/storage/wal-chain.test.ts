@@ -135,7 +135,9 @@ describe("seal", () => {
     const memory = new MemoryStore();
     const old = new WalWriter(memory, NODE, 1, 0);
     await old.append(records(1, 1));
-    // The sealer lists (last object: 0) and, before its PUT at 1, the old writer lands seq 1.
+    // The sealer lists (last object: 0) and, before its PUT at 1, the old writer lands seq 1 (once: the
+    // sealer lists again after its seal, to find a writer above it).
+    let raced = false;
     const racing: ObjectStore = {
       ...memory,
       put: memory.put.bind(memory),
@@ -144,7 +146,8 @@ describe("seal", () => {
       delete: memory.delete.bind(memory),
       list: async (prefix, options) => {
         const page = await memory.list(prefix, options);
-        await old.append(records(2, 1));
+        if (!raced) await old.append(records(2, 1));
+        raced = true;
         return page;
       },
     };
@@ -279,5 +282,36 @@ describe("replay", () => {
     const store = new MemoryStore();
     expect(await readChain(store, { nodeId: NODE, fromSeq: 5, toSeq: 5 })).toEqual([]);
     expect(store.counts.get).toBe(0);
+  });
+});
+
+describe("sealChain against a writer that frees seqs below its head", () => {
+  it("invariant 5: a seal that lands on a seq the old writer's clean-up freed is followed by one above the writer's head", async () => {
+    const memory = new MemoryStore();
+    const old = new WalWriter(memory, NODE, 1, 0);
+    await old.append(records(1, 1)); // seq 0
+    // The sealer lists (last: 0) and aims at 1; meanwhile the old writer lands 1 and 2, compacts and frees 1.
+    let raced = false;
+    const racing: ObjectStore = {
+      ...memory,
+      put: memory.put.bind(memory),
+      get: memory.get.bind(memory),
+      head: memory.head.bind(memory),
+      delete: memory.delete.bind(memory),
+      list: async (prefix, options) => {
+        const page = await memory.list(prefix, options);
+        if (!raced) {
+          raced = true;
+          await old.append(records(2, 1)); // seq 1
+          await old.append(records(3, 1)); // seq 2
+          await memory.delete(walKey(NODE, 1));
+        }
+        return page;
+      },
+    };
+    const { sealSeq } = await sealChain(racing, { nodeId: NODE, fromSeq: 0, sealedBy: "n2", sealEpoch: 2 });
+    expect(sealSeq).toBeGreaterThan(2);
+    // The old writer's next PUT (seq 3) collides with a seal: it can never acknowledge again.
+    await expect(old.append(records(4, 1))).rejects.toBeInstanceOf(WalFencedError);
   });
 });
