@@ -31,6 +31,7 @@ import type {
 } from "../src/core/subscriptions/index.ts";
 import type { Env } from "../src/env.ts";
 import type {
+  CollectionAnswer,
   CoordinatorTickAnswer,
   DrainAnswer,
   HeartbeatResult,
@@ -144,6 +145,10 @@ export class MetaLog extends DurableObject<Env> {
 
   liveness(): NodeLiveness[] {
     return this.log.liveness();
+  }
+
+  collectable(coordinator: Coordinator, streamIds: readonly string[]): CollectionAnswer {
+    return this.log.collectable(coordinator, streamIds);
   }
 
   coordinatorTick(coordinator: Coordinator, maxMoves: number): CoordinatorTickAnswer {

@@ -133,6 +133,7 @@ export class SimMetaLog {
         call(`watchDuties since ${since}`, () => service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
       heartbeat: (nodeId, nodeEpoch) => call("heartbeat", () => service.heartbeat(nodeId, nodeEpoch)),
       coordinatorTick: (coordinator, maxMoves) => call("coordinatorTick", () => service.coordinatorTick(coordinator, maxMoves)),
+      collectable: (coordinator, ids) => call(`collectable ${ids.length} ids`, () => service.collectable(coordinator, ids)),
       onStreamAppended: () => call("onStreamAppended", () => ({ effects: [], subscriptions: 0 })),
       onWebhookReply: () => call("onWebhookReply", () => []),
       watchSubscriptions: (_nodeId, since, timeoutMs) =>
