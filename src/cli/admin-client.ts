@@ -10,11 +10,19 @@ interface NodeRow {
   slots: number;
   draining: boolean;
   live: boolean;
+  /** Since the last heartbeat the metadata log saw (null: none since it started). */
+  lastHeartbeatAgoMs: number | null;
+  /** Whether it holds the coordinator lease. */
+  coordinator: boolean;
+  /** Its incarnation declared dead and not taken over yet, and who is taking it over. */
+  declaredDead: { epoch: number; takeoverBy: string | null } | null;
   streams: number;
   openedStreams: number;
 }
 export interface NodesAnswer {
   version: number;
+  /** The coordinator lease: its holder and coordinator epoch (null: never granted). */
+  coordinator: { holder: string; coordinatorEpoch: number; expired: boolean; expiresInMs: number } | null;
   nodes: NodeRow[];
 }
 export interface SlotsAnswer {

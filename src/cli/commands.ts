@@ -18,11 +18,19 @@ export async function nodesCommand(context: CommandContext): Promise<void> {
   const answer = await context.client.nodes();
   if (context.json) return printJson(context, answer);
   if (answer.nodes.length === 0) return context.out("no registered nodes\n");
+  const lease = answer.coordinator;
+  context.out(
+    lease === null
+      ? "coordinator: none yet\n"
+      : `coordinator: ${lease.holder} at coordinator epoch ${lease.coordinatorEpoch}${lease.expired ? " (lease expired)" : ""}\n`,
+  );
   context.out(
     formatTable(
       [
         { header: "NODE" },
         { header: "LIVE" },
+        { header: "HEARTBEAT", align: "right" },
+        { header: "ROLE" },
         { header: "SLOTS", align: "right" },
         { header: "DRAINING" },
         { header: "STREAMS", align: "right" },
@@ -33,6 +41,8 @@ export async function nodesCommand(context: CommandContext): Promise<void> {
       answer.nodes.map((node) => [
         node.id,
         cell(node.live),
+        node.lastHeartbeatAgoMs === null ? "-" : `${(node.lastHeartbeatAgoMs / 1000).toFixed(1)} s ago`,
+        node.coordinator ? "coordinator" : node.declaredDead !== null ? `dead (takeover: ${node.declaredDead.takeoverBy ?? "pending"})` : "-",
         cell(node.slots),
         cell(node.draining),
         cell(node.streams),

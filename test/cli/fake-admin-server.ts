@@ -49,9 +49,34 @@ export interface FakeAdminServer {
 
 export const NODES = {
   version: 7,
+  coordinator: { holder: "node-0", coordinatorEpoch: 4, expired: false, expiresInMs: 21_000 },
   nodes: [
-    { id: "node-0", epoch: 1795949874492, address: "http://127.0.0.1:8787/n/node-0", slots: 1, draining: false, live: true, streams: 12, openedStreams: 10 },
-    { id: "node-1", epoch: 1795949874493, address: "http://127.0.0.1:8787/n/node-1", slots: 2, draining: true, live: false, streams: 3, openedStreams: 0 },
+    {
+      id: "node-0",
+      epoch: 1795949874492,
+      address: "http://127.0.0.1:8787/n/node-0",
+      slots: 1,
+      draining: false,
+      live: true,
+      lastHeartbeatAgoMs: 1_200,
+      coordinator: true,
+      declaredDead: null,
+      streams: 12,
+      openedStreams: 10,
+    },
+    {
+      id: "node-1",
+      epoch: 1795949874493,
+      address: "http://127.0.0.1:8787/n/node-1",
+      slots: 2,
+      draining: true,
+      live: false,
+      lastHeartbeatAgoMs: 41_000,
+      coordinator: false,
+      declaredDead: { epoch: 1795949874492, takeoverBy: "node-0" },
+      streams: 3,
+      openedStreams: 0,
+    },
   ],
 };
 
