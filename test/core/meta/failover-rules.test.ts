@@ -180,7 +180,7 @@ describe("table DD: DeclareDead", () => {
   });
   it("DD4: a node that registered again at another epoch is not declared dead (stale_epoch)", () => {
     const before = cluster([register("b", 5)]);
-    expectRejected(before, apply(before, declare("b", 1), CTX), "stale_epoch", { nodeId: "b", deadEpoch: 5 });
+    expectRejected(before, apply(before, declare("b", 1), CTX), "stale_epoch", { nodeId: "b", currentEpoch: 5 });
     // After a declaration the record is at epoch 2, which no incarnation of b ever had.
     const dead = cluster([declare("b"), register("b", 5)]);
     expectRejected(dead, apply(dead, declare("b", 1), CTX), "stale_epoch", { currentEpoch: 5 });
@@ -214,7 +214,7 @@ describe("table DD: DeclareDead", () => {
     const after = applied.state;
     // The earlier incarnation can no longer be claimed or completed on its own: take over the later one.
     expectRejected(after, apply(after, claim("b", 1, by("c")), CTX), "stale_epoch", { nodeId: "b", deadEpoch: 5 });
-    expectRejected(after, apply(after, complete("b", 1, by("c")), CTX), "stale_epoch", { currentEpoch: 5 });
+    expectRejected(after, apply(after, complete("b", 1, by("c")), CTX), "stale_epoch", { deadEpoch: 5 });
     // The orphan of {b, 1} waits for the takeover of 5, which covers 1's chain too.
     expectRejected(after, apply(after, open("s1", "c"), CTX), "unavailable", { deadNode: "b", deadEpoch: 1 });
     const done = build([claim("b", 5, by("c")), complete("b", 5, by("c"))], after);
