@@ -201,15 +201,21 @@ function checkDeadIncarnation(node: NodeRecord, nodeEpoch: number): DomainError 
  * dead opens its old streams only after its old chain is in manifests).
  */
 export function takeoverGate(state: MetaState, stream: StreamRecord): DomainError | null {
-  const orphanOf =
-    stream.orphanOf ??
-    (stream.owner !== null && stream.ownership !== "closed" ? deadIncarnationOf(state, stream.owner) : undefined);
-  if (orphanOf === undefined || isTakenOver(state, orphanOf.node, orphanOf.nodeEpoch)) return null;
-  return domainError("unavailable", "the stream's last owner is being taken over; retry", {
-    streamId: stream.id,
-    deadNode: orphanOf.node,
-    deadEpoch: orphanOf.nodeEpoch,
-  });
+  // Both are checked (the orphan's dead incarnation first): the owner's own dead past cannot hold data of
+  // an orphan it never opened, but an owner that is still being taken over opens nothing meanwhile.
+  const candidates = [
+    stream.orphanOf,
+    stream.owner !== null && stream.ownership !== "closed" ? deadIncarnationOf(state, stream.owner) : undefined,
+  ];
+  for (const dead of candidates) {
+    if (dead === undefined || isTakenOver(state, dead.node, dead.nodeEpoch)) continue;
+    return domainError("unavailable", "the stream's last owner is being taken over; retry", {
+      streamId: stream.id,
+      deadNode: dead.node,
+      deadEpoch: dead.nodeEpoch,
+    });
+  }
+  return null;
 }
 
 function deadIncarnationOf(state: MetaState, nodeId: string): { node: string; nodeEpoch: number } | undefined {
