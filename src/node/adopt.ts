@@ -9,6 +9,7 @@ import type { StreamView } from "../core/meta/view.ts";
 import { openManifest, readManifest, type Manifest } from "../storage/manifest.ts";
 import type { WalRecord } from "../storage/record-codec.ts";
 import { decodeRecordMeta, encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
+import { STORE_WRITE_LOCK } from "./compaction.ts";
 import { pointAtObjects, replayRecord } from "./recovery.ts";
 import { moveTo, newStreamState, type StreamState } from "./stream-registry.ts";
 import { type NodeContext } from "./node-context.ts";
@@ -48,9 +49,14 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
       meta: encodeRecordMeta(session),
       data: new Uint8Array(0),
     };
-    await ctx.wal.append([record]);
-    replayRecord(ctx.registry, record, ctx.now());
-    const stream = ctx.registry.get(view.id);
+    // Under the store lock, so a compaction's snapshot is decided either before this record is queued or
+    // after the stream is in the registry: a snapshot landing above this record without the stream would
+    // move the checkpoint past the only record that says the stream is here (sim seed 4638).
+    const stream = await ctx.locks.run(STORE_WRITE_LOCK, async () => {
+      await ctx.wal.append([record]);
+      replayRecord(ctx.registry, record, ctx.now());
+      return ctx.registry.get(view.id);
+    });
     if (stream === undefined) throw new Error(`adopt: ${view.id} not rebuilt`);
     pointAtObjects(stream, snapshot.manifest, session.tail);
     if (ctx.registry.sourceOf(stream) === undefined && stream.base > 0) await attachSource(ctx, stream);
