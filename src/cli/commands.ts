@@ -41,8 +41,8 @@ export async function nodesCommand(context: CommandContext): Promise<void> {
       answer.nodes.map((node) => [
         node.id,
         cell(node.live),
-        node.lastHeartbeatAgoMs === null ? "-" : `${(node.lastHeartbeatAgoMs / 1000).toFixed(1)} s ago`,
-        node.coordinator ? "coordinator" : node.declaredDead !== null ? `dead (takeover: ${node.declaredDead.takeoverBy ?? "pending"})` : "-",
+        node.lastHeartbeatAgoMs === null ? "-" : `${(node.lastHeartbeatAgoMs / 1000).toFixed(1)}s`,
+        node.coordinator ? "coordinator" : node.declaredDead !== null ? `dead,takeover:${node.declaredDead.takeoverBy ?? "pending"}` : "-",
         cell(node.slots),
         cell(node.draining),
         cell(node.streams),
