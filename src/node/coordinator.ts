@@ -48,6 +48,9 @@ export class CoordinatorRole {
 
   constructor(private readonly deps: CoordinatorDeps) {}
 
+  /** When another node's lease expires, as the log last answered (0: unknown). */
+  otherLeaseExpiresAtMs = 0;
+
   /** The coordinator epoch this incarnation holds the lease at, or null. */
   get coordinatorEpoch(): number | null {
     return this.held;
@@ -101,7 +104,13 @@ export class CoordinatorRole {
       this.lost(renewed.error);
     }
     const acquired = await this.deps.meta.propose({ type: "AcquireLease", nodeId, nodeEpoch, ttlMs });
-    if (!acquired.ok) return; // held by another node (or this node is refused: its heartbeat says why)
+    if (!acquired.ok) {
+      // Held by another node (or this node is refused: its heartbeat says why). Its expiry lets the shell
+      // ask again right when it runs out rather than up to a heartbeat later.
+      const expiresAtMs = acquired.error.details?.["expiresAtMs"];
+      this.otherLeaseExpiresAtMs = typeof expiresAtMs === "number" ? expiresAtMs : 0;
+      return;
+    }
     if (acquired.value.lease.coordinatorEpoch !== this.held) {
       this.stats.leasesAcquired++;
       this.nextTickMs = 0;

@@ -181,17 +181,36 @@ export class NodeRuntime {
     const beat = await this.meta.heartbeat(this.ctx.nodeId, this.ctx.nodeEpoch);
     if (!beat.ok) return beat.error.code === "stale_epoch" ? "replaced" : "failed";
     this.ctx.liveUntilMs = Math.max(this.ctx.liveUntilMs, sentAtMs + selfLeaseMs(this.ctx.settings));
-    try {
-      await this.coordinator.step();
-    } catch (error) {
-      console.error(`node ${this.ctx.nodeId}: coordinator step failed`, error);
-    }
+    await this.coordinatorStep();
+    this.askForLeaseAtExpiry();
     try {
       await expireIdle(this.ctx);
     } catch (error) {
       console.error(`node ${this.ctx.nodeId}: expiring idle streams failed`, error);
     }
     return "ok";
+  }
+
+  private async coordinatorStep(): Promise<void> {
+    try {
+      await this.coordinator.step();
+    } catch (error) {
+      console.error(`node ${this.ctx.nodeId}: coordinator step failed`, error);
+    }
+  }
+
+  /**
+   * Another node's lease runs out before the next heartbeat: ask for it at that moment (a crashed
+   * coordinator is replaced within the lease, not the lease plus a heartbeat).
+   */
+  private askForLeaseAtExpiry(): void {
+    const { settings } = this.ctx;
+    const inMs = this.coordinator.otherLeaseExpiresAtMs - this.ctx.now();
+    if (this.coordinator.coordinatorEpoch !== null || inMs < 0 || inMs >= settings.heartbeatMs) return;
+    const attempt = new Promise<void>((resolve) => setTimeout(resolve, inMs + 1)).then(async () => {
+      if (this.ctx.stopped === null && this.fault === null) await this.coordinatorStep();
+    });
+    this.ctx.background(attempt);
   }
 
   /**
