@@ -8,7 +8,7 @@
 import type { DrainStarted, DrainStatus } from "./admin-client.ts";
 import type { CommandContext } from "./commands.ts";
 import { CommandFailed } from "./errors.ts";
-import { count, drainProgressLine, overwriteLine, type DrainSnapshot } from "./format.ts";
+import { count, drainProgressLine, ProgressPrinter, type DrainSnapshot } from "./format.ts";
 
 export interface DrainOptions {
   readonly noWait: boolean;
@@ -63,8 +63,7 @@ export async function drainCommand(context: CommandContext, nodeId: string, opti
   if (!context.json) context.out(startedLine(started));
 
   let total = started.remaining;
-  let lastLine = "";
-  let barDrawn = false;
+  const progress = new ProgressPrinter(context.out, options.tty);
   let last: DrainStarted | DrainStatus = started;
   let warnedRefused = false;
   try {
@@ -84,16 +83,7 @@ export async function drainCommand(context: CommandContext, nodeId: string, opti
       const round = roundOf(last);
       total = Math.max(total, round.remaining);
       const snapshot: DrainSnapshot = { nodeId, total, remaining: round.remaining, transferring: round.transferring, incoming: round.incoming };
-      if (!context.json) {
-        const line = drainProgressLine(snapshot, options.tty);
-        if (options.tty) {
-          context.out(overwriteLine(line));
-          barDrawn = true;
-        } else if (line !== lastLine) {
-          context.out(`${line}\n`);
-        }
-        lastLine = line;
-      }
+      if (!context.json) progress.show(drainProgressLine(snapshot, options.tty));
       if (round.done) break;
       if ("begun" in last) {
         failIfUnplaceable(nodeId, last);
@@ -104,7 +94,7 @@ export async function drainCommand(context: CommandContext, nodeId: string, opti
       }
     }
   } finally {
-    if (barDrawn) context.out("\n");
+    progress.end();
   }
   if (context.json) return context.out(`${JSON.stringify(last, null, 2)}\n`);
   context.out(`${nodeId} is drained: ${count(total, "stream")} moved\n`);

@@ -102,6 +102,34 @@ export function overwriteLine(text: string): string {
   return `\r${text}\u001b[K`;
 }
 
+/**
+ * The progress of a command that waits (drain, rebalance): on a terminal one line redrawn in place, else a
+ * line each time it changes. `end` finishes a redrawn line.
+ */
+export class ProgressPrinter {
+  private last = "";
+  private drawn = false;
+
+  constructor(
+    private readonly out: (text: string) => void,
+    private readonly tty: boolean,
+  ) {}
+
+  show(line: string): void {
+    if (this.tty) {
+      this.out(overwriteLine(line));
+      this.drawn = true;
+    } else if (line !== this.last) {
+      this.out(`${line}\n`);
+    }
+    this.last = line;
+  }
+
+  end(): void {
+    if (this.drawn) this.out("\n");
+  }
+}
+
 /** `1 stream`, `3 streams`. */
 export function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? "" : "s"}`;

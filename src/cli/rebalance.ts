@@ -6,7 +6,7 @@
 import type { RebalanceAnswer, RebalanceMove } from "./admin-client.ts";
 import type { CommandContext } from "./commands.ts";
 import { CommandFailed } from "./errors.ts";
-import { count, formatTable, load, overwriteLine, rebalanceProgressLine, type RebalanceSnapshot } from "./format.ts";
+import { count, formatTable, load, ProgressPrinter, rebalanceProgressLine, type RebalanceSnapshot } from "./format.ts";
 
 export interface RebalanceOptions {
   readonly dryRun: boolean;
@@ -93,8 +93,7 @@ export async function rebalanceCommand(context: CommandContext, options: Rebalan
   if (!context.json) context.out(firstLine(answer));
 
   let begun = answer.begun.length;
-  let lastLine = "";
-  let barDrawn = false;
+  const progress = new ProgressPrinter(context.out, options.tty);
   let lastWork = workLeft(answer);
   let lastChangeMs = options.now();
   try {
@@ -104,16 +103,7 @@ export async function rebalanceCommand(context: CommandContext, options: Rebalan
         answer = await ask(false);
         begun += answer.begun.length;
       }
-      if (!context.json) {
-        const line = rebalanceProgressLine(snapshotOf(answer, begun), options.tty);
-        if (options.tty) {
-          context.out(overwriteLine(line));
-          barDrawn = true;
-        } else if (line !== lastLine) {
-          context.out(`${line}\n`);
-        }
-        lastLine = line;
-      }
+      if (!context.json) progress.show(rebalanceProgressLine(snapshotOf(answer, begun), options.tty));
       if (answer.done) break;
       // No live node with slots means no band move either: nothing this command waits for can happen.
       if (answer.plan.unplaceable > 0) throw new CommandFailed(`the rebalance cannot finish: ${unplaceableText(answer.plan.unplaceable)}`);
@@ -131,7 +121,7 @@ export async function rebalanceCommand(context: CommandContext, options: Rebalan
       }
     }
   } finally {
-    if (barDrawn) context.out("\n");
+    progress.end();
   }
   if (context.json) return context.out(`${JSON.stringify(answer, null, 2)}\n`);
   context.out(`rebalanced: ${count(begun, "transfer")} completed; ${bandsLine(answer)}\n`);

@@ -137,20 +137,9 @@ describe("seal", () => {
     await old.append(records(1, 1));
     // The sealer lists (last object: 0) and, before its PUT at 1, the old writer lands seq 1 (once: the
     // sealer lists again after its seal, to find a writer above it).
-    let raced = false;
-    const racing: ObjectStore = {
-      ...memory,
-      put: memory.put.bind(memory),
-      get: memory.get.bind(memory),
-      head: memory.head.bind(memory),
-      delete: memory.delete.bind(memory),
-      list: async (prefix, options) => {
-        const page = await memory.list(prefix, options);
-        if (!raced) await old.append(records(2, 1));
-        raced = true;
-        return page;
-      },
-    };
+    const racing = raceAfterFirstList(memory, async () => {
+      await old.append(records(2, 1));
+    });
     // Seq 1 lost, then the window [2, 4) is claimed: seals at 2 and 3, replay passes over the one at 2.
     expect(await sealChain(racing, { nodeId: NODE, fromSeq: 0, sealedBy: "n2", sealEpoch: 2 })).toEqual({ sealSeq: 3 });
     expect(await replayed(memory, 0, 3)).toEqual([...records(1, 1), ...records(2, 1)].map(label));
@@ -291,27 +280,33 @@ describe("sealChain against a writer that frees seqs below its head", () => {
     const old = new WalWriter(memory, NODE, 1, 0);
     await old.append(records(1, 1)); // seq 0
     // The sealer lists (last: 0) and aims at 1; meanwhile the old writer lands 1 and 2, compacts and frees 1.
-    let raced = false;
-    const racing: ObjectStore = {
-      ...memory,
-      put: memory.put.bind(memory),
-      get: memory.get.bind(memory),
-      head: memory.head.bind(memory),
-      delete: memory.delete.bind(memory),
-      list: async (prefix, options) => {
-        const page = await memory.list(prefix, options);
-        if (!raced) {
-          raced = true;
-          await old.append(records(2, 1)); // seq 1
-          await old.append(records(3, 1)); // seq 2
-          await memory.delete(walKey(NODE, 1));
-        }
-        return page;
-      },
-    };
+    const racing = raceAfterFirstList(memory, async () => {
+      await old.append(records(2, 1)); // seq 1
+      await old.append(records(3, 1)); // seq 2
+      await memory.delete(walKey(NODE, 1));
+    });
     const { sealSeq } = await sealChain(racing, { nodeId: NODE, fromSeq: 0, sealedBy: "n2", sealEpoch: 2 });
     expect(sealSeq).toBeGreaterThan(2);
     // The old writer's next PUT (seq 3) collides with a seal: it can never acknowledge again.
     await expect(old.append(records(4, 1))).rejects.toBeInstanceOf(WalFencedError);
   });
 });
+
+/** `memory`, whose first list runs `race` after it answered (a writer moving on between a sealer's list and its PUTs). */
+function raceAfterFirstList(memory: MemoryStore, race: () => Promise<void>): ObjectStore {
+  let raced = false;
+  return {
+    put: memory.put.bind(memory),
+    get: memory.get.bind(memory),
+    head: memory.head.bind(memory),
+    delete: memory.delete.bind(memory),
+    list: async (prefix, options) => {
+      const page = await memory.list(prefix, options);
+      if (!raced) {
+        raced = true;
+        await race();
+      }
+      return page;
+    },
+  };
+}

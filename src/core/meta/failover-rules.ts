@@ -139,13 +139,9 @@ export function isTakenOver(state: MetaState, nodeId: string, nodeEpoch: number)
  * | CK7 | otherwise (unclaimed, expired, or this node's)   | accepted: claimed by `by` until nowMs + ttlMs (invalid {ttlMs} if that is not a safe integer: no snapshot could hold it) |
  */
 export function claimTakeover(state: MetaState, command: ClaimTakeover, nowMs: number): Outcome<ValueOf["ClaimTakeover"]> {
-  const proposerError = checkProposer(state, command.by);
-  if (proposerError !== null) return rejectedWith(state, proposerError);
-  const node = state.nodes.get(command.nodeId);
-  if (node === undefined) return rejected(state, "not_found", "node is not registered", { nodeId: command.nodeId });
-  if (isTakenOver(state, node.id, command.nodeEpoch)) return unchanged(state, { node });
-  const deadError = checkDeadIncarnation(node, command.nodeEpoch);
-  if (deadError !== null) return rejectedWith(state, deadError);
+  const found = deadIncarnationOfCommand(state, command);
+  if ("outcome" in found) return found.outcome;
+  const { node } = found;
   const claim = node.dead?.claim;
   if (claim !== undefined && claim.by !== command.by.nodeId && nowMs < claim.expiresAtMs) {
     return rejected(state, "held_by", "another node is taking this incarnation over", { owner: claim.by, expiresAtMs: claim.expiresAtMs });
@@ -167,13 +163,9 @@ export function claimTakeover(state: MetaState, command: ClaimTakeover, nowMs: n
  * | CO6 | otherwise                              | accepted: dead cleared, takenOver = E (its orphans may open)  |
  */
 export function completeTakeover(state: MetaState, command: CompleteTakeover): Outcome<ValueOf["CompleteTakeover"]> {
-  const proposerError = checkProposer(state, command.by);
-  if (proposerError !== null) return rejectedWith(state, proposerError);
-  const node = state.nodes.get(command.nodeId);
-  if (node === undefined) return rejected(state, "not_found", "node is not registered", { nodeId: command.nodeId });
-  if (isTakenOver(state, node.id, command.nodeEpoch)) return unchanged(state, { node });
-  const deadError = checkDeadIncarnation(node, command.nodeEpoch);
-  if (deadError !== null) return rejectedWith(state, deadError);
+  const found = deadIncarnationOfCommand(state, command);
+  if ("outcome" in found) return found.outcome;
+  const { node } = found;
   const claim = node.dead?.claim;
   if (claim?.by !== command.by.nodeId) {
     return rejected(state, "held_by", "claim the takeover before completing it", { owner: claim?.by ?? null });
@@ -181,6 +173,24 @@ export function completeTakeover(state: MetaState, command: CompleteTakeover): O
   const { dead: _dead, ...rest } = node;
   const done: NodeRecord = { ...rest, takenOver: command.nodeEpoch };
   return accepted(withNode(state, done), { node: done });
+}
+
+/**
+ * Rows 1-4 of tables CK and CO: the proposer passes table P, the node is registered, its incarnation is not
+ * taken over already (a no-op) and is the dead one. Either the node, or the outcome those rows decide.
+ */
+function deadIncarnationOfCommand(
+  state: MetaState,
+  command: ClaimTakeover | CompleteTakeover,
+): { readonly node: NodeRecord } | { readonly outcome: Outcome<{ readonly node: NodeRecord }> } {
+  const proposerError = checkProposer(state, command.by);
+  if (proposerError !== null) return { outcome: rejectedWith(state, proposerError) };
+  const node = state.nodes.get(command.nodeId);
+  if (node === undefined) return { outcome: rejected(state, "not_found", "node is not registered", { nodeId: command.nodeId }) };
+  if (isTakenOver(state, node.id, command.nodeEpoch)) return { outcome: unchanged(state, { node }) };
+  const deadError = checkDeadIncarnation(node, command.nodeEpoch);
+  if (deadError !== null) return { outcome: rejectedWith(state, deadError) };
+  return { node };
 }
 
 /** CK4, CK5: `nodeEpoch` must be the node's dead incarnation. */
