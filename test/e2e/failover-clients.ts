@@ -6,10 +6,13 @@ import type { Service } from "./service.ts";
 
 export interface Ack {
   readonly seq: number;
-  /** The node whose address answered (after the router's redirect). */
+  /** The node that answered: the one in the address after the router's redirect, or the router's own. */
   readonly node: string;
   readonly atMs: number;
 }
+
+/** The router's local node under startService (NODE_IDS = "node-0,...", no LOCAL_NODE). */
+const ROUTER_NODE_ID = "node-0";
 
 /** Pause between retries of a failed append (the server's Retry-After is 1 s; these tests want detail). */
 const RETRY_PAUSE_MS = 50;
@@ -71,7 +74,7 @@ export class IdempotentWriter {
         signal: AbortSignal.timeout(APPEND_TIMEOUT_MS),
       });
       await response.arrayBuffer();
-      if (response.status === 200 || response.status === 204) return nodeOf(response.url);
+      if (response.status === 200 || response.status === 204) return nodeOf(response.url, ROUTER_NODE_ID);
       this.count(`${response.status}`);
       return null;
     } catch (error) {
@@ -85,9 +88,13 @@ export class IdempotentWriter {
   }
 }
 
-/** `node-1` from `http://127.0.0.1:8787/n/node-1/v1/stream/...`, or "router". */
-export function nodeOf(url: string): string {
-  return /\/n\/([^/]+)\//.exec(new URL(url).pathname)?.[1] ?? "router";
+/**
+ * `node-1` from `http://127.0.0.1:8787/n/node-1/v1/stream/...`. A URL without a node address was answered
+ * by the router itself, which serves the streams of its local node (the first of NODE_IDS) without a 307:
+ * that is `routerNodeId`, or "router" when the caller does not say.
+ */
+export function nodeOf(url: string, routerNodeId = "router"): string {
+  return /\/n\/([^/]+)\//.exec(new URL(url).pathname)?.[1] ?? routerNodeId;
 }
 
 /** The whole content of a stream, read through the router from the start until up to date. */
