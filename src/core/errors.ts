@@ -33,6 +33,11 @@ export const DOMAIN_ERROR_CODES = [
   "unavailable",
   /** Missing or wrong credentials. */
   "unauthorized",
+  /** Valid credentials that do not allow this operation on this stream (prefix or operation not granted). */
+  "forbidden",
+  /** A bound a client can reach (live readers, producers, subscriptions, streams per deployment) is full.
+   * Carries `limit` (the setting's name) and `max`; the client retries later or frees something. */
+  "limit_reached",
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

@@ -41,7 +41,9 @@ const ERROR_TABLE: { readonly [C in DomainErrorCode]: ErrorRow } = {
       ...(d["receivedSeq"] === undefined ? {} : { [HEADER.producerReceivedSeq]: String(d["receivedSeq"]) }),
     }),
   },
-  unauthorized: { status: 401, retryable: false },
+  unauthorized: { status: 401, retryable: false, headers: () => ({ "www-authenticate": 'Bearer realm="mink"' }) },
+  forbidden: { status: 403, retryable: false },
+  limit_reached: { status: 429, retryable: true, headers: retryAfter },
   // Not protocol errors: the node cannot serve this right now; the client retries (after the router's
   // view catches up, the transfer settles, or the node restarts with a new epoch).
   stale_epoch: { status: 503, retryable: true, headers: retryAfter },
