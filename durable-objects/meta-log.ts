@@ -12,6 +12,7 @@ import {
   type Command,
   type Coordinator,
   type DrainProgress,
+  type AdmissionLimits,
   type MetaState,
   type MetaView,
   type NodeRecord,
@@ -47,13 +48,14 @@ import type {
   WebhookJwks,
 } from "../src/ports/meta-log-client.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects } from "../src/subscriptions/effects.ts";
-import { DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimings } from "../src/metadata/meta-log-service.ts";
+import { DEFAULT_ADMISSION, DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimings } from "../src/metadata/meta-log-service.ts";
 import { leaseTtlMs } from "../src/node/settings.ts";
+import { edgeLimits } from "../src/core/edge-limits.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore } from "./meta-log-store.ts";
 import { MetaLogSubscriptions } from "./meta-log-subscriptions.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
 
-export interface MetaLogTuning extends MetaLogTimings {
+export interface MetaLogTuning extends MetaLogTimings, AdmissionLimits {
   /** Snapshot once this many entries were appended since the last snapshot. */
   snapshotEveryEntries: number;
   /** Entries kept after a snapshot so watchers a little behind get a delta instead of a full view. */
@@ -63,6 +65,7 @@ export interface MetaLogTuning extends MetaLogTimings {
 
 const DEFAULT_TUNING: MetaLogTuning = {
   ...DEFAULT_TIMINGS,
+  ...DEFAULT_ADMISSION,
   snapshotEveryEntries: 1000,
   watchRetainEntries: 1000,
   snapshotChunkBytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
@@ -83,7 +86,11 @@ export class MetaLog extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.tuning = { ...DEFAULT_TUNING, leaseTtlMs: leaseTtlMs(env) };
+    const { limits, warnings } = edgeLimits(env);
+    for (const warning of warnings) console.warn(warning);
+    // LEASE_TTL_MS and the bounds of issue 11 (MAX_STREAMS here) come from the Worker's vars, which every
+    // Durable Object of the deployment is given too.
+    this.tuning = { ...DEFAULT_TUNING, leaseTtlMs: leaseTtlMs(env), maxStreams: limits.maxStreams };
     this.store = new MetaLogStore(ctx.storage.sql, this.tuning.snapshotChunkBytes);
     // SQLite calls are synchronous: the whole load happens before any request is delivered.
     this.store.migrate();
@@ -97,7 +104,7 @@ export class MetaLog extends DurableObject<Env> {
       afterAppend: (state) => this.maybeSnapshot(state),
     };
     const state = replay(base, this.store.entriesAfter(base.version));
-    this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning });
+    this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning, admission: this.tuning });
     this.subscriptions = new MetaLogSubscriptions(ctx.storage.sql, (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs));
     this.scheduleSubscriptionAlarm(this.subscriptions.earliestDeadlineMs());
   }
