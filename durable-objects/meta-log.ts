@@ -50,12 +50,17 @@ import type {
 import { appendWakeEventByFetch, performSubscriptionEffects } from "../src/subscriptions/effects.ts";
 import { DEFAULT_ADMISSION, DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimings } from "../src/metadata/meta-log-service.ts";
 import { leaseTtlMs } from "../src/node/settings.ts";
-import { edgeLimits } from "../src/core/edge-limits.ts";
+import { DEFAULT_EDGE_LIMITS, edgeLimits } from "../src/core/edge-limits.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore } from "./meta-log-store.ts";
 import { MetaLogSubscriptions } from "./meta-log-subscriptions.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
 
 export interface MetaLogTuning extends MetaLogTimings, AdmissionLimits {
+  /** MAX_STREAMS (table AD); tests lower it on a running log. */
+  maxStreams: number;
+  /** MAX_SUBSCRIPTIONS and MAX_SUBSCRIPTION_STREAMS (src/core/subscriptions/limits.ts). */
+  maxSubscriptions: number;
+  maxSubscriptionStreams: number;
   /** Snapshot once this many entries were appended since the last snapshot. */
   snapshotEveryEntries: number;
   /** Entries kept after a snapshot so watchers a little behind get a delta instead of a full view. */
@@ -66,6 +71,8 @@ export interface MetaLogTuning extends MetaLogTimings, AdmissionLimits {
 const DEFAULT_TUNING: MetaLogTuning = {
   ...DEFAULT_TIMINGS,
   ...DEFAULT_ADMISSION,
+  maxSubscriptions: DEFAULT_EDGE_LIMITS.maxSubscriptions,
+  maxSubscriptionStreams: DEFAULT_EDGE_LIMITS.maxSubscriptionStreams,
   snapshotEveryEntries: 1000,
   watchRetainEntries: 1000,
   snapshotChunkBytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
@@ -81,6 +88,8 @@ export class MetaLog extends DurableObject<Env> {
   private readonly log: MetaLogService;
   private snapshotVersion: number;
   private readonly subscriptions: MetaLogSubscriptions;
+  /** WEBHOOK_MAX_REPLY_BYTES, for the webhooks the alarm sends. */
+  private readonly webhookMaxReplyBytes: number;
   /** The alarm this incarnation set for the earliest subscription lease deadline (null: none known). */
   private subscriptionAlarmAtMs: number | null = null;
 
@@ -90,7 +99,14 @@ export class MetaLog extends DurableObject<Env> {
     for (const warning of warnings) console.warn(warning);
     // LEASE_TTL_MS and the bounds of issue 11 (MAX_STREAMS here) come from the Worker's vars, which every
     // Durable Object of the deployment is given too.
-    this.tuning = { ...DEFAULT_TUNING, leaseTtlMs: leaseTtlMs(env), maxStreams: limits.maxStreams };
+    this.webhookMaxReplyBytes = limits.webhookMaxReplyBytes;
+    this.tuning = {
+      ...DEFAULT_TUNING,
+      leaseTtlMs: leaseTtlMs(env),
+      maxStreams: limits.maxStreams,
+      maxSubscriptions: limits.maxSubscriptions,
+      maxSubscriptionStreams: limits.maxSubscriptionStreams,
+    };
     this.store = new MetaLogStore(ctx.storage.sql, this.tuning.snapshotChunkBytes);
     // SQLite calls are synchronous: the whole load happens before any request is delivered.
     this.store.migrate();
@@ -105,7 +121,7 @@ export class MetaLog extends DurableObject<Env> {
     };
     const state = replay(base, this.store.entriesAfter(base.version));
     this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning, admission: this.tuning });
-    this.subscriptions = new MetaLogSubscriptions(ctx.storage.sql, (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs));
+    this.subscriptions = new MetaLogSubscriptions(ctx.storage.sql, (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs), this.tuning);
     this.scheduleSubscriptionAlarm(this.subscriptions.earliestDeadlineMs());
   }
 
@@ -255,6 +271,7 @@ export class MetaLog extends DurableObject<Env> {
     await performSubscriptionEffects(effects, {
       appendWakeEvent: (effect) => appendWakeEventByFetch(effect),
       webhookReplied: (id, ref, done) => this.onWebhookReply(id, ref, done),
+      maxReplyBytes: this.webhookMaxReplyBytes,
     });
   }
 
