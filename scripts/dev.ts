@@ -40,6 +40,8 @@ const runtime = await startLocalRuntime({
     PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
     ...embeddedS3Vars(s3),
     ADMIN_TOKEN: devAdminToken,
+    // Webhook receivers in development listen on 127.0.0.1 (off in wrangler.toml).
+    WEBHOOK_ALLOW_LOOPBACK: "1",
   },
   environment: process.env,
 });

@@ -248,6 +248,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     PUBLIC_ORIGIN: baseUrl,
     NODE_IDS: Array.from({ length: nodes }, (_, i) => `node-${i}`).join(","),
     ROUTER_MODE: options.forwarding === true ? "forward" : "redirect",
+    // The conformance suite's webhook receiver listens on 127.0.0.1 (off in wrangler.toml).
+    WEBHOOK_ALLOW_LOOPBACK: "1",
     ...(options.longPollTimeoutMs === undefined ? {} : { LONG_POLL_TIMEOUT_MS: String(options.longPollTimeoutMs) }),
     ...options.vars,
   };
