@@ -117,7 +117,7 @@ export class MetaLogService {
    */
   propose(command: Command): ProposeResult {
     const refused = admitCommand(this.current, command, this.admission);
-    if (refused !== null) return { ok: false, error: refused, version: this.current.version } as ProposeResult;
+    if (refused !== null) return { ok: false, error: refused, version: this.current.version };
     const nowMs = this.now();
     const { state, result } = apply(this.current, command, { nowMs });
     if (result.ok && result.changed) {

@@ -6,7 +6,7 @@
 export const SUBSCRIPTION_ERROR_CODES = [
   /** A malformed body, id or path, or an operation of the other subscription type. */
   "invalid",
-  /** The webhook URL is not https to a public host (http only to loopback). */
+  /** The webhook URL is refused by table WU (not https to a public host, loopback without the flag, the service itself, credentials). */
   "webhook_url_rejected",
   /** No subscription with this id. */
   "not_found",
