@@ -163,7 +163,7 @@ export class MetaLogSubscriptions {
 
   addStreams(id: string, paths: readonly string[]): SubscriptionAnswer<null> {
     const entry = this.entries.get(id);
-    const full = entry === undefined ? null : checkAddedLinks(entry.record, paths, this.limits.maxSubscriptionStreams);
+    const full = entry === undefined ? null : checkAddedLinks(entry.record.links, paths, this.limits.maxSubscriptionStreams);
     if (full !== null) return { ok: false, error: full, effects: [] };
     return this.change(id, (record) => addExplicitStreams(record, paths, []));
   }

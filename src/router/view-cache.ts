@@ -33,7 +33,7 @@ interface Entry {
 }
 
 const DEFAULT_MAX_ENTRIES = 10_000;
-export const DEFAULT_NEGATIVE_TTL_MS = 1_000;
+const DEFAULT_NEGATIVE_TTL_MS = 1_000;
 
 /** A map whose insertion order is the order of last refresh, oldest first, bounded in entries. */
 class BoundedEntries {

@@ -2,7 +2,6 @@
 // and the MetaLog's subscription book run before they change anything. Each rejection names the setting
 // and its max, so a client (and an operator reading a log line) knows which bound it met.
 import { fail, ok, subscriptionError, type Checked, type SubscriptionError } from "./errors.ts";
-import type { SubscriptionRecord } from "./record.ts";
 
 export interface SubscriptionLimits {
   /** MAX_SUBSCRIPTIONS: subscriptions per deployment. */
@@ -34,11 +33,15 @@ export function checkConfigStreams(streams: readonly string[], max: number): Che
 }
 
 /**
- * MAX_SUBSCRIPTION_STREAMS for `POST .../streams`: the links the record would have after adding `paths`.
+ * MAX_SUBSCRIPTION_STREAMS for `POST .../streams`: the links a record (its `links`) would have after adding `paths`.
  * Over the bound is limit_reached (removing explicit streams frees links); nothing is added.
  */
-export function checkAddedLinks(record: SubscriptionRecord, paths: readonly string[], max: number): SubscriptionError | null {
-  const linked = new Set(record.links.map((l) => l.path));
+export function checkAddedLinks(
+  links: readonly { readonly path: string }[],
+  paths: readonly string[],
+  max: number,
+): SubscriptionError | null {
+  const linked = new Set(links.map((l) => l.path));
   const added = new Set(paths.filter((p) => !linked.has(p))).size;
   if (linked.size + added <= max) return null;
   return subscriptionError("limit_reached", `a subscription links at most ${max} streams; remove some first`, {

@@ -48,8 +48,8 @@ describe("subscription bounds", () => {
 
   test("MAX_SUBSCRIPTION_STREAMS: adding streams past the links a subscription may hold is 429; links it already has do not count twice", () => {
     const record = newSubscription("s", config({ type: "pull-wake", streams: ["a", "b"], wake_stream: "w" }), 0, []);
-    expect(checkAddedLinks(record, ["a", "b", "c"], 3)).toBeNull();
-    const full = checkAddedLinks(record, ["c", "d"], 3);
+    expect(checkAddedLinks(record.links, ["a", "b", "c"], 3)).toBeNull();
+    const full = checkAddedLinks(record.links, ["c", "d"], 3);
     expect(full).toMatchObject({ code: "limit_reached", details: { limit: "MAX_SUBSCRIPTION_STREAMS", max: 3 } });
     if (full !== null) expect(wire(full).status).toBe(429);
   });
