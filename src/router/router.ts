@@ -131,7 +131,8 @@ export async function toNodeAddress(env: Env, nodeId: string, request: Request):
 /**
  * Forwarding mode: the router sends the request to the node and follows the node's 307s to other nodes'
  * addresses (a create placed elsewhere, a stale view at the node), so the client sees one answer. The body
- * is read once and resent on each hop; a body over the limit goes once, to be refused with 413.
+ * is read once and resent on each hop. A body whose declared length is over MAX_BODY_BYTES goes once, to be
+ * refused by the node with 413; one without a length is read to the limit and no further (413 here).
  */
 async function forward(env: Env, settings: RouterSettings, firstNodeId: string, request: Request): Promise<Response> {
   const declared = declaredLength(request.headers);
