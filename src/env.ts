@@ -49,6 +49,23 @@ export interface Env {
   REVOCATION_CACHE_MS?: string;
   /** The public origin nodes advertise as `<origin>/n/<node-id>` (default http://127.0.0.1:8787). */
   PUBLIC_ORIGIN?: string;
+  // Bounds (issue 11): Worker and MetaLog. Read by src/core/edge-limits.ts; docs/limits-edge.md.
+  /** How long the router trusts a "no such stream" lookup (ms; default 1000; 0 = not cached). */
+  NEGATIVE_CACHE_TTL_MS?: string;
+  /** Streams registered at once (default 100000); a create beyond it is 429 limit_reached. */
+  MAX_STREAMS?: string;
+  /** Subscriptions per deployment (default 10000); a new one beyond it is 429 LIMIT_REACHED. */
+  MAX_SUBSCRIPTIONS?: string;
+  /** Stream links per subscription (default 1000). */
+  MAX_SUBSCRIPTION_STREAMS?: string;
+  /** Acks in one callback or ack request (default 1000); more is 413 PAYLOAD_TOO_LARGE. */
+  MAX_ACKS_PER_REQUEST?: string;
+  /** Largest `__ds` request body in bytes (default 65536); larger is 413 PAYLOAD_TOO_LARGE before parsing. */
+  MAX_DS_BODY_BYTES?: string;
+  /** How much of a webhook reply is read (bytes; default 65536); the rest is dropped. */
+  WEBHOOK_MAX_REPLY_BYTES?: string;
+  /** "1" allows plain-http webhooks to loopback hosts (development and conformance only; off in wrangler.toml). */
+  WEBHOOK_ALLOW_LOOPBACK?: string;
 }
 
 /**
