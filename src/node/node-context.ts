@@ -54,6 +54,8 @@ export interface NodeContext {
   readonly settings: NodeSettings;
   readonly registry: StreamRegistry;
   readonly readers: KeyedWaiters;
+  /** Long-polls waiting and SSE responses open on this node: at most `settings.maxLiveReaders` (issue 11). */
+  readonly liveReaders: { active: number };
   /** Requests parked for a stream being handed here (R2), by name: woken when this node opens it. */
   readonly parked: KeyedWaiters;
   readonly wal: WalPort;

@@ -130,7 +130,9 @@ export class NodeRuntime {
       nodeEpoch,
       settings: deps.settings,
       registry,
-      readers: new KeyedWaiters(),
+      // Every waiter is an admitted live reader (read-path.ts, takeLiveSlot): the cap is never reached first.
+      readers: new KeyedWaiters(deps.settings.maxLiveReaders),
+      liveReaders: { active: 0 },
       parked: new KeyedWaiters(),
       wal: port,
       store,
