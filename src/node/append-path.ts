@@ -9,7 +9,6 @@ import { decideAppend, type AppendRequest } from "../core/protocol/append.ts";
 import { HEADER } from "../core/protocol/headers.ts";
 import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
-import { commitProducer } from "../core/protocol/producer.ts";
 import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
 
 import { afterHandOff } from "./node-routing.ts";
@@ -52,6 +51,11 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
       tailPositionBytes: decided.tail,
       producers: decided.producers,
       lastStreamSeq: decided.lastStreamSeq,
+      producerLimits: {
+        maxProducers: ctx.settings.maxProducersPerStream,
+        idleMs: ctx.settings.producerIdleMs,
+        maxEpochStep: ctx.settings.maxProducerEpochStep,
+      },
     },
     input.request,
     input.bodyText,
@@ -90,6 +94,7 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
     k: "append",
     at: nowMs,
     ...(producer === null ? {} : { p: [producer.producerId, producer.state.epoch, producer.state.lastSeq] as const }),
+    ...(producer === null || producer.pruned.length === 0 ? {} : { x: producer.pruned }),
     ...(decision.kind === "append" && decision.lastStreamSeq !== null && decision.lastStreamSeq !== decided.lastStreamSeq
       ? { q: decision.lastStreamSeq }
       : {}),
@@ -107,7 +112,11 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   ]);
   decided.tail = first + data.byteLength;
   decided.eof = close;
-  if (producer !== null) decided.producers = commitProducer(decided.producers, producer.producerId, producer.state);
+  if (producer !== null) {
+    // In place, in the same step as the record (recovery.ts replays `x` then `p` the same way).
+    for (const producerId of producer.pruned) decided.producers.delete(producerId);
+    decided.producers.set(producer.producerId, producer.state);
+  }
   if (decision.kind === "append") decided.lastStreamSeq = decision.lastStreamSeq;
 
   let announced: Promise<void> = Promise.resolve();

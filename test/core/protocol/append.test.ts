@@ -191,7 +191,7 @@ describe("POST on an open stream", () => {
     expect(decide(open, { closed: "true" }, 0)).toEqual({ kind: "close", producer: null });
     expect(decide(withProducer(0, 0), { closed: "true", ...PRODUCER, producerSeq: "1" }, 0)).toEqual({
       kind: "close",
-      producer: { producerId: "p", state: { epoch: 0, lastSeq: 1, lastUpdatedMs: NOW } },
+      producer: { producerId: "p", state: { epoch: 0, lastSeq: 1, lastUpdatedMs: NOW }, pruned: [] },
     });
     expect(decide(open, { closed: "true", ...PRODUCER }, 0)).toMatchObject({ kind: "close" });
   });
@@ -229,7 +229,7 @@ describe("POST on an open stream", () => {
       kind: "append",
       close: true,
       messages: null,
-      producer: { producerId: "p", state: { epoch: 0, lastSeq: 0, lastUpdatedMs: NOW } },
+      producer: { producerId: "p", state: { epoch: 0, lastSeq: 0, lastUpdatedMs: NOW }, pruned: [] },
       lastStreamSeq: null,
     });
   });
