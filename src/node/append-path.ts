@@ -6,6 +6,7 @@
 // the appends decided before them, so no answer ever reflects state that might still be lost.
 import { domainError } from "../core/errors.ts";
 import { decideAppend, type AppendRequest } from "../core/protocol/append.ts";
+import { admitWalBytes } from "../core/protocol/bounds.ts";
 import { HEADER } from "../core/protocol/headers.ts";
 import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
@@ -42,6 +43,9 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   if (stream.phase.kind !== "opened") return afterHandOff(ctx, stream);
 
   // From here to wal.append: no await, so this decision and the offsets it assigns are serialized.
+  // Backpressure first (issue 11): past MAX_WAL_QUEUE_BYTES nothing is decided, the client gets 503.
+  const backlog = admitWalBytes(ctx.wal.queuedBytes, input.body.byteLength, ctx.settings.maxWalQueueBytes);
+  if (backlog !== null) return errorReply(backlog);
   const nowMs = ctx.now();
   const decided = stream.decided;
   const decision = decideAppend(

@@ -16,6 +16,8 @@ import type { StreamRegistry, StreamState } from "./stream-registry.ts";
 /** The part of the WAL writer the paths use. */
 export interface WalPort {
   append(records: readonly WalRecord[]): Promise<{ seq: number }>;
+  /** Bytes appended and not yet acknowledged (the append path refuses more past MAX_WAL_QUEUE_BYTES). */
+  readonly queuedBytes: number;
 }
 
 /** The part of the metadata log client the paths use. */

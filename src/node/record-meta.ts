@@ -91,7 +91,7 @@ export function decodeRecordMeta(bytes: Uint8Array): RecordMeta {
         at: v["at"],
         ...(producer === undefined ? {} : { p: producer }),
         ...(typeof q === "string" ? { q } : {}),
-        ...(x === undefined ? {} : { x: x as string[] }),
+        ...(x === undefined ? {} : { x }),
       };
     }
     case "soft-delete":
