@@ -197,7 +197,8 @@ export class WalWriter {
     let outcome: Awaited<ReturnType<typeof putCreateOnce>>;
     const deadline = this.deadline(seq);
     try {
-      outcome = await putCreateOnce(this.store, walKey(this.nodeId, seq), body, this.retry, () => this.stats.retries++, deadline?.signal);
+      const put = putCreateOnce(this.store, walKey(this.nodeId, seq), body, this.retry, () => this.stats.retries++, deadline?.signal);
+      outcome = await (deadline === undefined ? put : deadline.race(put));
     } catch (error) {
       this.stop("failed", new WalWriterFailedError(this.nodeId, seq, error), batch);
       return;
@@ -216,13 +217,31 @@ export class WalWriter {
     for (const append of batch) append.resolve({ seq });
   }
 
-  /** The object's deadline: a signal that aborts (with a WalDeadlineError) once `batchDeadlineMs` passed. */
-  private deadline(seq: number): { signal: AbortSignal; clear: () => void } | undefined {
+  /**
+   * The object's deadline: a signal that aborts (with a WalDeadlineError) once `batchDeadlineMs` passed,
+   * telling the store calls to stop, and `race`, which gives up waiting at that moment even if a call does
+   * not heed the signal (a PUT that hangs). What the abandoned call does later is the seal's to settle.
+   */
+  private deadline(seq: number): { signal: AbortSignal; clear: () => void; race: <T>(work: Promise<T>) => Promise<T> } | undefined {
     const deadlineMs = this.batchDeadlineMs;
     if (deadlineMs === undefined) return undefined;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new WalDeadlineError(seq, deadlineMs)), deadlineMs);
-    return { signal: controller.signal, clear: () => clearTimeout(timer) };
+    const error = new WalDeadlineError(seq, deadlineMs);
+    let expire: (() => void) | undefined;
+    const expired = new Promise<never>((_, reject) => (expire = () => reject(error)));
+    expired.catch(() => undefined);
+    const timer = setTimeout(() => {
+      controller.abort(error);
+      expire?.();
+    }, deadlineMs);
+    return {
+      signal: controller.signal,
+      clear: () => clearTimeout(timer),
+      race: (work) => {
+        work.catch(() => undefined); // abandoned at the deadline: its failure is no longer anyone's
+        return Promise.race([work, expired]);
+      },
+    };
   }
 
   /** Rejects the batch in flight and everything queued; every later append rejects with the same error. */
