@@ -150,4 +150,15 @@ describe("KeyedLock and KeyedWaiters", () => {
     expect(await idle).toBe("timeout");
     expect(readers.size).toBe(0);
   });
+
+  it("says when it is full, where a wait would return at once, and has room again once one is woken", async () => {
+    const waiters = new KeyedWaiters(1);
+    expect(waiters.full).toBe(false);
+    const parked = waiters.wait("a", 60_000);
+    expect(waiters.full).toBe(true);
+    expect(await waiters.wait("b", 60_000)).toBe("timeout"); // over the cap: at once
+    waiters.notify("a");
+    expect(await parked).toBe("changed");
+    expect(waiters.full).toBe(false);
+  });
 });
