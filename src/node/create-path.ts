@@ -209,8 +209,9 @@ async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig)
       record = created.value.stream;
     } else {
       // A refusal of the request itself (a configuration over the log's size limit) is the client's to fix,
-      // not a reason to retry: before issue 11 a 17 KB Content-Type got a retryable 503 here.
-      if (created.error.code === "invalid" || created.error.code === "too_large") return fail(created.error);
+      // not a reason to retry: before issue 11 a 17 KB Content-Type got a retryable 503 here. A full
+      // deployment (MAX_STREAMS) keeps its own answer, 429 with the limit, for the same reason.
+      if (["invalid", "too_large", "limit_reached"].includes(created.error.code)) return fail(created.error);
       if (created.error.code !== "conflict") return fail(unavailable(created.error.message));
       const found = (await ctx.view.lookup(name, true)).stream;
       if (found === null) continue; // deleted meanwhile: create again
