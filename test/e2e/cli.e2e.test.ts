@@ -12,12 +12,13 @@
 //   npm run test:e2e -- test/e2e/cli.e2e.test.ts
 
 import { execFile } from "node:child_process";
+import { createHmac } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
 import { eventually, NotYet } from "../support/eventually.ts";
-import { startService, type Service } from "./service.ts";
+import { E2E_TOKEN_SECRET, startService, type Service } from "./service.ts";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const STREAM_PATH = "cli-e2e/orders/2026";
@@ -286,12 +287,20 @@ describe("mink CLI against a three-node mink", () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ done: true, begun: [], plan: { moves: [], orphans: [] } });
   });
 
-  it("mints an access token that `mink token list` shows, and `mink token revoke` marks it revoked", async () => {
+  it("mints an access token signed by the service that `mink token list` shows, and `mink token revoke` marks it revoked", async () => {
     const created = await mink(["token", "create", "--prefix", "cli-e2e/", "--prefix", "", "--ops", "read,append", "--ttl", "10m", "--json"]);
     expect(created.code, created.stderr).toBe(0);
     const token = JSON.parse(created.stdout) as { id: string; token: string; expiresAt: string; prefixes: string[]; ops: string[] };
     expect(token).toMatchObject({ prefixes: ["", "cli-e2e/"], ops: ["read", "append"] });
-    expect(token.token.split(".")).toHaveLength(3); // a JWT
+    // A JWT (HS256) signed with the service's TOKEN_SECRET, granting what was asked under the id printed.
+    const [header = "", payload = "", signature = ""] = token.token.split(".");
+    expect(signature).toBe(createHmac("sha256", E2E_TOKEN_SECRET).update(`${header}.${payload}`).digest("base64url"));
+    expect(JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))).toMatchObject({
+      jti: token.id,
+      prefixes: ["", "cli-e2e/"],
+      ops: ["read", "append"],
+      exp: Date.parse(token.expiresAt) / 1000,
+    });
     const lifetimeMs = Date.parse(token.expiresAt) - Date.now();
     expect(lifetimeMs).toBeGreaterThan(0);
     expect(lifetimeMs).toBeLessThanOrEqual(600_000);
