@@ -66,7 +66,7 @@ export interface Env {
   REVOCATION_CACHE_MS?: string;
   /** The public origin nodes advertise as `<origin>/n/<node-id>` (default http://127.0.0.1:8787). */
   PUBLIC_ORIGIN?: string;
-  // Bounds (issue 11): Worker and MetaLog. Read by src/core/edge-limits.ts; docs/limits-edge.md.
+  // Bounds (issue 11): Worker and MetaLog. Read by src/core/edge-limits.ts; docs/limits.md.
   /** How long the router trusts a "no such stream" lookup (ms; default 1000; 0 = not cached). */
   NEGATIVE_CACHE_TTL_MS?: string;
   /** Streams registered at once (default 100000); a create beyond it is 429 limit_reached. */

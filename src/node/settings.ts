@@ -39,6 +39,8 @@ export interface NodeSettings {
   readonly maxWalQueueBytes: number;
   /** How long one WAL object may take to land, retries included (WAL_BATCH_DEADLINE_MS); then its appends get 503. */
   readonly walBatchDeadlineMs: number;
+  /** How much of a webhook receiver's reply a webhook sent from this node reads (WEBHOOK_MAX_REPLY_BYTES). */
+  readonly webhookMaxReplyBytes: number;
 }
 
 const DEFAULT_SETTINGS: NodeSettings = {
@@ -60,6 +62,7 @@ const DEFAULT_SETTINGS: NodeSettings = {
   maxForkDepth: 16,
   maxWalQueueBytes: 64 * 1024 * 1024,
   walBatchDeadlineMs: 10_000,
+  webhookMaxReplyBytes: 65_536,
 };
 
 export interface SettingsVars {
@@ -79,6 +82,7 @@ export interface SettingsVars {
   MAX_FORK_DEPTH?: string;
   MAX_WAL_QUEUE_BYTES?: string;
   WAL_BATCH_DEADLINE_MS?: string;
+  WEBHOOK_MAX_REPLY_BYTES?: string;
 }
 
 export function nodeSettings(vars: SettingsVars): NodeSettings {
@@ -92,6 +96,7 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
     leaseTtlMs: leaseTtlMs(vars),
     coordinatorTickMs: positiveInt(vars.COORDINATOR_TICK_MS, "COORDINATOR_TICK_MS", DEFAULT_SETTINGS.coordinatorTickMs),
     ...boundSettings(vars),
+    webhookMaxReplyBytes: positiveInt(vars.WEBHOOK_MAX_REPLY_BYTES, "WEBHOOK_MAX_REPLY_BYTES", DEFAULT_SETTINGS.webhookMaxReplyBytes),
   };
 }
 

@@ -144,7 +144,7 @@ export function forgetStream(record: SubscriptionRecord, path: string): Subscrip
  * subscription does not follow the stream. The wake stream never links: its wake events would wake the
  * subscription again, forever. A subscription holding `maxLinks` links (MAX_SUBSCRIPTION_STREAMS) links
  * no new stream by its pattern: an append cannot be refused, so the stream is not followed until a link
- * frees (docs/limits-edge.md).
+ * frees (docs/limits.md).
  */
 export function recordTail(
   record: SubscriptionRecord,
