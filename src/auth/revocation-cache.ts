@@ -1,7 +1,9 @@
-// Each Worker isolate's copy of the revoked token ids, refreshed from the MetaLog at most once every
-// REVOCATION_CACHE_MS, one refresh at a time (callers during a refresh wait for it). A refresh asks only
-// for changes (the register's version), so an unchanged register costs one small RPC a period. A
-// revocation is honoured everywhere within that period. When the MetaLog cannot answer, the last copy is
+// Each Worker isolate's copy of the revoked token ids, refreshed from the MetaLog when it is older than
+// REVOCATION_CACHE_MS. A refresh asks only for changes (the register's version), so an unchanged register
+// costs one small RPC a period. A revocation is honoured everywhere within that period. Each request that
+// finds the copy stale refreshes it itself: a refresh is never shared between requests, because the
+// Workers runtime ties I/O to the request that started it (a request waiting on another's RPC fails when
+// that one ends first); the few requests at a period's boundary each make the small call. When the MetaLog cannot answer, the last copy is
 // kept; a copy older than a few periods is not trusted and requests are refused as unavailable instead.
 import type { RevocationSet } from "../ports/meta-log-client.ts";
 
@@ -17,7 +19,6 @@ export class RevocationCache {
   private version: number | null = null;
   private ids: ReadonlySet<string> = new Set();
   private refreshedAtMs = -Infinity;
-  private refreshing: Promise<void> | null = null;
 
   constructor(
     private readonly periodMs: number,
@@ -30,11 +31,8 @@ export class RevocationCache {
    */
   async revoked(source: () => RevocationSource): Promise<ReadonlySet<string>> {
     if (this.now() - this.refreshedAtMs >= this.periodMs) {
-      this.refreshing ??= this.refresh(source()).finally(() => {
-        this.refreshing = null;
-      });
       try {
-        await this.refreshing;
+        await this.refresh(source());
       } catch (error) {
         if (this.now() - this.refreshedAtMs > this.periodMs * STALE_PERIODS) throw error;
       }
@@ -44,6 +42,8 @@ export class RevocationCache {
 
   private async refresh(source: RevocationSource): Promise<void> {
     const answer = await source.revocations(this.version);
+    // Refreshes may overlap and land out of order: a later version never gives way to an earlier one.
+    if (this.version !== null && answer.version < this.version) return;
     if (answer.ids !== null) this.ids = new Set(answer.ids);
     this.version = answer.version;
     this.refreshedAtMs = this.now();
