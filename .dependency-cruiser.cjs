@@ -53,6 +53,13 @@ module.exports = {
       to: { path: "^(src/(http|router|cli|env\\.ts|index\\.ts)|durable-objects/)" },
     },
     {
+      name: "auth-over-core-and-ports",
+      comment: "src/auth verifies and signs access tokens and keeps revocations: over the core and the ports only.",
+      severity: "error",
+      from: { path: "^src/auth/" },
+      to: { path: "^(src/(node|http|router|cli|storage|subscriptions|metadata|env\\.ts|index\\.ts)|durable-objects/)" },
+    },
+    {
       name: "subscriptions-effects-below-node",
       comment: "src/subscriptions performs effects; it is used by the node, the HTTP layer and the MetaLog.",
       severity: "error",

@@ -56,7 +56,7 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             // A small body limit so the 413 tests need no 8 MiB bodies; an admin token for /admin and /metrics.
-            miniflare: { bindings: { S3_ENDPOINT: "memory://workers", MAX_BODY_BYTES: "65536", ADMIN_TOKEN: "mink-test-admin" } },
+            miniflare: { bindings: { S3_ENDPOINT: "memory://workers", MAX_BODY_BYTES: "65536", ADMIN_TOKEN: "mink-test-admin", AUTH_MODE: "open", TOKEN_SECRET: "mink-test-token-secret-0123456789abcdef" } },
           }),
         ],
         test: {

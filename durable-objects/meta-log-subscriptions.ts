@@ -86,6 +86,8 @@ export class MetaLogSubscriptions {
     private readonly sql: SqlStorage,
     /** Called after each change with the earliest lease deadline (or null): the MetaLog sets its alarm. */
     private readonly onDeadline: (deadlineMs: number | null) => void,
+    /** The `Authorization` a wake event's append carries (token mode), or null (open mode). */
+    private readonly wakeAuthorization: (stream: string) => Promise<string | null> = () => Promise.resolve(null),
   ) {
     sql.exec(`CREATE TABLE IF NOT EXISTS meta_subscription (
       id TEXT PRIMARY KEY,
@@ -337,7 +339,8 @@ export class MetaLogSubscriptions {
     const out: PreparedEffect[] = [];
     for (const effect of effects) {
       if (effect.kind === "append_wake_event") {
-        out.push({ kind: "append_wake_event", stream: effect.stream, origin, rawBody: JSON.stringify(effect.event) });
+        const authorization = await this.wakeAuthorization(effect.stream);
+        out.push({ kind: "append_wake_event", stream: effect.stream, origin, rawBody: JSON.stringify(effect.event), ...(authorization === null ? {} : { authorization }) });
         continue;
       }
       const rawBody = JSON.stringify(effect.body);

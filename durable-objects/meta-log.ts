@@ -43,6 +43,7 @@ import type {
   ProposeResult,
   PutOutcome,
   SubscriptionAnswer,
+  RevocationSet,
   SubscriptionSet,
   WebhookJwks,
 } from "../src/ports/meta-log-client.ts";
@@ -51,6 +52,9 @@ import { DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimin
 import { leaseTtlMs } from "../src/node/settings.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore } from "./meta-log-store.ts";
 import { MetaLogSubscriptions } from "./meta-log-subscriptions.ts";
+import { MetaLogTokens } from "./meta-log-tokens.ts";
+import { wakeAppendAuthorization } from "../src/auth/internal-token.ts";
+import { DEFAULT_MAX_TOKENS, type RegistryStep, type RevokeStep, type TokenRecord } from "../src/core/auth/token-registry.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
 
 export interface MetaLogTuning extends MetaLogTimings {
@@ -78,6 +82,7 @@ export class MetaLog extends DurableObject<Env> {
   private readonly log: MetaLogService;
   private snapshotVersion: number;
   private readonly subscriptions: MetaLogSubscriptions;
+  private readonly tokens: MetaLogTokens;
   /** The alarm this incarnation set for the earliest subscription lease deadline (null: none known). */
   private subscriptionAlarmAtMs: number | null = null;
 
@@ -98,7 +103,12 @@ export class MetaLog extends DurableObject<Env> {
     };
     const state = replay(base, this.store.entriesAfter(base.version));
     this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning });
-    this.subscriptions = new MetaLogSubscriptions(ctx.storage.sql, (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs));
+    this.tokens = new MetaLogTokens(ctx.storage.sql, positiveIntOr(env.MAX_TOKENS, DEFAULT_MAX_TOKENS));
+    this.subscriptions = new MetaLogSubscriptions(
+      ctx.storage.sql,
+      (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs),
+      (stream) => ((env.AUTH_MODE ?? "token").trim() === "open" ? Promise.resolve(null) : wakeAppendAuthorization(env.TOKEN_SECRET, stream, Date.now())),
+    );
     this.scheduleSubscriptionAlarm(this.subscriptions.earliestDeadlineMs());
   }
 
@@ -279,6 +289,24 @@ export class MetaLog extends DurableObject<Env> {
     }
   }
 
+  // Access tokens (src/core/auth/token-registry.ts, table TK): their own table (meta-log-tokens.ts).
+
+  mintToken(record: Omit<TokenRecord, "revoked">): RegistryStep {
+    return this.tokens.mint(record, Date.now());
+  }
+
+  revokeToken(id: string): RevokeStep {
+    return this.tokens.revoke(id, Date.now());
+  }
+
+  revocations(knownVersion: number | null): RevocationSet {
+    return this.tokens.revocations(knownVersion, Date.now());
+  }
+
+  listTokens(after: string | null, limit: number): TokenRecord[] {
+    return this.tokens.list(Date.now(), after, Math.min(Math.max(1, limit), 1000));
+  }
+
   /** One round of a rebalance (MetaLogService.rebalance: planned and begun in one synchronous step). */
   rebalance(options: RebalanceOptions): RebalanceAnswer {
     return this.log.rebalance(options);
@@ -289,3 +317,9 @@ export class MetaLog extends DurableObject<Env> {
 type SameMethods = { [K in keyof MetaLogClient]: (...args: Parameters<MetaLogClient[K]>) => unknown };
 const _metaLogHasClientMethods = (log: MetaLog): SameMethods => log;
 void _metaLogHasClientMethods;
+
+/** A positive integer var, or the default. */
+function positiveIntOr(raw: string | undefined, fallback: number): number {
+  const value = Number(raw ?? "");
+  return raw !== undefined && raw !== "" && Number.isSafeInteger(value) && value > 0 ? value : fallback;
+}

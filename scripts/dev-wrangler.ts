@@ -24,6 +24,9 @@ const vars = {
   PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
   ...embeddedS3Vars(s3),
   ADMIN_TOKEN: devAdminToken,
+  // Open on loopback, like `npm run dev`; AUTH_MODE=token runs the real thing (docs/access.md).
+  AUTH_MODE: process.env.AUTH_MODE ?? "open",
+  TOKEN_SECRET: process.env.TOKEN_SECRET ?? "mink-dev-token-secret-not-for-production",
 };
 const args = ["wrangler", "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", ".mink/wrangler"];
 for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);

@@ -16,6 +16,8 @@ const port = Number(process.env.PORT ?? 8787);
 const s3Port = Number(process.env.MINK_S3_PORT ?? 9000);
 /** The admin bearer token for local development (production sets ADMIN_TOKEN as a secret). */
 const devAdminToken = process.env.ADMIN_TOKEN ?? "mink-dev-admin";
+/** The access-token signing key for local development (production sets TOKEN_SECRET as a secret). */
+const devTokenSecret = process.env.TOKEN_SECRET ?? "mink-dev-token-secret-not-for-production";
 /** Three owning nodes by default (MINK_NODES overrides: a comma-separated list of node ids). */
 const nodeIds = process.env.MINK_NODES ?? "node-0,node-1,node-2";
 /** Changes closer together than this make one rebuild (an editor's save is several file events). */
@@ -40,12 +42,15 @@ const runtime = await startLocalRuntime({
     PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
     ...embeddedS3Vars(s3),
     ADMIN_TOKEN: devAdminToken,
+    // Open on loopback; `AUTH_MODE=token npm run dev` runs the real thing (docs/access.md).
+    AUTH_MODE: "open",
+    TOKEN_SECRET: devTokenSecret,
   },
   environment: process.env,
 });
 const fromEnvironment = Object.keys(readWorkerConfig(build).vars).filter((name) => process.env[name] !== undefined);
 if (fromEnvironment.length > 0) log(`from the environment: ${fromEnvironment.map((name) => `${name}=${JSON.stringify(runtime.vars[name])}`).join(" ")}`);
-log(`mink on ${runtime.url}: nodes ${nodeIds} (admin token: ${devAdminToken}, state in .mink/wrangler)`);
+log(`mink on ${runtime.url}: nodes ${nodeIds} (admin token: ${devAdminToken}, AUTH_MODE=${JSON.stringify(runtime.vars["AUTH_MODE"] ?? "open")}, state in .mink/wrangler)`);
 
 // Rebuilds run one at a time; changes during one make one more afterwards.
 let timer: NodeJS.Timeout | undefined;

@@ -38,6 +38,15 @@ export interface Env {
   ROUTER_MODE?: string;
   /** How long the router trusts a cached lookup (ms; default 1000). */
   VIEW_CACHE_TTL_MS?: string;
+  // Access (docs/access.md).
+  /** "token" (every stream request needs a signed bearer token; what wrangler.toml deploys) or "open". */
+  AUTH_MODE?: string;
+  /** The HS256 key access tokens are signed with (a secret, at least 32 characters). */
+  TOKEN_SECRET?: string;
+  /** Live access tokens the MetaLog's register holds at most (default 100000). */
+  MAX_TOKENS?: string;
+  /** How long an entry trusts its copy of the revoked token ids (ms; default 1000). */
+  REVOCATION_CACHE_MS?: string;
   /** The public origin nodes advertise as `<origin>/n/<node-id>` (default http://127.0.0.1:8787). */
   PUBLIC_ORIGIN?: string;
 }

@@ -6,12 +6,31 @@ import { nodeIdsOf, routeRequest, toNodeAddress } from "./router/router.ts";
 import { adminRoutes, metricsResponse, requireAdmin } from "./http/admin-routes.ts";
 import { errorResponse } from "./http/stream-routes.ts";
 import { subscriptionRoutes } from "./http/subscription-routes.ts";
+import { streamAccess, subscriptionAccess } from "./http/access.ts";
+import { checkDeployment } from "./core/auth/deployment.ts";
 import { objectStoreFromSettings } from "./storage/store-from-env.ts";
 
 export { MetaLog } from "../durable-objects/meta-log.ts";
 export { StreamNode } from "../durable-objects/stream-node.ts";
 
 const app = new Hono<{ Bindings: Env }>();
+
+/**
+ * A deployment whose settings would be unsafe (table DP: no TOKEN_SECRET in token mode, several nodes
+ * and no PUBLIC_ORIGIN, an unknown AUTH_MODE) answers every request but `/health` with a 503 that says
+ * what to set, instead of serving open or redirecting clients to 127.0.0.1.
+ */
+app.use("*", async (c, next) => {
+  const check = checkDeployment({
+    authMode: c.env.AUTH_MODE,
+    tokenSecret: c.env.TOKEN_SECRET,
+    nodeCount: nodeIdsOf(c.env).length,
+    publicOrigin: c.env.PUBLIC_ORIGIN,
+  });
+  if (check.ok || c.req.path === "/health") return next();
+  console.error(`refusing to serve: ${check.problems.join("; ")}`);
+  return errorResponse(domainError("unavailable", `this deployment is not configured safely: ${check.problems.join("; ")}`));
+});
 
 /** Liveness plus a round trip to the object store, so a misconfigured bucket shows up at once. */
 app.get("/health", async (c) => {
@@ -33,7 +52,10 @@ app.get("/health", async (c) => {
  */
 function protocolApp(streams: (c: Context<{ Bindings: Env }>) => Promise<Response>): Hono<{ Bindings: Env }> {
   const protocol = new Hono<{ Bindings: Env }>();
+  // Access control first (src/http/access.ts): nothing is looked up or woken for a refused request.
+  protocol.use("/v1/stream/__ds/*", subscriptionAccess);
   protocol.route("/v1/stream/__ds", subscriptionRoutes);
+  protocol.use("/v1/stream/*", streamAccess);
   protocol.all("/v1/stream/*", streams);
   return protocol;
 }
@@ -54,6 +76,12 @@ app.route("/n/:node", protocolApp((c) => toNodeAddress(c.env, c.req.param("node"
 app.route("/admin", adminRoutes);
 app.get("/metrics", requireAdmin, (c) => metricsResponse(c.env));
 
-app.notFound((c) => c.json({ error: { code: "not_found", message: "no such route" } }, 404));
+app.notFound(() => errorResponse(domainError("not_found", "no such route")));
+
+/** One answer for anything unexpected: logged here, never an internal message or stack to the caller. */
+app.onError((error) => {
+  console.error("request failed", error);
+  return errorResponse(domainError("unavailable", "the request failed; retry"));
+});
 
 export default app satisfies ExportedHandler<Env>;

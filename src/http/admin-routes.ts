@@ -14,6 +14,7 @@ import { nodeIdsOf } from "../router/router.ts";
 import type { MetaLogStats } from "../ports/meta-log-client.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
 import { adminFaultRoutes } from "./admin-faults.ts";
+import { adminTokenRoutes } from "./admin-tokens.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 import { errorResponse } from "./stream-routes.ts";
@@ -119,6 +120,14 @@ adminRoutes.get("/streams/*", async (c) => {
 adminRoutes.route("/", adminTransferRoutes);
 /** Fault injection for tests (admin-faults.ts): present only with FAULTS_ENABLED=1. */
 adminRoutes.route("/", adminFaultRoutes);
+/** Access tokens (admin-tokens.ts): mint, revoke, list. */
+adminRoutes.route("/", adminTokenRoutes);
+
+/** One answer for anything unexpected: logged here, never an internal message or stack to the caller. */
+adminRoutes.onError((error) => {
+  console.error("admin request failed", error);
+  return errorResponse(domainError("unavailable", "the admin request failed; retry"));
+});
 
 type Settled<T> = { ok: true; value: T } | { ok: false };
 

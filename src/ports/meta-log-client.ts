@@ -27,6 +27,7 @@ import type {
   WakeRef,
 } from "../core/subscriptions/index.ts";
 import type { RebalanceMove, RebalancePlan } from "../core/meta/rebalance.ts";
+import type { RegistryStep, RevokeStep, TokenRecord } from "../core/auth/token-registry.ts";
 
 /** The one MetaLog of a deployment: `env.META_LOG.getByName(META_LOG_NAME)`. */
 export const META_LOG_NAME = "meta";
@@ -138,6 +139,8 @@ export type PreparedEffect =
       readonly origin: string;
       /** One JSON message (`WakeEvent`). */
       readonly rawBody: string;
+      /** The `Authorization` the append carries in token mode (src/auth/internal-token.ts). */
+      readonly authorization?: string;
     };
 
 /** An Ed25519 public key as JWK, the way the JWKS document lists it. */
@@ -186,6 +189,18 @@ export interface MetaLogClient {
   watchSubscriptions(nodeId: string, since: number, timeoutMs: number): Promise<SubscriptionSet>;
   subscriptionReports(): Promise<number>;
   rebalance(options: RebalanceOptions): Promise<RebalanceAnswer>;
+  /** Records a minted access token (table TK); the Worker signs it only once this answers ok. */
+  mintToken(record: Omit<TokenRecord, "revoked">): Promise<RegistryStep>;
+  revokeToken(id: string): Promise<RevokeStep>;
+  /** The revoked ids of live tokens; `ids` is null when `knownVersion` is still current. */
+  revocations(knownVersion: number | null): Promise<RevocationSet>;
+  listTokens(after: string | null, limit: number): Promise<TokenRecord[]>;
+}
+
+/** The revocations of live access tokens as of `version` (bumped on every revocation). */
+export interface RevocationSet {
+  readonly version: number;
+  readonly ids: readonly string[] | null;
 }
 
 /** One round of a rebalance (`rebalance`; seed 002, `mink cluster rebalance`). */

@@ -75,7 +75,7 @@ export async function appendWakeEventByFetch(
   const url = `${effect.origin}/v1/stream/${effect.stream.split("/").map(encodeURIComponent).join("/")}`;
   const response = await doFetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...(effect.authorization === undefined ? {} : { authorization: effect.authorization }) },
     body: effect.rawBody,
   });
   await response.body?.cancel();

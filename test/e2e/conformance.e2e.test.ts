@@ -5,6 +5,8 @@
 //   forward   three nodes behind the router in forwarding mode
 //   node      three nodes, with a node's advertised address (`<origin>/n/node-1`) as the suite's base URL:
 //             every node address serves the whole protocol, the reserved `__ds` API included
+//   token     three nodes with 307s in AUTH_MODE=token, every request of the suite carrying a token
+//             (docs/access.md)
 // each over the embedded S3 endpoint and, when MINK_TEST_S3_ENDPOINT is set, again over that server
 // (radosgw in CI): ids "single-external", "redirect-external", "forward-external", "node-external".
 //
@@ -47,6 +49,35 @@ interface Setup {
    * in the built-in fetch's redirect handling, not in the dispatcher.)
    */
   undiciFetch: boolean;
+  /**
+   * AUTH_MODE=token: after the start an all-streams token is minted (POST /admin/tokens) and every request
+   * of the suite to the service carries it, unless it carries its own Authorization (a subscription's
+   * callback or claim token): the protocol unchanged, behind access control.
+   */
+  token?: true;
+}
+
+const ALL_OPS = ["read", "append", "create", "delete", "subscribe"];
+
+async function mintAllStreamsToken(service: Service): Promise<string> {
+  const response = await fetch(`${service.baseUrl}/admin/tokens`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${service.adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ prefixes: [""], ops: ALL_OPS, ttlSeconds: 24 * 3600 }),
+  });
+  if (response.status !== 201) throw new Error(`minting a token: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { token: string }).token;
+}
+
+/** `inner`, adding `Authorization: Bearer <token>` to requests for `origin` that carry none. */
+function fetchWithToken(inner: typeof globalThis.fetch, origin: string, token: string): typeof globalThis.fetch {
+  return (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (!url.startsWith(origin)) return inner(input, init);
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    if (!headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
+    return inner(input, { ...init, headers: Object.fromEntries(headers) });
+  };
 }
 
 function selectedSetups(): Setup[] {
@@ -77,6 +108,13 @@ function selectedSetups(): Setup[] {
       undiciFetch: true,
     },
   ]);
+  all.push({
+    id: "token",
+    title: "three nodes, 307 redirects, AUTH_MODE=token, embedded S3",
+    service: { ...common, nodes: 3, forwarding: false, vars: { ...common.vars, AUTH_MODE: "token" } },
+    undiciFetch: true,
+    token: true,
+  });
   const filter = process.env.MINK_CONFORMANCE_SETUPS;
   if (filter === undefined || filter === "") return all;
   const wanted = new Set(filter.split(",").map((id) => id.trim()));
@@ -128,6 +166,9 @@ for (const setup of selectedSetups()) {
       // Only the suite's requests go through undici 7: swapped after the start, because aws4fetch (which
       // creates the external bucket) builds Node's own Request objects, which undici's fetch refuses.
       if (setup.undiciFetch) globalThis.fetch = undiciFetch as unknown as typeof globalThis.fetch;
+      if (setup.token === true && service !== undefined) {
+        globalThis.fetch = fetchWithToken(globalThis.fetch, service.baseUrl, await mintAllStreamsToken(service));
+      }
     }, SERVICE_HOOK_TIMEOUT_MS);
 
     // The hook gets (fixtures, suite); vitest insists the first parameter is a destructuring pattern.

@@ -77,6 +77,8 @@ export interface Service {
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const DEFAULT_ADMIN_TOKEN = "mink-e2e-admin";
+/** The access-token signing key of every test service (a test in token mode signs its own bad tokens with others). */
+export const E2E_TOKEN_SECRET = "mink-e2e-token-secret-0123456789abcdef";
 const STOP_GRACE_MS = 5_000;
 const GROUP_EXIT_TIMEOUT_MS = 10_000;
 
@@ -248,6 +250,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     PUBLIC_ORIGIN: baseUrl,
     NODE_IDS: Array.from({ length: nodes }, (_, i) => `node-${i}`).join(","),
     ROUTER_MODE: options.forwarding === true ? "forward" : "redirect",
+    // wrangler.toml deploys AUTH_MODE=token; the tests run open unless they ask (vars), with a key at hand.
+    AUTH_MODE: "open",
+    TOKEN_SECRET: E2E_TOKEN_SECRET,
     ...(options.longPollTimeoutMs === undefined ? {} : { LONG_POLL_TIMEOUT_MS: String(options.longPollTimeoutMs) }),
     ...options.vars,
   };

@@ -16,7 +16,7 @@ import { eventually } from "../support/eventually.ts";
 
 const NODES = ["adm-0", "adm-1", "adm-2"];
 const TOKEN = "mink-test-admin"; // vitest.config.ts binds it
-const adminEnv = (vars: Partial<Env> = {}): Env => ({ ...(env as unknown as Env), NODE_IDS: NODES.join(","), ROUTER_MODE: "forward", ...vars });
+const adminEnv = (vars: Partial<Env> = {}): Env => ({ ...(env as unknown as Env), NODE_IDS: NODES.join(","), PUBLIC_ORIGIN: "http://127.0.0.1:8787", ROUTER_MODE: "forward", ...vars });
 const meta = metaLogClient(adminEnv().META_LOG);
 const ORIGIN = "http://mink.test";
 const BEARER = { authorization: `Bearer ${TOKEN}` };

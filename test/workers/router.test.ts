@@ -14,7 +14,7 @@ import { ViewCache } from "../../src/router/view-cache.ts";
 
 const baseEnv = env as unknown as Env;
 const NODES = ["rt-0", "rt-1", "rt-2"];
-const routerEnv = (vars: Partial<Env> = {}): Env => ({ ...baseEnv, NODE_IDS: NODES.join(","), ...vars });
+const routerEnv = (vars: Partial<Env> = {}): Env => ({ ...baseEnv, NODE_IDS: NODES.join(","), PUBLIC_ORIGIN: ORIGIN, ...vars });
 const meta = metaLogClient(baseEnv.META_LOG);
 /** Nodes advertise `<PUBLIC_ORIGIN>/n/<id>` (the default origin here). */
 const ORIGIN = "http://127.0.0.1:8787";

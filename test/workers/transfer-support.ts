@@ -11,9 +11,9 @@ import { eventually } from "../support/eventually.ts";
 
 const baseEnv = env as unknown as Env;
 export const NODES = ["tr-0", "tr-1", "tr-2"];
-export const e: Env = { ...baseEnv, NODE_IDS: NODES.join(",") };
-export const meta = metaLogClient(baseEnv.META_LOG);
 export const ORIGIN = "http://127.0.0.1:8787";
+export const e: Env = { ...baseEnv, NODE_IDS: NODES.join(","), PUBLIC_ORIGIN: ORIGIN };
+export const meta = metaLogClient(baseEnv.META_LOG);
 export const TEXT = { "content-type": "text/plain" };
 
 export const stub = (id: string): DurableObjectStub<StreamNode> => baseEnv.STREAM_NODE.getByName(id) as DurableObjectStub<StreamNode>;

@@ -1,0 +1,163 @@
+// Access control at every entry of the protocol (docs/access.md): the router's `/v1/stream/...` and each
+// node's `/n/<node-id>/v1/stream/...` pass through these middlewares before anything else is done for the
+// request (no lookup, no body read but a subscription's, no node woken). In AUTH_MODE=open they pass
+// everything. The decision is the pure core's (tables AC, AN, AS); here the token is verified, the
+// revocations fetched (per isolate, src/auth/revocation-cache.ts) and the answer written. Reads answered
+// to a token are marked `Cache-Control: private`: a shared cache must not hand them to anyone else.
+import type { Context, MiddlewareHandler } from "hono";
+import { decideAccess, streamRequestNeeds, type AccessNeed, type PresentedToken } from "../core/auth/access.ts";
+import { scopeOfBody, subscriptionNeeds, subscriptionRoute, type SubscriptionScope } from "../core/auth/subscription-access.ts";
+import { domainError } from "../core/errors.ts";
+import { HEADER, RESERVED_SEGMENT, STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
+import { parseForkSourcePath, parseStreamName } from "../core/protocol/stream-name.ts";
+import { parseBearer } from "../core/subscriptions/index.ts";
+import { DEFAULT_REVOCATION_CACHE_MS, RevocationCache } from "../auth/revocation-cache.ts";
+import { verifyToken } from "../auth/token-codec.ts";
+import { type Env, metaLogClient } from "../env.ts";
+import { errorResponse, readBeforeRedirect } from "./stream-routes.ts";
+
+type Ctx = Context<{ Bindings: Env }>;
+
+const NODE_ADDRESS = /^\/n\/[^/]+(?=\/)/;
+const SUBSCRIPTIONS_PREFIX = `${STREAM_PATH_PREFIX}${RESERVED_SEGMENT}/`;
+/** A subscription body is a few fields; the access check reads it once, to this bound. */
+const MAX_SUBSCRIPTION_BODY_BYTES = 64 * 1024;
+
+let revocationCache: RevocationCache | null = null;
+
+function revocationsOf(env: Env): RevocationCache {
+  if (revocationCache === null) {
+    const period = Number(env.REVOCATION_CACHE_MS ?? "");
+    revocationCache = new RevocationCache(Number.isSafeInteger(period) && period > 0 ? period : DEFAULT_REVOCATION_CACHE_MS, () => Date.now());
+  }
+  return revocationCache;
+}
+
+/** Whether this deployment checks tokens (the deployment check has already refused anything but these). */
+function tokenMode(env: Env): boolean {
+  return (env.AUTH_MODE ?? "token").trim() !== "open";
+}
+
+interface Presented {
+  readonly token: PresentedToken;
+  readonly revoked: ReadonlySet<string>;
+}
+
+/** The request's token, verified, with the revocations when it verified (a MetaLog call at most once a period). */
+async function presented(c: Ctx): Promise<Presented | Response> {
+  const token = await verifyToken(parseBearer(c.req.header("authorization") ?? null), c.env.TOKEN_SECRET ?? "");
+  if (token.kind !== "verified") return { token, revoked: new Set() };
+  try {
+    return { token, revoked: await revocationsOf(c.env).revoked(metaLogClient(c.env.META_LOG)) };
+  } catch (error) {
+    console.error("the metadata log did not answer for revocations", error);
+    return errorResponse(domainError("unavailable", "token revocations cannot be checked right now; retry"));
+  }
+}
+
+/** Table AC; null when allowed, else the answer (the request body read and dropped first). */
+async function refusal(c: Ctx, who: Presented, needs: readonly AccessNeed[]): Promise<Response | null> {
+  const decision = decideAccess({ token: who.token, needs, nowMs: Date.now(), isRevoked: (id) => who.revoked.has(id) });
+  if (decision.ok) return null;
+  // Reading the body to its end (bounded) lets a client still sending see this answer, not a reset.
+  await readBeforeRedirect(c.req.raw, MAX_SUBSCRIPTION_BODY_BYTES * 16);
+  return errorResponse(decision.error);
+}
+
+/** The stream path of a request (after a node's address), or null for anything else. */
+function protocolPath(c: Ctx): string {
+  return new URL(c.req.url).pathname.replace(NODE_ADDRESS, "");
+}
+
+/** Stream requests: table AN's needs, then table AC. */
+export const streamAccess: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
+  const method = c.req.method;
+  const path = protocolPath(c);
+  // The subscription API has its own check (subscriptionAccess, mounted before this one).
+  if (!tokenMode(c.env) || method === "OPTIONS" || path.startsWith(SUBSCRIPTIONS_PREFIX)) return next();
+  const name = parseStreamName(path.slice(STREAM_PATH_PREFIX.length));
+  const forkHeader = c.req.header(HEADER.streamForkedFrom) ?? null;
+  const fork = forkHeader === null ? null : parseForkSourcePath(forkHeader);
+  const needs = name.ok ? streamRequestNeeds(method, name.value, fork?.ok === true ? fork.value : null) : [];
+  const who = await presented(c);
+  if (who instanceof Response) return who;
+  const refused = await refusal(c, who, needs);
+  if (refused !== null) return refused;
+  await next();
+  markPrivate(c);
+};
+
+function markPrivate(c: Ctx): void {
+  const cacheControl = c.res.headers.get("cache-control");
+  if (cacheControl === null || !cacheControl.includes("public")) return;
+  c.res = new Response(c.res.body, c.res);
+  c.res.headers.set("cache-control", cacheControl.replace("public", "private"));
+}
+
+/** The scope of the subscription a request is about (none when it does not exist or cannot be read now). */
+async function existingScope(c: Ctx, id: string): Promise<SubscriptionScope | null> {
+  const answer = await metaLogClient(c.env.META_LOG).getSubscription(id);
+  if (!answer.ok) return null;
+  const view = answer.value;
+  return { streams: view.streams.map((stream) => stream.path), pattern: view.pattern ?? null, wakeStream: view.wake_stream ?? null };
+}
+
+/** The body, read once to a bound and put back for the route; null when over the bound or not JSON. */
+async function bodyOnce(c: Ctx): Promise<{ tooLarge: boolean; json: unknown }> {
+  const request = c.req.raw;
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (Number.isFinite(declared) && declared > MAX_SUBSCRIPTION_BODY_BYTES) return { tooLarge: true, json: null };
+  const bytes = request.body === null ? new Uint8Array(0) : await readBounded(request.body as ReadableStream<Uint8Array>, MAX_SUBSCRIPTION_BODY_BYTES);
+  if (bytes === null) return { tooLarge: true, json: null };
+  c.req.raw = new Request(request.url, { method: request.method, headers: request.headers, body: bytes.byteLength === 0 ? null : bytes });
+  try {
+    return { tooLarge: false, json: JSON.parse(new TextDecoder().decode(bytes)) as unknown };
+  } catch {
+    return { tooLarge: false, json: null };
+  }
+}
+
+async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | null> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** The subscription API: table AS's needs, then table AC. */
+export const subscriptionAccess: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
+  const method = c.req.method;
+  if (!tokenMode(c.env) || method === "OPTIONS") return next();
+  const route = subscriptionRoute(method, protocolPath(c).slice(SUBSCRIPTIONS_PREFIX.length));
+  if (route.kind === "own_token") return next();
+  // The token first: nothing is read or looked up for a request that has no valid one, or no `subscribe`.
+  const who = await presented(c);
+  if (who instanceof Response) return who;
+  const early = await refusal(c, who, subscriptionNeeds());
+  if (early !== null || route.kind === "other") return early ?? next();
+  let requested: SubscriptionScope | null = null;
+  if (route.kind === "put" || route.kind === "add_streams") {
+    const body = await bodyOnce(c);
+    if (body.tooLarge) {
+      return errorResponse(domainError("too_large", `a subscription request body is at most ${MAX_SUBSCRIPTION_BODY_BYTES} bytes`, { maxBytes: MAX_SUBSCRIPTION_BODY_BYTES }));
+    }
+    requested = scopeOfBody(body.json);
+  }
+  return (await refusal(c, who, subscriptionNeeds(requested, await existingScope(c, route.id)))) ?? next();
+};
