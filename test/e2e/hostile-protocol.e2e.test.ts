@@ -37,7 +37,7 @@ const run = Date.now().toString(36);
 beforeAll(async () => {
   service = await startHostileService({ MAX_DS_BODY_BYTES: String(MAX_DS_BODY_BYTES) });
   [full, reader] = await Promise.all([mint(service, ["pr/"], OPS), mint(service, ["pr/"], ["read"])]);
-  await allLive(service, full.token);
+  await allLive(service, full.token, "pr/");
   epochsAtStart = await nodeEpochs(service);
 }, 180_000);
 

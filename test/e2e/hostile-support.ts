@@ -90,10 +90,6 @@ export interface Minted {
 }
 
 export function mint(service: Service, prefixes: readonly string[], ops: readonly Op[], ttlSeconds = 3_600): Promise<Minted> {
-  if (process.env.HOSTILE_OPEN_MODE === "1") { // TEMP harness debugging before auth lands
-    const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
-    return Promise.resolve({ id: `open-${Math.random()}`, token: signJwt({ alg: "HS256" }, { prefixes, ops, exp }, TOKEN_SECRET), expiresAt: new Date(exp * 1000).toISOString() });
-  }
   return admin<Minted>(service, "POST", "/admin/tokens", { prefixes, ops, ttlSeconds });
 }
 
@@ -117,11 +113,11 @@ export async function nodeEpochs(service: Service): Promise<Map<string, number>>
 export const ownerOf = async (service: Service, name: string): Promise<string> =>
   (await admin<{ owner: string }>(service, "GET", `/admin/streams/${name}`)).owner;
 
-/** Waits for three live nodes (a stream request at the router starts them; the admin token never needs a stream token). */
-export async function allLive(service: Service, wakeToken: string | null): Promise<void> {
+/** Waits for three live nodes (a stream request at the router starts them: `wakeToken` must cover `<wakePrefix>wake-...`). */
+export async function allLive(service: Service, wakeToken: string | null, wakePrefix = ""): Promise<void> {
   await eventually(
     async () => {
-      await call(service, streamPath(`wake-${Date.now().toString(36)}?offset=-1`), { token: wakeToken });
+      await call(service, streamPath(`${wakePrefix}wake-${Date.now().toString(36)}?offset=-1`), { token: wakeToken });
       const view = await admin<{ nodes: AdminNode[] }>(service, "GET", "/admin/nodes");
       if (view.nodes.length !== NODE_IDS.length || !view.nodes.every((node) => node.live && node.declaredDead === null)) {
         throw new NotYet(JSON.stringify(view.nodes));
