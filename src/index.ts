@@ -7,6 +7,7 @@ import { adminRoutes, metricsResponse, requireAdmin } from "./http/admin-routes.
 import { errorResponse } from "./http/stream-routes.ts";
 import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { streamAccess, subscriptionAccess } from "./http/access.ts";
+import { activeContentGuard } from "./http/active-content.ts";
 import { checkDeployment } from "./core/auth/deployment.ts";
 import { objectStoreFromSettings } from "./storage/store-from-env.ts";
 
@@ -56,6 +57,7 @@ function protocolApp(streams: (c: Context<{ Bindings: Env }>) => Promise<Respons
   protocol.use("/v1/stream/__ds/*", subscriptionAccess);
   protocol.route("/v1/stream/__ds", subscriptionRoutes);
   protocol.use("/v1/stream/*", streamAccess);
+  protocol.use("/v1/stream/*", activeContentGuard);
   protocol.all("/v1/stream/*", streams);
   return protocol;
 }

@@ -11,10 +11,12 @@ const ALGORITHM = "HS256";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-/** The imported key of the last secret seen: one importKey per isolate, not per request. */
-let cachedKey: { secret: string; key: Promise<CryptoKey> } | null = null;
+type HmacKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 
-function keyOf(secret: string): Promise<CryptoKey> {
+/** The imported key of the last secret seen: one importKey per isolate, not per request. */
+let cachedKey: { secret: string; key: Promise<HmacKey> } | null = null;
+
+function keyOf(secret: string): Promise<HmacKey> {
   if (cachedKey?.secret !== secret) {
     cachedKey = {
       secret,

@@ -55,7 +55,8 @@ describe("stream objects", () => {
         },
       ),
     );
-  });
+    // CPU-bound: about 5 s on a busy 2-core machine, against vitest's default of 5 s.
+  }, 30_000);
 
   it("detects every flipped byte and truncation, and an object under another key, naming the key", () => {
     const records = run("s1", 10, [text("hello"), text(""), text("world")], [1, 2, 2]);

@@ -138,3 +138,18 @@ describe("access tokens in token mode", () => {
     expect((await call("HEAD", `/v1/stream/acc-${run}/open`, { vars: { AUTH_MODE: "open" } })).status).toBe(404);
   });
 });
+
+describe("table ACT through the Worker", () => {
+  test("a text/html stream is read with Content-Security-Policy: sandbox and Content-Disposition: attachment, its bytes unchanged", async () => {
+    const open = { vars: { AUTH_MODE: "open" } };
+    const path = `/v1/stream/acc-${run}/page`;
+    expect((await call("PUT", path, { ...open, headers: { "content-type": "text/html" }, body: "<script>alert(1)</script>" })).status).toBe(201);
+    const read = await call("GET", `${path}?offset=-1`, open);
+    expect(read.headers.get("content-security-policy")).toBe("sandbox");
+    expect(read.headers.get("content-disposition")).toBe("attachment");
+    expect(await read.text()).toBe("<script>alert(1)</script>");
+    const plain = `/v1/stream/acc-${run}/plain`;
+    expect((await call("PUT", plain, { ...open, headers: { "content-type": "text/plain" }, body: "x" })).status).toBe(201);
+    expect((await call("GET", `${plain}?offset=-1`, open)).headers.get("content-security-policy")).toBeNull();
+  });
+});
