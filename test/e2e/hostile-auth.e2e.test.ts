@@ -171,6 +171,28 @@ describe("authentication: a stream request without a valid token is 401 unauthor
     expect((await get(streamPath(`${name}?offset=-1`), future)).status).toBe(200);
   });
 
+  test("wrong audience: a real token's claims with another aud, signed with the real secret, are 401", async () => {
+    const other = resign(full.token, TOKEN_SECRET, (payload) => ({ ...payload, aud: "some-other-service" }));
+    expectUnauthorized(await get(streamPath(`${name}?offset=-1`), other));
+  });
+
+  test("claims out of shape under a valid signature are 401: ops widened to an unknown op, prefixes not strings, no jti", async () => {
+    for (const change of [
+      (p: Record<string, unknown>) => ({ ...p, ops: ["read", "admin"] }),
+      (p: Record<string, unknown>) => ({ ...p, prefixes: [42] }),
+      (p: Record<string, unknown>) => ({ ...p, jti: undefined }),
+      (p: Record<string, unknown>) => ({ ...p, exp: "never" }),
+    ]) {
+      expectUnauthorized(await get(streamPath(`${name}?offset=-1`), resign(full.token, TOKEN_SECRET, change)));
+    }
+  });
+
+  test("a 60 KB Authorization header is a 4xx, never a 5xx", async () => {
+    const answer = await get(streamPath(`${name}?offset=-1`), `${full.token}${"A".repeat(60 * 1024)}`);
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.status).toBeLessThan(500);
+  });
+
   test("not yet valid: a real token's claims with nbf an hour ahead, signed with the real secret, are 401", async () => {
     const nowS = Math.floor(Date.now() / 1000);
     const early = resign(full.token, TOKEN_SECRET, (payload) => ({ ...payload, nbf: nowS + 3_600 }));
