@@ -72,7 +72,7 @@ export function send(service: Service, path: string, options: RequestOptions = {
 export const streamPath = (name: string, node?: string): string => `${node === undefined ? "" : `/n/${node}`}/v1/stream/${name}`;
 
 /** The admin API with the admin token; throws on a non-2xx answer. */
-export async function admin<T>(service: Service, method: string, path: string, body?: unknown): Promise<T> {
+async function admin<T>(service: Service, method: string, path: string, body?: unknown): Promise<T> {
   const answer = await call(service, path, {
     method,
     token: service.adminToken,
@@ -98,7 +98,7 @@ export async function revoke(service: Service, id: string): Promise<void> {
   expect(answer.status, `revoke ${id}: ${answer.text}`).toBe(204);
 }
 
-export interface AdminNode {
+interface AdminNode {
   id: string;
   epoch: number;
   live: boolean;
