@@ -12,6 +12,10 @@
 import {
   ackWake,
   addExplicitStreams,
+  checkAddedLinks,
+  checkConfigStreams,
+  checkRecordSize,
+  checkSubscriptionCount,
   claimWake,
   decideSubscriptionPut,
   newSubscription,
@@ -33,6 +37,7 @@ import {
   type SubscriptionConfig,
   type SubscriptionEffect,
   type SubscriptionError,
+  type SubscriptionLimits,
   type SubscriptionRecord,
   type SubscriptionView,
   type WakeContext,
@@ -86,6 +91,8 @@ export class MetaLogSubscriptions {
     private readonly sql: SqlStorage,
     /** Called after each change with the earliest lease deadline (or null): the MetaLog sets its alarm. */
     private readonly onDeadline: (deadlineMs: number | null) => void,
+    /** MAX_SUBSCRIPTIONS and MAX_SUBSCRIPTION_STREAMS, read at each use (tests change them on a running log). */
+    private readonly limits: SubscriptionLimits,
     /** The `Authorization` a wake event's append carries (token mode), or null (open mode). */
     private readonly wakeAuthorization: (stream: string) => Promise<string | null> = () => Promise.resolve(null),
   ) {
@@ -121,11 +128,19 @@ export class MetaLogSubscriptions {
     if (decision.kind === "reject") return { ok: false, error: decision.error, effects: [] };
     let entry = existing;
     if (decision.kind === "create" || entry === undefined) {
+      const refused = checkSubscriptionCount(this.entries.size, this.limits.maxSubscriptions);
+      if (refused !== null) return { ok: false, error: refused, effects: [] };
+      const streams = checkConfigStreams(config.streams, this.limits.maxSubscriptionStreams);
+      if (!streams.ok) return { ok: false, error: streams.error, effects: [] };
       // Streams that exist already link on their next append (from offset zero): the MetaLog keeps no
       // tails, and asking every node for them would make a PUT as slow as the slowest node.
-      entry = { record: newSubscription(id, config, Date.now(), []), origin };
+      const record = newSubscription(id, config, Date.now(), []);
+      const text = JSON.stringify(record);
+      const tooLarge = checkRecordSize(text.length);
+      if (tooLarge !== null) return { ok: false, error: tooLarge, effects: [] };
+      entry = { record, origin };
       this.entries.set(id, entry);
-      this.write(entry);
+      this.writeText(entry, text);
       await this.bumpVersion();
     }
     const view = await this.viewOf(entry);
@@ -149,6 +164,9 @@ export class MetaLogSubscriptions {
   }
 
   addStreams(id: string, paths: readonly string[]): SubscriptionAnswer<null> {
+    const entry = this.entries.get(id);
+    const full = entry === undefined ? null : checkAddedLinks(entry.record.links, paths, this.limits.maxSubscriptionStreams);
+    if (full !== null) return { ok: false, error: full, effects: [] };
     return this.change(id, (record) => addExplicitStreams(record, paths, []));
   }
 
@@ -192,9 +210,12 @@ export class MetaLogSubscriptions {
         record = step.state;
         effects.push(...step.effects);
       }
-      if (record !== entry.record) {
-        entry.record = record;
-        this.write(entry);
+      // An append cannot be refused: a record that would pass the row bound keeps its old state (the append
+      // is not followed by it) and says so in the log.
+      const refused = this.commit(entry, record);
+      if (refused !== null) {
+        console.error(`subscription ${entry.record.id}: append to ${tails[0]?.path ?? "?"} not followed: ${refused.message}`);
+        continue;
       }
       if (effects.length > 0) raw.push({ origin: entry.origin, effects });
     }
@@ -262,9 +283,10 @@ export class MetaLogSubscriptions {
       const deadline = nextDeadlineMs(entry.record);
       if (deadline === null || deadline > nowMs) continue;
       const step = settleLease(entry.record, { ...this.context(entry.origin), nowMs });
-      if (step.state !== entry.record) {
-        entry.record = step.state;
-        this.write(entry);
+      const refused = this.commit(entry, step.state);
+      if (refused !== null) {
+        console.error(`subscription ${entry.record.id}: lease not settled: ${refused.message}`);
+        continue;
       }
       due.push({ origin: entry.origin, effects: step.effects });
     }
@@ -289,17 +311,20 @@ export class MetaLogSubscriptions {
   }
 
   private context(origin: string): WakeContext {
-    return { nowMs: Date.now(), freshWakeId: crypto.randomUUID(), freshToken: freshToken(), publicOrigin: origin };
+    return {
+      nowMs: Date.now(),
+      freshWakeId: crypto.randomUUID(),
+      freshToken: freshToken(),
+      publicOrigin: origin,
+      maxLinks: this.limits.maxSubscriptionStreams,
+    };
   }
 
   private change(id: string, update: (record: SubscriptionRecord) => SubscriptionRecord): SubscriptionAnswer<null> {
     const entry = this.entries.get(id);
     if (entry === undefined) return { ok: false, error: notFound(id), effects: [] };
-    const record = update(entry.record);
-    if (record !== entry.record) {
-      entry.record = record;
-      this.write(entry);
-    }
+    const refused = this.commit(entry, update(entry.record));
+    if (refused !== null) return { ok: false, error: refused, effects: [] };
     return { ok: true, value: null, effects: [] };
   }
 
@@ -311,23 +336,31 @@ export class MetaLogSubscriptions {
     const entry = this.entries.get(id);
     if (entry === undefined) return { ok: false, error: notFound(id), effects: [] };
     const step = run(entry.record, this.context(entry.origin));
-    if (step.state !== entry.record) {
-      entry.record = step.state;
-      this.write(entry);
-      this.scheduleDeadline();
-    }
+    const changed = step.state !== entry.record;
+    const refused = this.commit(entry, step.state);
+    if (refused !== null) return { ok: false, error: refused, effects: [] };
+    if (changed) this.scheduleDeadline();
     const effects = await this.prepare(step.effects, entry.origin);
     const result: Checked<V> = step.result;
     return result.ok ? { ok: true, value: result.value, effects } : { ok: false, error: result.error, effects };
   }
 
-  private write(entry: Entry): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO meta_subscription (id, record, origin) VALUES (?, ?, ?)",
-      entry.record.id,
-      JSON.stringify(entry.record),
-      entry.origin,
-    );
+  /**
+   * Makes `record` the entry's state and writes its row, unless it is the same state, or its JSON is over
+   * the row bound (then nothing changes and the caller answers too_large).
+   */
+  private commit(entry: Entry, record: SubscriptionRecord): SubscriptionError | null {
+    if (record === entry.record) return null;
+    const text = JSON.stringify(record);
+    const tooLarge = checkRecordSize(text.length);
+    if (tooLarge !== null) return tooLarge;
+    entry.record = record;
+    this.writeText(entry, text);
+    return null;
+  }
+
+  private writeText(entry: Entry, text: string): void {
+    this.sql.exec("INSERT OR REPLACE INTO meta_subscription (id, record, origin) VALUES (?, ?, ?)", entry.record.id, text, entry.origin);
   }
 
   private scheduleDeadline(): void {

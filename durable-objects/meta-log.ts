@@ -12,6 +12,7 @@ import {
   type Command,
   type Coordinator,
   type DrainProgress,
+  type AdmissionLimits,
   type MetaState,
   type MetaView,
   type NodeRecord,
@@ -48,8 +49,9 @@ import type {
   WebhookJwks,
 } from "../src/ports/meta-log-client.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects } from "../src/subscriptions/effects.ts";
-import { DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimings } from "../src/metadata/meta-log-service.ts";
+import { DEFAULT_ADMISSION, DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimings } from "../src/metadata/meta-log-service.ts";
 import { leaseTtlMs } from "../src/node/settings.ts";
+import { DEFAULT_EDGE_LIMITS, edgeLimits } from "../src/core/edge-limits.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore } from "./meta-log-store.ts";
 import { MetaLogSubscriptions } from "./meta-log-subscriptions.ts";
 import { MetaLogTokens } from "./meta-log-tokens.ts";
@@ -57,7 +59,12 @@ import { wakeAppendAuthorization } from "../src/auth/internal-token.ts";
 import { DEFAULT_MAX_TOKENS, type RegistryStep, type RevokeStep, type TokenRecord } from "../src/core/auth/token-registry.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
 
-export interface MetaLogTuning extends MetaLogTimings {
+export interface MetaLogTuning extends MetaLogTimings, AdmissionLimits {
+  /** MAX_STREAMS (table AD); tests lower it on a running log. */
+  maxStreams: number;
+  /** MAX_SUBSCRIPTIONS and MAX_SUBSCRIPTION_STREAMS (src/core/subscriptions/limits.ts). */
+  maxSubscriptions: number;
+  maxSubscriptionStreams: number;
   /** Snapshot once this many entries were appended since the last snapshot. */
   snapshotEveryEntries: number;
   /** Entries kept after a snapshot so watchers a little behind get a delta instead of a full view. */
@@ -67,6 +74,9 @@ export interface MetaLogTuning extends MetaLogTimings {
 
 const DEFAULT_TUNING: MetaLogTuning = {
   ...DEFAULT_TIMINGS,
+  ...DEFAULT_ADMISSION,
+  maxSubscriptions: DEFAULT_EDGE_LIMITS.maxSubscriptions,
+  maxSubscriptionStreams: DEFAULT_EDGE_LIMITS.maxSubscriptionStreams,
   snapshotEveryEntries: 1000,
   watchRetainEntries: 1000,
   snapshotChunkBytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
@@ -83,12 +93,25 @@ export class MetaLog extends DurableObject<Env> {
   private snapshotVersion: number;
   private readonly subscriptions: MetaLogSubscriptions;
   private readonly tokens: MetaLogTokens;
+  /** WEBHOOK_MAX_REPLY_BYTES, for the webhooks the alarm sends. */
+  private readonly webhookMaxReplyBytes: number;
   /** The alarm this incarnation set for the earliest subscription lease deadline (null: none known). */
   private subscriptionAlarmAtMs: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.tuning = { ...DEFAULT_TUNING, leaseTtlMs: leaseTtlMs(env) };
+    const { limits, warnings } = edgeLimits(env);
+    for (const warning of warnings) console.warn(warning);
+    // LEASE_TTL_MS and the bounds of issue 11 (MAX_STREAMS here) come from the Worker's vars, which every
+    // Durable Object of the deployment is given too.
+    this.webhookMaxReplyBytes = limits.webhookMaxReplyBytes;
+    this.tuning = {
+      ...DEFAULT_TUNING,
+      leaseTtlMs: leaseTtlMs(env),
+      maxStreams: limits.maxStreams,
+      maxSubscriptions: limits.maxSubscriptions,
+      maxSubscriptionStreams: limits.maxSubscriptionStreams,
+    };
     this.store = new MetaLogStore(ctx.storage.sql, this.tuning.snapshotChunkBytes);
     // SQLite calls are synchronous: the whole load happens before any request is delivered.
     this.store.migrate();
@@ -102,11 +125,12 @@ export class MetaLog extends DurableObject<Env> {
       afterAppend: (state) => this.maybeSnapshot(state),
     };
     const state = replay(base, this.store.entriesAfter(base.version));
-    this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning });
+    this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning, admission: this.tuning });
     this.tokens = new MetaLogTokens(ctx.storage.sql, positiveIntOr(env.MAX_TOKENS, DEFAULT_MAX_TOKENS));
     this.subscriptions = new MetaLogSubscriptions(
       ctx.storage.sql,
       (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs),
+      this.tuning,
       (stream) => ((env.AUTH_MODE ?? "token").trim() === "open" ? Promise.resolve(null) : wakeAppendAuthorization(env.TOKEN_SECRET, stream, Date.now())),
     );
     this.scheduleSubscriptionAlarm(this.subscriptions.earliestDeadlineMs());
@@ -258,6 +282,7 @@ export class MetaLog extends DurableObject<Env> {
     await performSubscriptionEffects(effects, {
       appendWakeEvent: (effect) => appendWakeEventByFetch(effect),
       webhookReplied: (id, ref, done) => this.onWebhookReply(id, ref, done),
+      maxReplyBytes: this.webhookMaxReplyBytes,
     });
   }
 

@@ -45,6 +45,8 @@ const runtime = await startLocalRuntime({
     // Open on loopback; `AUTH_MODE=token npm run dev` runs the real thing (docs/access.md).
     AUTH_MODE: "open",
     TOKEN_SECRET: devTokenSecret,
+    // Webhook receivers in development listen on 127.0.0.1 (off in wrangler.toml).
+    WEBHOOK_ALLOW_LOOPBACK: "1",
   },
   environment: process.env,
 });

@@ -30,6 +30,23 @@ export interface Env {
   COMPACT_AFTER_WAL_OBJECTS?: string;
   /** ... or this many WAL bytes (default 32 MiB). */
   COMPACT_AFTER_WAL_BYTES?: string;
+  // Bounds (issue 11): node
+  /** Long-poll and SSE readers per node (default 10000); over it a live read gets 429 with Retry-After. */
+  MAX_LIVE_READERS?: string;
+  /** Producer ids per stream (default 1000); a new one over it gets 429 unless idle ones can be pruned. */
+  MAX_PRODUCERS_PER_STREAM?: string;
+  /** A producer idle this long (ms; default 86400000, one day) may be pruned for a new one. */
+  PRODUCER_IDLE_MS?: string;
+  /** Longest protocol header value (bytes; default 1024); longer gets 400. */
+  MAX_HEADER_VALUE_BYTES?: string;
+  /** Largest Producer-Epoch raise per request (default 1000000; also the largest first epoch); more gets 400. */
+  MAX_PRODUCER_EPOCH_STEP?: string;
+  /** Longest fork chain (default 16); a fork of a stream that deep gets 400. */
+  MAX_FORK_DEPTH?: string;
+  /** Append bytes waiting for the WAL per node (default 64 MiB); more gets 503 with Retry-After. */
+  MAX_WAL_QUEUE_BYTES?: string;
+  /** How long one WAL object may take to land, retries included (ms; default 10000); then 503. */
+  WAL_BATCH_DEADLINE_MS?: string;
   /** The node ids of the deployment, comma-separated. */
   NODE_IDS?: string;
   /** The node this Worker acts for (R1 and R7 serve there); default the first of NODE_IDS. */
@@ -49,6 +66,23 @@ export interface Env {
   REVOCATION_CACHE_MS?: string;
   /** The public origin nodes advertise as `<origin>/n/<node-id>` (default http://127.0.0.1:8787). */
   PUBLIC_ORIGIN?: string;
+  // Bounds (issue 11): Worker and MetaLog. Read by src/core/edge-limits.ts; docs/limits.md.
+  /** How long the router trusts a "no such stream" lookup (ms; default 1000; 0 = not cached). */
+  NEGATIVE_CACHE_TTL_MS?: string;
+  /** Streams registered at once (default 100000); a create beyond it is 429 limit_reached. */
+  MAX_STREAMS?: string;
+  /** Subscriptions per deployment (default 10000); a new one beyond it is 429 LIMIT_REACHED. */
+  MAX_SUBSCRIPTIONS?: string;
+  /** Stream links per subscription (default 1000). */
+  MAX_SUBSCRIPTION_STREAMS?: string;
+  /** Acks in one callback or ack request (default 1000); more is 413 PAYLOAD_TOO_LARGE. */
+  MAX_ACKS_PER_REQUEST?: string;
+  /** Largest `__ds` request body in bytes (default 65536); larger is 413 PAYLOAD_TOO_LARGE before parsing. */
+  MAX_DS_BODY_BYTES?: string;
+  /** How much of a webhook reply is read (bytes; default 65536); the rest is dropped. */
+  WEBHOOK_MAX_REPLY_BYTES?: string;
+  /** "1" allows plain-http webhooks to loopback hosts (development and conformance only; off in wrangler.toml). */
+  WEBHOOK_ALLOW_LOOPBACK?: string;
 }
 
 /**

@@ -9,7 +9,7 @@ import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { streamAccess, subscriptionAccess } from "./http/access.ts";
 import { activeContentGuard } from "./http/active-content.ts";
 import { checkDeployment } from "./core/auth/deployment.ts";
-import { objectStoreFromSettings } from "./storage/store-from-env.ts";
+import { healthRoutes } from "./http/health.ts";
 
 export { MetaLog } from "../durable-objects/meta-log.ts";
 export { StreamNode } from "../durable-objects/stream-node.ts";
@@ -33,17 +33,7 @@ app.use("*", async (c, next) => {
   return errorResponse(domainError("unavailable", `this deployment is not configured safely: ${check.problems.join("; ")}`));
 });
 
-/** Liveness plus a round trip to the object store, so a misconfigured bucket shows up at once. */
-app.get("/health", async (c) => {
-  const started = performance.now();
-  try {
-    await objectStoreFromSettings(c.env).list("nodes/", { maxKeys: 1 });
-    return c.json({ ok: true, objectStore: { ok: true, latencyMs: Math.round(performance.now() - started) } });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return c.json({ ok: false, objectStore: { ok: false, error: message } }, 503);
-  }
-});
+app.route("/", healthRoutes);
 
 /**
  * The Durable Streams protocol as one app, served the same way at every entry: the router (`/v1/stream/...`)

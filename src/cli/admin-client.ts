@@ -116,6 +116,29 @@ export interface Undrained {
   transferring: number;
 }
 
+/** POST /admin/tokens: the new token, shown once. */
+export interface TokenCreated {
+  id: string;
+  token: string;
+  /** ISO 8601. */
+  expiresAt: string;
+  prefixes: string[];
+  ops: string[];
+}
+export interface TokenRow {
+  id: string;
+  prefixes: string[];
+  ops: string[];
+  issuedAt: string;
+  expiresAt: string;
+  revoked: boolean;
+}
+/** GET /admin/tokens: one page, oldest id first; `next` is the `after` of the next page (null: the last one). */
+export interface TokensPage {
+  tokens: TokenRow[];
+  next: string | null;
+}
+
 export interface AdminClientOptions {
   /** The Worker's origin, e.g. http://127.0.0.1:8787 (a path prefix is kept). */
   baseUrl: string;
@@ -175,7 +198,24 @@ export class AdminClient {
     });
   }
 
-  async #json<T>(method: string, path: string, body?: unknown): Promise<T> {
+  createToken(mint: { prefixes: readonly string[]; ops: readonly string[]; ttlSeconds: number }): Promise<TokenCreated> {
+    return this.#json("POST", "/admin/tokens", { prefixes: mint.prefixes, ops: mint.ops, ttlSeconds: mint.ttlSeconds });
+  }
+  /** 204, no body. */
+  async revokeToken(id: string): Promise<void> {
+    await this.#request("DELETE", `/admin/tokens/${encodeURIComponent(id)}`, undefined, "empty");
+  }
+  tokens(page: { after: string | null; limit: number }): Promise<TokensPage> {
+    const after = page.after === null ? "" : `after=${encodeURIComponent(page.after)}&`;
+    return this.#json("GET", `/admin/tokens?${after}limit=${page.limit}`);
+  }
+
+  #json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return this.#request(method, path, body, "json") as Promise<T>;
+  }
+
+  /** One request; a 2xx answer is a JSON object (`json`), or its body is not read for anything (`empty`, a 204). */
+  async #request(method: string, path: string, body: unknown, answer: "json" | "empty"): Promise<unknown> {
     const url = `${this.#base}${path}`;
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.#token !== undefined) headers["authorization"] = `Bearer ${this.#token}`;
@@ -196,10 +236,11 @@ export class AdminClient {
     }
     const parsed = parseJson(text);
     if (response.status >= 200 && response.status < 300) {
+      if (answer === "empty") return undefined;
       if (parsed === undefined || typeof parsed !== "object" || parsed === null) {
         throw new NetworkError(url, `${method} ${path}: HTTP ${response.status} with a body that is not a JSON object: ${snippet(text)}`);
       }
-      return parsed as T;
+      return parsed;
     }
     const error = errorBody(parsed);
     throw new ApiError({

@@ -5,14 +5,36 @@ import { UsageError } from "./errors.ts";
 
 export const DEFAULT_URL = "http://127.0.0.1:8787";
 
-export type CommandName = "nodes" | "slots" | "stream" | "transfer" | "transfers" | "drain" | "undrain" | "cluster rebalance";
+export type CommandName =
+  | "nodes"
+  | "slots"
+  | "stream"
+  | "transfer"
+  | "transfers"
+  | "drain"
+  | "undrain"
+  | "cluster rebalance"
+  | "token create"
+  | "token revoke"
+  | "token list";
 
-/** The first words of the two-word commands (`mink cluster rebalance`). */
-const GROUPS = ["cluster"] as const;
+/** The first words of the two-word commands (`mink cluster rebalance`, `mink token create`). */
+const GROUPS = ["cluster", "token"] as const;
 type Group = (typeof GROUPS)[number];
 
 /** The most transfers `mink cluster rebalance` may keep pending (the admin API's bound). */
 const MAX_CONCURRENT = 64;
+/**
+ * The server's rules for a token (src/core/auth/access.ts and claims.ts; the CLI imports nothing of the
+ * Worker, test/cli/args.test.ts checks these are the same): the operations, prefixes per token, longest life.
+ */
+export const ACCESS_OPS = ["read", "append", "create", "delete", "subscribe"] as const;
+type AccessOp = (typeof ACCESS_OPS)[number];
+export const MAX_TOKEN_PREFIXES = 32;
+export const MAX_TOKEN_TTL_SECONDS = 366 * 24 * 3600;
+/** `mink token create` without --ttl: an hour. */
+const DEFAULT_TOKEN_TTL_SECONDS = 3600;
+const TTL_UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 
 interface CommandSpec {
   /** Operand names, all required, in order. */
@@ -91,6 +113,41 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
     noWait: true,
     flags: ["[--dry-run]", "[--max-concurrent <n>]"],
   },
+  "token create": {
+    operands: [],
+    summary: "mint an access token for the stream API: which stream-name prefixes, which operations, how long",
+    details: [
+      `  --prefix <prefix>  a stream-name prefix the token covers (required; repeat it for more, at most ${MAX_TOKEN_PREFIXES});`,
+      "                     a prefix covers every name that starts with it, --prefix \"\" every stream",
+      "  --ops <ops>        the operations it grants (required), comma-separated, from:",
+      `                     ${ACCESS_OPS.join(", ")}`,
+      "  --ttl <ttl>        how long it is valid: a whole number and a unit, s, m, h or d (90s, 30m, 1h, 7d),",
+      "                     at most 366d (default 1h)",
+      "",
+      "Prints the token's id, the token, when it expires, its prefixes and operations. The token is shown only",
+      "here: the server keeps its id, never the token ('mink token revoke <id>' revokes it). With --json: the",
+      "server's answer.",
+    ],
+    flags: ["--prefix <prefix>...", "--ops <ops>", "[--ttl <ttl>]"],
+  },
+  "token revoke": {
+    operands: ["id"],
+    summary: "revoke an access token by its id (every node refuses it shortly after)",
+    details: [
+      "Fails (exit 1) when no live token has this id (unknown, or expired already); revoking twice is fine.",
+      'With --json: {"id": <id>, "revoked": true} (the server answers 204, without a body).',
+    ],
+  },
+  "token list": {
+    operands: [],
+    summary: "list the access tokens that have not expired: id, prefixes, operations, expiry, revoked",
+    details: [
+      "Never the tokens themselves, only their ids. Reads every page of the list (at most 100 pages of 100);",
+      "fails (exit 1) after printing them when there are more. A prefix \"\" (every stream) prints as \"\", and",
+      "spaces, commas, quotes and % in a prefix as %20, %2C, %22, %25. With --json: the tokens of every page",
+      "in the server's shape, {tokens, next}.",
+    ],
+  },
 };
 
 const COMMAND_NAMES = Object.keys(COMMANDS) as CommandName[];
@@ -117,7 +174,16 @@ export type Parsed =
       dryRun: boolean;
       /** `mink cluster rebalance --max-concurrent <n>` (undefined: the server's default). */
       maxConcurrent: number | undefined;
+      /** `mink token create --prefix ... --ops ... --ttl ...` (undefined for any other command). */
+      mint: TokenMint | undefined;
     };
+
+/** What `mink token create` asks for: the body of POST /admin/tokens. */
+export interface TokenMint {
+  prefixes: string[];
+  ops: AccessOp[];
+  ttlSeconds: number;
+}
 
 const GLOBAL_HELP = [
   "Options:",
@@ -212,7 +278,18 @@ function commandNamedBy(argv: readonly string[]): CommandName | undefined {
 
 /** Parses argv (without `node` and the script) with env for the defaults of --url and --token. */
 export function parseCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Parsed {
-  let values: { url?: string; token?: string; json?: boolean; help?: boolean; "no-wait"?: boolean; "dry-run"?: boolean; "max-concurrent"?: string };
+  let values: {
+    url?: string;
+    token?: string;
+    json?: boolean;
+    help?: boolean;
+    "no-wait"?: boolean;
+    "dry-run"?: boolean;
+    "max-concurrent"?: string;
+    prefix?: string[];
+    ops?: string[];
+    ttl?: string[];
+  };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -225,6 +302,9 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
         "no-wait": { type: "boolean" },
         "dry-run": { type: "boolean" },
         "max-concurrent": { type: "string" },
+        prefix: { type: "string", multiple: true },
+        ops: { type: "string", multiple: true },
+        ttl: { type: "string", multiple: true },
       },
       allowPositionals: true,
       strict: true,
@@ -267,11 +347,15 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   for (const flag of ["dry-run", "max-concurrent"] as const) {
     if (values[flag] !== undefined && command !== "cluster rebalance") throw new UsageError(`--${flag} applies only to 'mink cluster rebalance'`, command);
   }
+  for (const flag of ["prefix", "ops", "ttl"] as const) {
+    if (values[flag] !== undefined && command !== "token create") throw new UsageError(`--${flag} applies only to 'mink token create'`, command);
+  }
   if (command === "slots") parseSlots(operands[1] ?? "");
   if (command === "stream" || command === "transfer") {
     if ((operands[0] ?? "").replace(/^\/+/, "") === "") throw new UsageError("<path> is empty", command);
   }
   const maxConcurrent = values["max-concurrent"] === undefined ? undefined : parseMaxConcurrent(values["max-concurrent"]);
+  const mint = command === "token create" ? parseMint(values.prefix, values.ops, values.ttl) : undefined;
 
   const url = values.url ?? nonEmpty(env["MINK_URL"]) ?? DEFAULT_URL;
   checkUrl(url, command);
@@ -284,7 +368,47 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     noWait: values["no-wait"] === true,
     dryRun: values["dry-run"] === true,
     maxConcurrent,
+    mint,
   };
+}
+
+/** `mink token create`'s options: --prefix (one or more), --ops (once), --ttl (at most once; default 1h). */
+function parseMint(prefixes: string[] | undefined, ops: string[] | undefined, ttl: string[] | undefined): TokenMint {
+  const command = "token create";
+  if (prefixes === undefined) throw new UsageError(`--prefix is required: a stream-name prefix the token covers (--prefix "" for every stream)`, command);
+  if (prefixes.length > MAX_TOKEN_PREFIXES) throw new UsageError(`at most ${MAX_TOKEN_PREFIXES} --prefix (got ${prefixes.length})`, command);
+  for (const prefix of prefixes) {
+    if (prefix.startsWith("/")) throw new UsageError(`--prefix is the start of a stream name, without a leading '/' (got '${prefix}')`, command);
+  }
+  if (ops === undefined) throw new UsageError(`--ops is required: the operations the token grants, comma-separated, from ${ACCESS_OPS.join(", ")}`, command);
+  if (ops.length > 1) throw new UsageError("--ops is given once, the operations comma-separated (e.g. --ops read,append)", command);
+  if (ttl !== undefined && ttl.length > 1) throw new UsageError("--ttl is given once", command);
+  return { prefixes, ops: parseOps(ops[0] ?? ""), ttlSeconds: ttl?.[0] === undefined ? DEFAULT_TOKEN_TTL_SECONDS : parseTtl(ttl[0]) };
+}
+
+/** --ops: comma-separated names from ACCESS_OPS, each at most once. */
+function parseOps(text: string): AccessOp[] {
+  const known: readonly string[] = ACCESS_OPS;
+  const ops: AccessOp[] = [];
+  for (const op of text.split(",")) {
+    if (!known.includes(op)) {
+      const what = op === "" ? "an empty operation" : `unknown operation '${op}'`;
+      throw new UsageError(`--ops: ${what} (got '${text}'; operations: ${ACCESS_OPS.join(", ")}, comma-separated)`, "token create");
+    }
+    if ((ops as string[]).includes(op)) throw new UsageError(`--ops: '${op}' is given twice (got '${text}')`, "token create");
+    ops.push(op as AccessOp);
+  }
+  return ops;
+}
+
+/** --ttl: `<n>s`, `<n>m`, `<n>h` or `<n>d`, a whole number n of 1 or more, at most 366 days in all. */
+function parseTtl(text: string): number {
+  const match = /^(\d+)([smhd])$/.exec(text);
+  const seconds = match === null ? NaN : Number(match[1]) * TTL_UNITS[match[2] as keyof typeof TTL_UNITS];
+  if (!Number.isSafeInteger(seconds) || seconds < 1 || seconds > MAX_TOKEN_TTL_SECONDS) {
+    throw new UsageError(`--ttl must be a whole number and a unit, s, m, h or d (90s, 30m, 1h, 7d), from 1s to 366d (got '${text}')`, "token create");
+  }
+  return seconds;
 }
 
 /** --max-concurrent: a whole number from 1 to 64. */

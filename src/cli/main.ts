@@ -8,6 +8,7 @@ import { parseCommandLine, type Parsed } from "./args.ts";
 import { nodesCommand, slotsCommand, streamCommand, transferCommand, transfersCommand, undrainCommand, type CommandContext } from "./commands.ts";
 import { drainCommand } from "./drain.ts";
 import { rebalanceCommand } from "./rebalance.ts";
+import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./tokens.ts";
 import { describeFailure, EXIT_OK } from "./errors.ts";
 import { processIo, sleep, type CliIo } from "./io.ts";
 
@@ -69,6 +70,13 @@ async function run(parsed: Extract<Parsed, { kind: "command" }>, context: Comman
         stallTimeoutMs: io.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
         warn,
       });
+    case "token create":
+      if (parsed.mint === undefined) throw new Error("token create parsed without its options");
+      return tokenCreateCommand(context, parsed.mint);
+    case "token revoke":
+      return tokenRevokeCommand(context, first);
+    case "token list":
+      return tokenListCommand(context);
   }
 }
 

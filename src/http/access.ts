@@ -14,14 +14,19 @@ import { parseBearer } from "../core/subscriptions/index.ts";
 import { DEFAULT_REVOCATION_CACHE_MS, RevocationCache } from "../auth/revocation-cache.ts";
 import { verifyToken } from "../auth/token-codec.ts";
 import { type Env, metaLogClient } from "../env.ts";
+import { edgeLimits } from "../core/edge-limits.ts";
+import { subscriptionError } from "../core/subscriptions/index.ts";
+import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
+import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
+import { withSecurityHeaders } from "./security-headers.ts";
 import { errorResponse, readBeforeRedirect } from "./stream-routes.ts";
 
 type Ctx = Context<{ Bindings: Env }>;
 
 const NODE_ADDRESS = /^\/n\/[^/]+(?=\/)/;
 const SUBSCRIPTIONS_PREFIX = `${STREAM_PATH_PREFIX}${RESERVED_SEGMENT}/`;
-/** A subscription body is a few fields; the access check reads it once, to this bound. */
-const MAX_SUBSCRIPTION_BODY_BYTES = 64 * 1024;
+/** MAX_BODY_BYTES' default: a refused request's body is read and dropped up to it (see readBeforeRedirect). */
+const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 let revocationCache: RevocationCache | null = null;
 
@@ -60,7 +65,8 @@ async function refusal(c: Ctx, who: Presented, needs: readonly AccessNeed[]): Pr
   const decision = decideAccess({ token: who.token, needs, nowMs: Date.now(), isRevoked: (id) => who.revoked.has(id) });
   if (decision.ok) return null;
   // Reading the body to its end (bounded) lets a client still sending see this answer, not a reset.
-  await readBeforeRedirect(c.req.raw, MAX_SUBSCRIPTION_BODY_BYTES * 16);
+  const maxBodyBytes = Number(c.env.MAX_BODY_BYTES ?? "");
+  await readBeforeRedirect(c.req.raw, Number.isSafeInteger(maxBodyBytes) && maxBodyBytes > 0 ? maxBodyBytes : DEFAULT_MAX_BODY_BYTES);
   return errorResponse(decision.error);
 }
 
@@ -102,42 +108,27 @@ async function existingScope(c: Ctx, id: string): Promise<SubscriptionScope | nu
   return { streams: view.streams.map((stream) => stream.path), pattern: view.pattern ?? null, wakeStream: view.wake_stream ?? null };
 }
 
-/** The body, read once to a bound and put back for the route; null when over the bound or not JSON. */
-async function bodyOnce(c: Ctx): Promise<{ tooLarge: boolean; json: unknown }> {
+/**
+ * The body, read once to MAX_DS_BODY_BYTES and put back for the route (which reads it again, from memory).
+ * Null when over the bound: the answer is the route's own 413.
+ */
+async function bodyOnce(c: Ctx, maxBytes: number): Promise<{ json: unknown } | null> {
   const request = c.req.raw;
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (Number.isFinite(declared) && declared > MAX_SUBSCRIPTION_BODY_BYTES) return { tooLarge: true, json: null };
-  const bytes = request.body === null ? new Uint8Array(0) : await readBounded(request.body as ReadableStream<Uint8Array>, MAX_SUBSCRIPTION_BODY_BYTES);
-  if (bytes === null) return { tooLarge: true, json: null };
-  c.req.raw = new Request(request.url, { method: request.method, headers: request.headers, body: bytes.byteLength === 0 ? null : bytes });
+  const read = await readAtMost(request.body, maxBytes, { declaredBytes: declaredLength(request.headers), drainBytes: maxBytes * 4 });
+  if (!read.ok) return null;
+  c.req.raw = new Request(request.url, { method: request.method, headers: request.headers, body: read.bytes.byteLength === 0 ? null : read.bytes });
   try {
-    return { tooLarge: false, json: JSON.parse(new TextDecoder().decode(bytes)) as unknown };
+    return { json: JSON.parse(new TextDecoder().decode(read.bytes)) as unknown };
   } catch {
-    return { tooLarge: false, json: null };
+    return { json: null };
   }
 }
 
-async function readBounded(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | null> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
+function tooLargeAnswer(maxBytes: number): Response {
+  const { status, body } = subscriptionErrorResponse(
+    subscriptionError("too_large", `request bodies here are at most ${maxBytes} bytes`, { limit: "MAX_DS_BODY_BYTES", max: maxBytes }),
+  );
+  return new Response(body, { status, headers: withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store" })) });
 }
 
 /** The subscription API: table AS's needs, then table AC. */
@@ -153,10 +144,9 @@ export const subscriptionAccess: MiddlewareHandler<{ Bindings: Env }> = async (c
   if (early !== null || route.kind === "other") return early ?? next();
   let requested: SubscriptionScope | null = null;
   if (route.kind === "put" || route.kind === "add_streams") {
-    const body = await bodyOnce(c);
-    if (body.tooLarge) {
-      return errorResponse(domainError("too_large", `a subscription request body is at most ${MAX_SUBSCRIPTION_BODY_BYTES} bytes`, { maxBytes: MAX_SUBSCRIPTION_BODY_BYTES }));
-    }
+    const maxBytes = edgeLimits(c.env).limits.maxDsBodyBytes;
+    const body = await bodyOnce(c, maxBytes);
+    if (body === null) return tooLargeAnswer(maxBytes);
     requested = scopeOfBody(body.json);
   }
   return (await refusal(c, who, subscriptionNeeds(requested, await existingScope(c, route.id)))) ?? next();

@@ -7,6 +7,7 @@
 import { Hono, type Context } from "hono";
 import { domainError, type DomainError } from "../core/errors.ts";
 import { parseAppendRequest } from "../core/protocol/append.ts";
+import { checkHeaderLengths } from "../core/protocol/bounds.ts";
 import { isJsonContentType } from "../core/protocol/content-type.ts";
 import { HEADER, QUERY, STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
 import { parseOffsetParam } from "../core/protocol/offsets.ts";
@@ -62,6 +63,15 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
     return toResponse(routed, request.method === "HEAD", url);
   }
   const answer = (result: Reply, head = false): Response => toResponse(result, head, url);
+
+  // Every protocol header a write reads is at most MAX_HEADER_VALUE_BYTES long (issue 11): 400, naming it.
+  if (request.method === "PUT" || request.method === "POST") {
+    const overlong = checkHeaderLengths(protocolHeaders(request.headers), ctx.settings.maxHeaderValueBytes);
+    if (overlong !== null) {
+      await readBody(request, ctx.settings.maxBodyBytes); // read and dropped, so the client sees the 400
+      return errorResponse(overlong);
+    }
+  }
 
   switch (request.method) {
     case "PUT": {
@@ -129,6 +139,25 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
       return new Response(response.body, { status: 405, headers });
     }
   }
+}
+
+/** The request headers a create or an append reads, by their protocol names. */
+const WRITE_HEADERS = [
+  ["Content-Type", HEADER.contentType],
+  ["Stream-Closed", HEADER.streamClosed],
+  ["Stream-Seq", HEADER.streamSeq],
+  ["Stream-TTL", HEADER.streamTtl],
+  ["Stream-Expires-At", HEADER.streamExpiresAt],
+  ["Stream-Forked-From", HEADER.streamForkedFrom],
+  ["Stream-Fork-Offset", HEADER.streamForkOffset],
+  ["Stream-Fork-Sub-Offset", HEADER.streamForkSubOffset],
+  ["Producer-Id", HEADER.producerId],
+  ["Producer-Epoch", HEADER.producerEpoch],
+  ["Producer-Seq", HEADER.producerSeq],
+] as const;
+
+function protocolHeaders(headers: Headers): Record<string, string | null> {
+  return Object.fromEntries(WRITE_HEADERS.map(([name, key]) => [name, headers.get(key)]));
 }
 
 /**

@@ -19,8 +19,10 @@ import {
   type SubscriptionError,
 } from "../core/subscriptions/index.ts";
 import { RESERVED_SEGMENT, STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
+import { edgeLimits, type EdgeLimits } from "../core/edge-limits.ts";
 import { type Env, metaLogClient } from "../env.ts";
 import type { MetaLogClient, PreparedEffect, SubscriptionAnswer } from "../ports/meta-log-client.ts";
+import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects } from "../subscriptions/effects.ts";
 import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
 import { preflightResponse, withSecurityHeaders } from "./security-headers.ts";
@@ -33,11 +35,43 @@ const SUBSCRIPTIONS_PATH = `${STREAM_PATH_PREFIX}${RESERVED_SEGMENT}/subscriptio
 const splitUrl: SplitUrl = (raw) => {
   try {
     const url = new URL(raw);
-    return { scheme: url.protocol.slice(0, -1), host: url.hostname };
+    return {
+      scheme: url.protocol.slice(0, -1),
+      host: url.hostname,
+      origin: url.origin,
+      hasCredentials: url.username !== "" || url.password !== "",
+    };
   } catch {
     return null;
   }
 };
+
+const warned = new Set<string>();
+
+/** The bounds of issue 11 from the vars (read per request: cheap; a bad value is logged once per isolate). */
+function limitsOf(env: Env): EdgeLimits {
+  const { limits, warnings } = edgeLimits(env);
+  for (const warning of warnings) {
+    if (warned.has(warning)) continue;
+    warned.add(warning);
+    console.warn(warning);
+  }
+  return limits;
+}
+
+/** The service's own origins, which no webhook may point at: PUBLIC_ORIGIN and the request's. */
+function serviceOrigins(env: Env, request: Request): string[] {
+  const origins = [new URL(request.url).origin];
+  const configured = env.PUBLIC_ORIGIN;
+  if (configured !== undefined && configured !== "") {
+    try {
+      origins.push(new URL(configured).origin);
+    } catch {
+      // Not a URL: nodes could not advertise it either; the request's origin still counts.
+    }
+  }
+  return origins;
+}
 
 /** A node's advertised address in front of the protocol's path: `/n/<node-id>`. */
 const NODE_ADDRESS = /^\/n\/[^/]+(?=\/v1\/stream\/)/;
@@ -65,14 +99,25 @@ function json(status: number, body: unknown, contentType = "application/json"): 
 }
 
 function rejection(error: SubscriptionError): Response {
-  const { status, body } = subscriptionErrorResponse(error);
-  const headers = withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store" }));
+  const { status, headers: extra, body } = subscriptionErrorResponse(error);
+  const headers = withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store", ...extra }));
   return new Response(body, { status, headers });
 }
 
-/** The request body as JSON; a body that is not JSON is 400 INVALID_REQUEST. */
+/** A refused body is read and dropped up to this multiple of the bound (the client sees its 413), then cancelled. */
+const DRAIN_FACTOR = 4;
+
+/**
+ * The request body as JSON, read to MAX_DS_BODY_BYTES and no further: over it is 413 PAYLOAD_TOO_LARGE,
+ * before any parsing; a body that is not JSON is 400 INVALID_REQUEST.
+ */
 async function jsonBody(c: Ctx): Promise<Checked<unknown>> {
-  const text = await c.req.text();
+  const max = limitsOf(c.env).maxDsBodyBytes;
+  const read = await readAtMost(c.req.raw.body, max, { declaredBytes: declaredLength(c.req.raw.headers), drainBytes: max * DRAIN_FACTOR });
+  if (!read.ok) {
+    return { ok: false, error: subscriptionError("too_large", `request bodies here are at most ${max} bytes`, { limit: "MAX_DS_BODY_BYTES", max }) };
+  }
+  const text = new TextDecoder().decode(read.bytes);
   try {
     return { ok: true, value: text === "" ? undefined : (JSON.parse(text) as unknown) };
   } catch {
@@ -87,6 +132,7 @@ function perform(c: Ctx, meta: MetaLogClient, effects: readonly PreparedEffect[]
     performSubscriptionEffects(effects, {
       appendWakeEvent: (effect) => appendWakeEventByFetch(effect),
       webhookReplied: (id, ref, done) => meta.onWebhookReply(id, ref, done),
+      maxReplyBytes: limitsOf(c.env).webhookMaxReplyBytes,
     }),
   );
 }
@@ -108,7 +154,11 @@ subscriptionRoutes.put("/subscriptions/:id", async (c) => {
   if (!id.ok) return rejection(id.error);
   const body = await jsonBody(c);
   if (!body.ok) return rejection(body.error);
-  const config = parseSubscriptionConfig(body.value, splitUrl);
+  const limits = limitsOf(c.env);
+  const config = parseSubscriptionConfig(body.value, splitUrl, {
+    webhook: { allowLoopback: limits.webhookAllowLoopback, serviceOrigins: serviceOrigins(c.env, c.req.raw) },
+    maxStreams: limits.maxSubscriptionStreams,
+  });
   if (!config.ok) return rejection(config.error);
   const meta = metaOf(c);
   const put = await meta.putSubscription(id.value, config.value, publicBase(c.env, c.req.raw));
@@ -169,7 +219,7 @@ async function acknowledgeRoute(c: Ctx, kind: "callback" | "ack"): Promise<Respo
   if (!id.ok) return rejection(id.error);
   const body = await jsonBody(c);
   if (!body.ok) return rejection(body.error);
-  const request = parseAckRequest(body.value);
+  const request = parseAckRequest(body.value, limitsOf(c.env).maxAcksPerRequest);
   if (!request.ok) return rejection(request.error);
   const bearer = parseBearer(c.req.header("authorization") ?? null);
   const meta = metaOf(c);

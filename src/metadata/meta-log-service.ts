@@ -4,6 +4,7 @@
 // The MetaLog Durable Object runs it over SQLite (durable-objects/meta-log.ts); the node test tier and
 // the simulation run it over an in-memory journal (memory-journal.ts), so every tier applies the same rules.
 import {
+  admitCommand,
   apply,
   changesSince,
   checkHeartbeat,
@@ -27,6 +28,7 @@ import {
   seedLiveness,
   touchedBy,
   transferDuties,
+  type AdmissionLimits,
   type Command,
   type DrainProgress,
   type LogEntry,
@@ -41,6 +43,7 @@ import {
 } from "../core/meta/index.ts";
 import type { CollectionAnswer, CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, NodeLiveness, ProposeResult } from "../ports/meta-log-client.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
+import { DEFAULT_EDGE_LIMITS } from "../core/edge-limits.ts";
 import { planRebalance, type RebalanceMove } from "../core/meta/rebalance.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../ports/meta-log-client.ts";
 
@@ -66,14 +69,20 @@ export interface MetaLogTimings {
 
 export const DEFAULT_TIMINGS: MetaLogTimings = { leaseTtlMs: DEFAULT_LEASE_TTL_MS, maxWatchMs: 60_000 };
 
+/** Admission bounds (table AD); the default is the deployment's (DEFAULT_EDGE_LIMITS). */
+export const DEFAULT_ADMISSION: AdmissionLimits = { maxStreams: DEFAULT_EDGE_LIMITS.maxStreams };
+
 export interface MetaLogServiceOptions {
   /** The clock (ms): entries record it, liveness is measured with it. */
   readonly now: () => number;
   readonly timings?: MetaLogTimings;
+  /** Bounds checked before apply, never on replay (table AD); read at each use. */
+  readonly admission?: AdmissionLimits;
 }
 
 export class MetaLogService {
   readonly timings: MetaLogTimings;
+  readonly admission: AdmissionLimits;
   private current: MetaState;
   private readonly lastSeenMs: Map<string, number>;
   /** Since this service started: DeclareDead and CompleteTakeover entries accepted (for /metrics). */
@@ -91,6 +100,7 @@ export class MetaLogService {
     this.current = state;
     this.now = options.now;
     this.timings = options.timings ?? { ...DEFAULT_TIMINGS };
+    this.admission = options.admission ?? { ...DEFAULT_ADMISSION };
     // After a restart every registered node counts as seen now: a restart never declares everyone dead.
     this.lastSeenMs = seedLiveness(state, this.now());
   }
@@ -102,9 +112,12 @@ export class MetaLogService {
   /**
    * Applies one command. An accepted change is journaled and becomes visible in one synchronous step (no
    * await in between, so proposals are applied one at a time in arrival order); a rejection or a no-op
-   * writes nothing. Lease commands take their time from this clock, recorded in the entry.
+   * writes nothing. A command refused at admission (table AD: a bound such as MAX_STREAMS) writes nothing
+ * either, and never reaches apply, so replay never judges old entries by today's limits. Lease commands take their time from this clock, recorded in the entry.
    */
   propose(command: Command): ProposeResult {
+    const refused = admitCommand(this.current, command, this.admission);
+    if (refused !== null) return { ok: false, error: refused, version: this.current.version };
     const nowMs = this.now();
     const { state, result } = apply(this.current, command, { nowMs });
     if (result.ok && result.changed) {

@@ -6,10 +6,10 @@
 // the appends decided before them, so no answer ever reflects state that might still be lost.
 import { domainError } from "../core/errors.ts";
 import { decideAppend, type AppendRequest } from "../core/protocol/append.ts";
+import { admitWalBytes } from "../core/protocol/bounds.ts";
 import { HEADER } from "../core/protocol/headers.ts";
 import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
-import { commitProducer } from "../core/protocol/producer.ts";
 import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
 
 import { afterHandOff } from "./node-routing.ts";
@@ -43,6 +43,9 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   if (stream.phase.kind !== "opened") return afterHandOff(ctx, stream);
 
   // From here to wal.append: no await, so this decision and the offsets it assigns are serialized.
+  // Backpressure first (issue 11): past MAX_WAL_QUEUE_BYTES nothing is decided, the client gets 503.
+  const backlog = admitWalBytes(ctx.wal.queuedBytes, input.body.byteLength, ctx.settings.maxWalQueueBytes);
+  if (backlog !== null) return errorReply(backlog);
   const nowMs = ctx.now();
   const decided = stream.decided;
   const decision = decideAppend(
@@ -52,6 +55,11 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
       tailPositionBytes: decided.tail,
       producers: decided.producers,
       lastStreamSeq: decided.lastStreamSeq,
+      producerLimits: {
+        maxProducers: ctx.settings.maxProducersPerStream,
+        idleMs: ctx.settings.producerIdleMs,
+        maxEpochStep: ctx.settings.maxProducerEpochStep,
+      },
     },
     input.request,
     input.bodyText,
@@ -90,6 +98,7 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
     k: "append",
     at: nowMs,
     ...(producer === null ? {} : { p: [producer.producerId, producer.state.epoch, producer.state.lastSeq] as const }),
+    ...(producer === null || producer.pruned.length === 0 ? {} : { x: producer.pruned }),
     ...(decision.kind === "append" && decision.lastStreamSeq !== null && decision.lastStreamSeq !== decided.lastStreamSeq
       ? { q: decision.lastStreamSeq }
       : {}),
@@ -107,7 +116,11 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   ]);
   decided.tail = first + data.byteLength;
   decided.eof = close;
-  if (producer !== null) decided.producers = commitProducer(decided.producers, producer.producerId, producer.state);
+  if (producer !== null) {
+    // In place, in the same step as the record (recovery.ts replays `x` then `p` the same way).
+    for (const producerId of producer.pruned) decided.producers.delete(producerId);
+    decided.producers.set(producer.producerId, producer.state);
+  }
   if (decision.kind === "append") decided.lastStreamSeq = decision.lastStreamSeq;
 
   let announced: Promise<void> = Promise.resolve();

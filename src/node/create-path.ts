@@ -6,6 +6,7 @@
 import { domainError, type DomainError } from "../core/errors.ts";
 import type { JsonObject } from "../core/meta/index.ts";
 import type { NodeRecord, StreamRecord } from "../core/meta/state.ts";
+import { admitWalBytes, checkForkDepth } from "../core/protocol/bounds.ts";
 import { checkForkSource, resolveForkPoint, type ForkSourceView } from "../core/protocol/fork.ts";
 import { HEADER } from "../core/protocol/headers.ts";
 import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
@@ -53,6 +54,9 @@ export async function createStream(ctx: NodeContext, input: CreateInput): Promis
 
 async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply | { readonly adopt: StreamRecord }> {
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
+  // A create's initial body waits for the WAL like an append's (MAX_WAL_QUEUE_BYTES, issue 11).
+  const backlog = input.body.byteLength === 0 ? null : admitWalBytes(ctx.wal.queuedBytes, input.body.byteLength, ctx.settings.maxWalQueueBytes);
+  if (backlog !== null) return errorReply(backlog);
   const { name, request } = input;
   const existing = await resolveLive(ctx, name);
   if (existing !== undefined) {
@@ -92,6 +96,8 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
     const anchor = checkForkSource(request.fork, request.contentType, view);
     if (!anchor.ok) return errorReply(anchor.error);
     if (source === undefined || view === null) throw new Error("fork source vanished");
+    const tooDeep = checkForkDepth(forkDepth(ctx, source), ctx.settings.maxForkDepth);
+    if (tooDeep !== null) return errorReply(tooDeep);
     const point = resolveForkPoint(anchor.value, request.fork.subOffset, await ctx.registry.recordAt(source, anchor.value));
     if (!point.ok) return errorReply(point.error);
     fork = { source: view, anchorPositionBytes: anchor.value, forkPositionBytes: point.value };
@@ -145,6 +151,18 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
   }
 }
 
+/**
+ * How many forks deep `stream` is (0: not a fork), counted along its sources here (a fork lives where its
+ * source does). Stops counting past the bound: every chain it can meet was refused there.
+ */
+function forkDepth(ctx: NodeContext, stream: StreamState): number {
+  let depth = 0;
+  for (let at: StreamState | undefined = stream; at !== undefined && at.config.fork !== null && depth <= ctx.settings.maxForkDepth; at = ctx.registry.sourceOf(at)) {
+    depth++;
+  }
+  return depth;
+}
+
 function releaseSource(ctx: NodeContext, source: StreamState | undefined): void {
   if (source !== undefined) ctx.registry.dropSource(source);
 }
@@ -190,6 +208,10 @@ async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig)
     if (created.ok) {
       record = created.value.stream;
     } else {
+      // A refusal of the request itself (a configuration over the log's size limit) is the client's to fix,
+      // not a reason to retry: before issue 11 a 17 KB Content-Type got a retryable 503 here. A full
+      // deployment (MAX_STREAMS) keeps its own answer, 429 with the limit, for the same reason.
+      if (["invalid", "too_large", "limit_reached"].includes(created.error.code)) return fail(created.error);
       if (created.error.code !== "conflict") return fail(unavailable(created.error.message));
       const found = (await ctx.view.lookup(name, true)).stream;
       if (found === null) continue; // deleted meanwhile: create again

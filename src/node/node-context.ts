@@ -16,6 +16,8 @@ import type { StreamRegistry, StreamState } from "./stream-registry.ts";
 /** The part of the WAL writer the paths use. */
 export interface WalPort {
   append(records: readonly WalRecord[]): Promise<{ seq: number }>;
+  /** Bytes appended and not yet acknowledged (the append path refuses more past MAX_WAL_QUEUE_BYTES). */
+  readonly queuedBytes: number;
 }
 
 /** The part of the metadata log client the paths use. */
@@ -54,6 +56,8 @@ export interface NodeContext {
   readonly settings: NodeSettings;
   readonly registry: StreamRegistry;
   readonly readers: KeyedWaiters;
+  /** Long-polls waiting and SSE responses open on this node: at most `settings.maxLiveReaders` (issue 11). */
+  readonly liveReaders: { active: number };
   /** Requests parked for a stream being handed here (R2), by name: woken when this node opens it. */
   readonly parked: KeyedWaiters;
   readonly wal: WalPort;

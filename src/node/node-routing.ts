@@ -66,6 +66,11 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
         const here = ctx.registry.byName(name);
         if (here?.phase.kind === "opened") return null;
         if (ctx.now() >= parkUntilMs) return errorReply(unavailable("the transfer of this stream has not settled; retry"));
+        // Every parking place taken (issue 11): the wait would return at once and this loop would poll the
+        // metadata log without pause; answer as a park that ran out instead.
+        if (here?.phase.kind !== "handing-off" && ctx.parked.full) {
+          return errorReply(unavailable("too many requests wait for transfers on this node; retry"));
+        }
         // Woken as soon as this node opens the stream (its watcher sees the completion), else polls.
         if (here?.phase.kind === "handing-off") await settleWithin(here.phase.done, parkUntilMs - ctx.now());
         else await ctx.parked.wait(name, PARK_POLL_MS);

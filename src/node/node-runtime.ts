@@ -111,8 +111,11 @@ export class NodeRuntime {
     const objects = new StreamObjectCache(store);
     const registry = new StreamRegistry((key) => objects.get(key));
     const recovery = await recoverNode(store, registry, nodeId, nodeEpoch, deps.now());
-    const wal = new WalWriter(store, nodeId, nodeEpoch, recovery.sealSeq + 1);
+    const wal = new WalWriter(store, nodeId, nodeEpoch, recovery.sealSeq + 1, { batchDeadlineMs: deps.settings.walBatchDeadlineMs });
     const port: WalPort = {
+      get queuedBytes() {
+        return wal.queuedBytes;
+      },
       append: async (records) => {
         let ack: { seq: number };
         try {
@@ -130,7 +133,9 @@ export class NodeRuntime {
       nodeEpoch,
       settings: deps.settings,
       registry,
-      readers: new KeyedWaiters(),
+      // Every waiter is an admitted live reader (read-path.ts, takeLiveSlot): the cap is never reached first.
+      readers: new KeyedWaiters(deps.settings.maxLiveReaders),
+      liveReaders: { active: 0 },
       parked: new KeyedWaiters(),
       wal: port,
       store,

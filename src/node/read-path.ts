@@ -1,7 +1,8 @@
 // GET (catch-up, long-poll) and HEAD. Readers see acknowledged data only. A long-poll at the tail waits
 // for the stream's next acknowledged append (ctx.readers, src/waits/keyed-waiters.ts) up to LONG_POLL_TIMEOUT_MS. SSE is in
 // sse-path.ts. Rules: docs/protocol-rules.md sections 6 to 8.
-import { domainError } from "../core/errors.ts";
+import { domainError, type DomainError } from "../core/errors.ts";
+import { admitLiveReader, firstMessageEnd, jsonPageCut } from "../core/protocol/bounds.ts";
 import { cacheControl, ifNoneMatchMatches, NO_STORE, readEtag } from "../core/protocol/caching.ts";
 import { readEndFlags } from "../core/protocol/closure.ts";
 import { isJsonContentType } from "../core/protocol/content-type.ts";
@@ -71,6 +72,41 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
   }
   if (input.mode !== "long-poll") throw new Error("SSE reads go through sse-path.ts");
 
+  let slot = false;
+  try {
+    return await longPoll(ctx, input, stream, startOffset, () => {
+      if (slot) return null;
+      const refused = takeLiveSlot(ctx);
+      slot = refused === null;
+      return refused;
+    });
+  } finally {
+    if (slot) releaseLiveSlot(ctx);
+  }
+}
+
+/**
+ * Takes one of the node's MAX_LIVE_READERS slots, or returns the 429 to answer at once (issue 11: a
+ * reader over the cap is never parked on a wait that cannot happen, so nothing spins).
+ */
+export function takeLiveSlot(ctx: NodeContext): DomainError | null {
+  const refused = admitLiveReader(ctx.liveReaders.active, ctx.settings.maxLiveReaders);
+  if (refused === null) ctx.liveReaders.active++;
+  return refused;
+}
+
+export function releaseLiveSlot(ctx: NodeContext): void {
+  ctx.liveReaders.active = Math.max(0, ctx.liveReaders.active - 1);
+}
+
+/** A long-poll from `startOffset`; `admit` takes a live-reader slot before the first wait (null: taken). */
+async function longPoll(
+  ctx: NodeContext,
+  input: ReadInput,
+  stream: StreamState,
+  startOffset: number,
+  admit: () => DomainError | null,
+): Promise<Reply> {
   const deadline = ctx.now() + ctx.settings.longPollTimeoutMs;
   for (;;) {
     if (stream.phase.kind === "moved-away") {
@@ -107,6 +143,8 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
         [HEADER.cacheControl]: NO_STORE,
       });
     }
+    const refused = admit();
+    if (refused !== null) return errorReply(refused);
     const reason = await ctx.readers.wait(stream.id, remaining, input.signal);
     if (reason === "shutdown") return errorReply(domainError("unavailable", "the node is restarting"));
     if (reason === "timeout" && input.signal?.aborted === true) {
@@ -127,28 +165,51 @@ function tailProbe(stream: StreamState): Reply {
   return reply(200, headers, isJsonContentType(stream.config.contentType) ? "[]" : null);
 }
 
-/** One page of data from `start`: bytes, or a JSON array of whole messages. */
+/**
+ * One page of data from `start`: bytes, or a JSON array of whole messages. A page holds at most
+ * `maxReadBytes`, except that a JSON page never cuts a message: it ends after the last whole one, or,
+ * when the first message is larger than a page, holds that message alone (read on a page at a time until
+ * its end; issue 11: never to the tail). So a page is at most one page's worth or one message.
+ */
 export async function readPage(
   ctx: NodeContext,
   stream: StreamState,
   start: number,
 ): Promise<{ end: number; bytes: Uint8Array; json: boolean }> {
   const json = isJsonContentType(stream.config.contentType);
-  let end = Math.min(stream.tail, start + ctx.settings.maxReadBytes);
-  let bytes = await ctx.registry.readBytes(stream, start, end);
-  if (json && end < stream.tail) {
-    // A page never cuts a message: end after the last whole one (or the whole first one, if larger).
-    let cut = bytes.lastIndexOf(0x0a) + 1;
-    if (cut === 0) {
-      const rest = await ctx.registry.readBytes(stream, start, stream.tail);
-      // No newline at all (a start inside the last message): the rest, so a page always makes progress.
-      cut = rest.indexOf(0x0a) + 1 || rest.byteLength;
-      bytes = rest;
+  const pageBytes = ctx.settings.maxReadBytes;
+  const end = Math.min(stream.tail, start + pageBytes);
+  const bytes = await ctx.registry.readBytes(stream, start, end);
+  if (!json) return { end, bytes, json };
+  const cut = jsonPageCut(bytes, end === stream.tail);
+  if (cut !== null) return { end: start + cut, bytes: bytes.subarray(0, cut), json };
+  // One message larger than a page: its first page is `bytes`; read on until it ends (a message is one
+  // append's body at most, so this ends within MAX_BODY_BYTES), or at the tail.
+  const parts = [bytes];
+  let at = end;
+  while (at < stream.tail) {
+    const next = Math.min(stream.tail, at + pageBytes);
+    const more = await ctx.registry.readBytes(stream, at, next);
+    const messageEnd = firstMessageEnd(more);
+    if (messageEnd !== null) {
+      parts.push(more.subarray(0, messageEnd));
+      at += messageEnd;
+      break;
     }
-    bytes = bytes.subarray(0, cut);
-    end = start + cut;
+    parts.push(more);
+    at = next;
   }
-  return { end, bytes, json };
+  return { end: at, bytes: concat(parts, at - start), json };
+}
+
+function concat(parts: readonly Uint8Array[], length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
 }
 
 function pageBody(pageData: { bytes: Uint8Array; json: boolean }): Uint8Array | string {

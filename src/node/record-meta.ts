@@ -7,12 +7,16 @@ import type { StreamConfig } from "../core/protocol/stream-config.ts";
 export type RecordMeta =
   /** A stream created (its initial body is the record's data; `eof` if created closed). */
   | { readonly k: "create"; readonly name: string; readonly config: StreamConfig; readonly at: number }
-  /** Data and/or a close; `p`: the producer [id, epoch, seq] committed with it; `q`: the new Stream-Seq. */
+  /**
+   * Data and/or a close; `p`: the producer [id, epoch, seq] committed with it; `q`: the new Stream-Seq;
+   * `x`: idle producers pruned to make room for `p` (dropped before `p` is recorded; issue 11).
+   */
   | {
       readonly k: "append";
       readonly at: number;
       readonly p?: readonly [string, number, number];
       readonly q?: string;
+      readonly x?: readonly string[];
     }
   /** Deleted while forks still read it: every direct operation is refused from now on. */
   | { readonly k: "soft-delete" }
@@ -80,11 +84,14 @@ export function decodeRecordMeta(bytes: Uint8Array): RecordMeta {
           : undefined;
       if (p !== undefined && producer === undefined) break;
       if (q !== undefined && typeof q !== "string") break;
+      const x = v["x"];
+      if (x !== undefined && !(Array.isArray(x) && x.every((id) => typeof id === "string"))) break;
       return {
         k: "append",
         at: v["at"],
         ...(producer === undefined ? {} : { p: producer }),
         ...(typeof q === "string" ? { q } : {}),
+        ...(x === undefined ? {} : { x }),
       };
     }
     case "soft-delete":

@@ -3,7 +3,6 @@
 // rebuilds, per stream, what the records carry: configuration (create), data and offsets, eof, producer
 // state and Stream-Seq (append meta), soft deletes and removals. Lost: TTL idle clocks (every stream's
 // last access becomes the restart time) and in-memory stream epochs (streams re-open lazily).
-import { commitProducer } from "../core/protocol/producer.ts";
 import type { StreamConfig } from "../core/protocol/stream-config.ts";
 import { readCheckpoint } from "../storage/checkpoint.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
@@ -101,7 +100,7 @@ export function replayRecord(
     decided.eof = meta.eof;
     decided.lastStreamSeq = meta.q;
     for (const [producerId, epoch, lastSeq, lastUpdatedMs] of meta.producers) {
-      decided.producers = commitProducer(decided.producers, producerId, { epoch, lastSeq, lastUpdatedMs });
+      decided.producers.set(producerId, { epoch, lastSeq, lastUpdatedMs });
     }
     stream.forkCount = existing?.forkCount ?? 0;
     registry.add(stream);
@@ -135,9 +134,11 @@ export function replayRecord(
       const decided = existing.decided;
       decided.tail = existing.tail;
       decided.eof = existing.eof;
+      // The same steps as the append that wrote the record (append-path.ts): pruned ids first, then `p`.
+      for (const producerId of meta.x ?? []) decided.producers.delete(producerId);
       if (meta.p !== undefined) {
         const [producerId, epoch, lastSeq] = meta.p;
-        decided.producers = commitProducer(decided.producers, producerId, { epoch, lastSeq, lastUpdatedMs: meta.at });
+        decided.producers.set(producerId, { epoch, lastSeq, lastUpdatedMs: meta.at });
       }
       if (meta.q !== undefined) decided.lastStreamSeq = meta.q;
       return false;

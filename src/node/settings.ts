@@ -22,6 +22,25 @@ export interface NodeSettings {
   readonly compactAfterWalObjects: number;
   /** ... or this many WAL bytes (bounds the tail cache: compacted data leaves memory). */
   readonly compactAfterWalBytes: number;
+  // Bounds (issue 11): what one client can make a node hold or do (docs/limits.md, "Stream nodes").
+  /** Long-poll and SSE readers one node serves at once (MAX_LIVE_READERS); over it: 429 at once. */
+  readonly maxLiveReaders: number;
+  /** Producer ids one stream keeps (MAX_PRODUCERS_PER_STREAM); a new one over it: 429, unless idle ones are pruned. */
+  readonly maxProducersPerStream: number;
+  /** A producer silent this long may be pruned to make room for a new one (PRODUCER_IDLE_MS). */
+  readonly producerIdleMs: number;
+  /** Longest protocol header value a request may carry (MAX_HEADER_VALUE_BYTES); longer: 400. */
+  readonly maxHeaderValueBytes: number;
+  /** How far one request may raise a producer's epoch (MAX_PRODUCER_EPOCH_STEP); further: 400. */
+  readonly maxProducerEpochStep: number;
+  /** Longest fork chain (MAX_FORK_DEPTH): a fork of a stream this deep is refused with 400. */
+  readonly maxForkDepth: number;
+  /** Bytes of appends waiting for their WAL object (MAX_WAL_QUEUE_BYTES); over it: 503 with Retry-After. */
+  readonly maxWalQueueBytes: number;
+  /** How long one WAL object may take to land, retries included (WAL_BATCH_DEADLINE_MS); then its appends get 503. */
+  readonly walBatchDeadlineMs: number;
+  /** How much of a webhook receiver's reply a webhook sent from this node reads (WEBHOOK_MAX_REPLY_BYTES). */
+  readonly webhookMaxReplyBytes: number;
 }
 
 const DEFAULT_SETTINGS: NodeSettings = {
@@ -35,6 +54,15 @@ const DEFAULT_SETTINGS: NodeSettings = {
   maxReassignPerTick: 5_000,
   compactAfterWalObjects: 256,
   compactAfterWalBytes: 32 * 1024 * 1024,
+  maxLiveReaders: 10_000,
+  maxProducersPerStream: 1_000,
+  producerIdleMs: 86_400_000,
+  maxHeaderValueBytes: 1_024,
+  maxProducerEpochStep: 1_000_000,
+  maxForkDepth: 16,
+  maxWalQueueBytes: 64 * 1024 * 1024,
+  walBatchDeadlineMs: 10_000,
+  webhookMaxReplyBytes: 65_536,
 };
 
 export interface SettingsVars {
@@ -45,6 +73,16 @@ export interface SettingsVars {
   LEASE_TTL_MS?: string;
   HEARTBEAT_MS?: string;
   COORDINATOR_TICK_MS?: string;
+  // Bounds (issue 11): node
+  MAX_LIVE_READERS?: string;
+  MAX_PRODUCERS_PER_STREAM?: string;
+  PRODUCER_IDLE_MS?: string;
+  MAX_HEADER_VALUE_BYTES?: string;
+  MAX_PRODUCER_EPOCH_STEP?: string;
+  MAX_FORK_DEPTH?: string;
+  MAX_WAL_QUEUE_BYTES?: string;
+  WAL_BATCH_DEADLINE_MS?: string;
+  WEBHOOK_MAX_REPLY_BYTES?: string;
 }
 
 export function nodeSettings(vars: SettingsVars): NodeSettings {
@@ -57,6 +95,33 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
     heartbeatMs: positiveInt(vars.HEARTBEAT_MS, "HEARTBEAT_MS", DEFAULT_SETTINGS.heartbeatMs),
     leaseTtlMs: leaseTtlMs(vars),
     coordinatorTickMs: positiveInt(vars.COORDINATOR_TICK_MS, "COORDINATOR_TICK_MS", DEFAULT_SETTINGS.coordinatorTickMs),
+    ...boundSettings(vars),
+    webhookMaxReplyBytes: positiveInt(vars.WEBHOOK_MAX_REPLY_BYTES, "WEBHOOK_MAX_REPLY_BYTES", DEFAULT_SETTINGS.webhookMaxReplyBytes),
+  };
+}
+
+/** The issue-11 bounds, each from its var (docs/limits.md). */
+function boundSettings(vars: SettingsVars): Pick<
+  NodeSettings,
+  | "maxLiveReaders"
+  | "maxProducersPerStream"
+  | "producerIdleMs"
+  | "maxHeaderValueBytes"
+  | "maxProducerEpochStep"
+  | "maxForkDepth"
+  | "maxWalQueueBytes"
+  | "walBatchDeadlineMs"
+> {
+  const d = DEFAULT_SETTINGS;
+  return {
+    maxLiveReaders: positiveInt(vars.MAX_LIVE_READERS, "MAX_LIVE_READERS", d.maxLiveReaders),
+    maxProducersPerStream: positiveInt(vars.MAX_PRODUCERS_PER_STREAM, "MAX_PRODUCERS_PER_STREAM", d.maxProducersPerStream),
+    producerIdleMs: positiveInt(vars.PRODUCER_IDLE_MS, "PRODUCER_IDLE_MS", d.producerIdleMs),
+    maxHeaderValueBytes: positiveInt(vars.MAX_HEADER_VALUE_BYTES, "MAX_HEADER_VALUE_BYTES", d.maxHeaderValueBytes),
+    maxProducerEpochStep: positiveInt(vars.MAX_PRODUCER_EPOCH_STEP, "MAX_PRODUCER_EPOCH_STEP", d.maxProducerEpochStep),
+    maxForkDepth: positiveInt(vars.MAX_FORK_DEPTH, "MAX_FORK_DEPTH", d.maxForkDepth),
+    maxWalQueueBytes: positiveInt(vars.MAX_WAL_QUEUE_BYTES, "MAX_WAL_QUEUE_BYTES", d.maxWalQueueBytes),
+    walBatchDeadlineMs: positiveInt(vars.WAL_BATCH_DEADLINE_MS, "WAL_BATCH_DEADLINE_MS", d.walBatchDeadlineMs),
   };
 }
 

@@ -10,8 +10,8 @@ import { formatOffset } from "../core/protocol/offsets.ts";
 import { responseCursor } from "../core/protocol/read.ts";
 import { encodeBase64, SSE_CONTENT_TYPE, sseControlEvent, sseDataEvent } from "../core/protocol/sse.ts";
 import { type NodeContext } from "./node-context.ts";
-import { reply, type Reply } from "./replies.ts";
-import { openRead, readPage, type ReadInput } from "./read-path.ts";
+import { errorReply, reply, type Reply } from "./replies.ts";
+import { openRead, readPage, releaseLiveSlot, takeLiveSlot, type ReadInput } from "./read-path.ts";
 import { recordAccess } from "./stream-lifecycle.ts";
 import { isGone, type StreamState } from "./stream-registry.ts";
 
@@ -22,6 +22,9 @@ export async function sseStream(ctx: NodeContext, input: ReadInput): Promise<Rep
   const opened = await openRead(ctx, input);
   if ("kind" in opened) return opened;
   const { stream, startOffset } = opened;
+  // An SSE response holds a live-reader slot for its whole life (issue 11): over the cap, 429 at once.
+  const refused = takeLiveSlot(ctx);
+  if (refused !== null) return errorReply(refused);
 
   const encoding = sseDataEncoding(stream.config.contentType);
   const { readable: body, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -30,9 +33,10 @@ export async function sseStream(ctx: NodeContext, input: ReadInput): Promise<Rep
   writer.closed.catch(() => gone.abort());
   input.signal?.addEventListener("abort", () => gone.abort());
   ctx.background(
-    pump(ctx, stream, startOffset, input.cursor, encoding, writer, gone.signal).finally(() =>
-      writer.close().catch(() => undefined),
-    ),
+    pump(ctx, stream, startOffset, input.cursor, encoding, writer, gone.signal).finally(() => {
+      releaseLiveSlot(ctx);
+      return writer.close().catch(() => undefined);
+    }),
   );
   const headers: Record<string, string> = {
     [HEADER.contentType]: SSE_CONTENT_TYPE,

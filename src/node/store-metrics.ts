@@ -18,9 +18,9 @@ export function countingStore(store: ObjectStore, counts: StoreRequestCounts): O
       counts.put++;
       return store.put(key, body, options);
     },
-    get: (key, range) => {
+    get: (key, range, options) => {
       counts.get++;
-      return store.get(key, range);
+      return store.get(key, range, options);
     },
     head: (key) => {
       counts.head++;

@@ -3,7 +3,7 @@
 // already includes appends whose WAL object is still in flight. Decisions (offsets, producers, Stream-Seq,
 // eof) read the decided state; readers see only acknowledged data. Reads stitch a fork's inherited range
 // from its source. This session keeps every record in memory (see docs/node.md, "What is left").
-import { EMPTY_PRODUCERS, type ProducerTable } from "../core/protocol/producer.ts";
+import type { ProducerState } from "../core/protocol/producer.ts";
 import type { StreamConfig } from "../core/protocol/stream-config.ts";
 import type { Lifecycle, LifecycleView, RecordAtAnchor } from "../core/protocol/fork.ts";
 import { isJsonContentType } from "../core/protocol/content-type.ts";
@@ -27,7 +27,8 @@ export type StreamObjectLoader = (key: string) => Promise<readonly { firstOffset
 interface DecidedState {
   tail: number;
   eof: boolean;
-  producers: ProducerTable;
+  /** Updated in place by the append that commits a producer (never copied per append: issue 11). */
+  readonly producers: Map<string, ProducerState>;
   lastStreamSeq: string | null;
 }
 
@@ -104,7 +105,7 @@ export function newStreamState(input: {
     eof: false,
     records: [],
     memoryBytes: 0,
-    decided: { tail: base, eof: false, producers: EMPTY_PRODUCERS, lastStreamSeq: null },
+    decided: { tail: base, eof: false, producers: new Map(), lastStreamSeq: null },
     pending: Promise.resolve(),
     lastAccessMs: input.createdAtMs,
     forkCount: 0,

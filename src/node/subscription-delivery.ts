@@ -45,6 +45,7 @@ export function subscriptionDelivery(
       throw new Error(`wake event append to ${effect.stream} failed: ${answer.error.code} ${answer.error.message}`);
     },
     webhookReplied: (id, ref, done) => meta.onWebhookReply(id, ref, done),
+    maxReplyBytes: ctx.settings.webhookMaxReplyBytes,
   };
   // The cached set of subscriptions: appends are not reported while none exist. Unknown (null) until the
   // first watch answers, and after a failed one: then every append is reported. The MetaLog holds a new

@@ -11,8 +11,8 @@ import { refusalError, routeStream, type RoutingMode } from "../core/routing.ts"
 import { type Env, metaLogClient, streamNodeClient } from "../env.ts";
 import { errorResponse, readBeforeRedirect, redirectResponse } from "../http/stream-routes.ts";
 import { preflightResponse } from "../http/security-headers.ts";
-
-
+import { edgeLimits } from "../core/edge-limits.ts";
+import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import { ViewCache, type LookupSource } from "./view-cache.ts";
 
 /** Default trust in a cached lookup: short, since a stale entry costs a hop. */
@@ -20,6 +20,8 @@ const DEFAULT_VIEW_CACHE_TTL_MS = 1_000;
 /** Redirects a forwarding router follows for one request (a create placed elsewhere, a fork hand-off). */
 const MAX_FORWARD_HOPS = 4;
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** A refused body is read and dropped up to this multiple of the limit (as the nodes do), then cancelled. */
+const DRAIN_LIMIT_FACTOR = 4;
 const NODE_PATH = /^\/n\/([^/]+)\//;
 
 interface RouterSettings {
@@ -27,6 +29,7 @@ interface RouterSettings {
   readonly localNodeId: string;
   readonly mode: RoutingMode;
   readonly viewCacheTtlMs: number;
+  readonly negativeCacheTtlMs: number;
   readonly maxBodyBytes: number;
 }
 
@@ -40,13 +43,24 @@ function routerSettings(env: Env): RouterSettings {
   const local = (env.LOCAL_NODE ?? "").trim();
   const ttl = Number(env.VIEW_CACHE_TTL_MS ?? "");
   const maxBody = Number(env.MAX_BODY_BYTES ?? "");
+  const { limits, warnings } = edgeLimits(env);
+  for (const warning of warnings) warnOnce(warning);
   return {
     nodeIds,
     localNodeId: local !== "" && nodeIds.includes(local) ? local : (nodeIds[0] ?? "node-0"),
     mode: env.ROUTER_MODE === "forward" ? "forward" : "redirect",
     viewCacheTtlMs: Number.isFinite(ttl) && ttl >= 0 && env.VIEW_CACHE_TTL_MS !== "" ? ttl : DEFAULT_VIEW_CACHE_TTL_MS,
+    negativeCacheTtlMs: limits.negativeCacheTtlMs,
     maxBodyBytes: Number.isSafeInteger(maxBody) && maxBody > 0 ? maxBody : DEFAULT_MAX_BODY_BYTES,
   };
+}
+
+const warned = new Set<string>();
+/** Settings are read per request; a bad one is worth one line per isolate, not one per request. */
+function warnOnce(warning: string): void {
+  if (warned.has(warning)) return;
+  warned.add(warning);
+  console.warn(warning);
 }
 
 /** What the router needs besides its settings; tests pass their own cache. */
@@ -60,7 +74,7 @@ let isolateCache: ViewCache | null = null;
 const woken = new Set<string>();
 
 function defaultRouterDeps(env: Env, settings: RouterSettings): RouterDeps {
-  isolateCache ??= new ViewCache({ ttlMs: settings.viewCacheTtlMs });
+  isolateCache ??= new ViewCache({ ttlMs: settings.viewCacheTtlMs, negativeTtlMs: settings.negativeCacheTtlMs });
   const meta = metaLogClient(env.META_LOG);
   return { cache: isolateCache, lookup: (name) => meta.lookupStream({ name }) };
 }
@@ -83,6 +97,14 @@ export async function routeRequest(env: Env, request: Request, deps?: RouterDeps
     console.error("the metadata log did not answer a lookup", error);
     return errorResponse(domainError("unavailable", "the metadata log is unavailable; retry"));
   }
+  const response = await routeByLookup(env, settings, lookup, request, url);
+  // A name cached as absent that was answered with anything but a 404 exists now (a create, a redirect
+  // from the local node): drop the entry so this isolate's next request looks it up (view-cache.ts).
+  if (lookup.stream === null && response.status !== 404) cache.invalidate(name.value);
+  return response;
+}
+
+async function routeByLookup(env: Env, settings: RouterSettings, lookup: StreamLookup, request: Request, url: URL): Promise<Response> {
   const decision = routeStream({ lookup, hereNodeId: settings.localNodeId, at: "router", mode: settings.mode });
   switch (decision.kind) {
     case "serve":
@@ -109,13 +131,18 @@ export async function toNodeAddress(env: Env, nodeId: string, request: Request):
 /**
  * Forwarding mode: the router sends the request to the node and follows the node's 307s to other nodes'
  * addresses (a create placed elsewhere, a stale view at the node), so the client sees one answer. The body
- * is read once and resent on each hop; a body over the limit goes once, to be refused with 413.
+ * is read once and resent on each hop. A body whose declared length is over MAX_BODY_BYTES goes once, to be
+ * refused by the node with 413; one without a length is read to the limit and no further (413 here).
  */
 async function forward(env: Env, settings: RouterSettings, firstNodeId: string, request: Request): Promise<Response> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  const replayable = request.body === null || !(Number.isFinite(declared) && declared > settings.maxBodyBytes);
-  if (!replayable) return toNode(env, firstNodeId, request);
-  const body = request.body === null ? null : await request.arrayBuffer();
+  const declared = declaredLength(request.headers);
+  if (declared !== null && declared > settings.maxBodyBytes) return toNode(env, firstNodeId, request);
+  // Without a length the body is read to the bound, never further: over it, 413 here.
+  const read = await readAtMost(request.body, settings.maxBodyBytes, { drainBytes: settings.maxBodyBytes * DRAIN_LIMIT_FACTOR });
+  if (!read.ok) {
+    return errorResponse(domainError("too_large", "the request body is over the size limit", { maxBytes: settings.maxBodyBytes }));
+  }
+  const body = request.body === null ? null : read.bytes;
   let nodeId = firstNodeId;
   for (let hop = 0; ; hop++) {
     const attempt = new Request(request.url, { method: request.method, headers: request.headers, body, signal: request.signal });

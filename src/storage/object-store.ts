@@ -13,6 +13,13 @@ type PutCondition = { ifNoneMatch: "*" } | { ifMatch: string };
 export interface PutOptions {
   condition?: PutCondition;
   contentType?: string;
+  /** Stops the request and the adapter's own retries when it aborts (a WAL object's deadline). */
+  signal?: AbortSignal;
+}
+
+export interface GetOptions {
+  /** As for PutOptions. */
+  signal?: AbortSignal;
 }
 
 export interface PutResult {
@@ -50,7 +57,7 @@ export interface ListResult {
 export interface ObjectStore {
   put(key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult>;
   /** Throws `ObjectStoreError` with kind `not_found` when the key does not exist. */
-  get(key: string, range?: ByteRange): Promise<GetResult>;
+  get(key: string, range?: ByteRange, options?: GetOptions): Promise<GetResult>;
   /** `null` when the key does not exist. */
   head(key: string): Promise<ObjectInfo | null>;
   list(prefix: string, options?: ListOptions): Promise<ListResult>;

@@ -10,6 +10,7 @@ import {
   ObjectStoreError,
   sameBytes,
   type ByteRange,
+  type GetOptions,
   type GetResult,
   type ListOptions,
   type ListResult,
@@ -50,6 +51,8 @@ interface RequestSpec {
   query?: Record<string, string>;
   headers?: Record<string, string>;
   body?: Uint8Array;
+  /** Aborts the request (besides the request timeout): the caller's deadline. */
+  signal?: AbortSignal | undefined;
 }
 
 const RETRYABLE_STATUSES = new Set([408, 409, 429, 500, 502, 503, 504]);
@@ -84,19 +87,21 @@ export class S3Store implements ObjectStore {
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
     const condition = options.condition;
     const headers: Record<string, string> = { "content-type": options.contentType ?? "application/octet-stream" };
+    const signal = options.signal;
     if (condition === undefined) {
-      return this.withRetries(key, async () => this.putOnce(key, body, headers));
+      return this.withRetries(key, async () => this.putOnce(key, body, headers, signal), signal);
     }
     if ("ifNoneMatch" in condition) {
-      return this.putConditional(key, body, { ...headers, "if-none-match": "*" }, null);
+      return this.putConditional(key, body, { ...headers, "if-none-match": "*" }, null, signal);
     }
-    return this.putIfMatch(key, body, headers, condition.ifMatch);
+    return this.putIfMatch(key, body, headers, condition.ifMatch, signal);
   }
 
-  async get(key: string, range?: ByteRange): Promise<GetResult> {
+  async get(key: string, range?: ByteRange, options: GetOptions = {}): Promise<GetResult> {
+    const signal = options.signal;
     return this.withRetries(key, async () => {
       const headers: Record<string, string> = range === undefined ? {} : { range: rangeHeader(range) };
-      const response = await this.send({ method: "GET", key, headers });
+      const response = await this.send({ method: "GET", key, headers, signal });
       if (!response.ok) throw await this.failure(response, key);
       const body = new Uint8Array(await response.arrayBuffer());
       const etag = unquoteEtag(response.headers.get("etag") ?? "");
@@ -108,7 +113,7 @@ export class S3Store implements ObjectStore {
       const size = body.byteLength;
       const [start, end] = range === undefined ? [0, size] : windowOf(range, size, key);
       return { key, etag, size, body: start === 0 && end === size ? body : body.slice(start, end), rangeStart: start };
-    });
+    }, signal);
   }
 
   async head(key: string): Promise<ObjectInfo | null> {
@@ -146,26 +151,32 @@ export class S3Store implements ObjectStore {
     });
   }
 
-  private async putOnce(key: string, body: Uint8Array, headers: Record<string, string>): Promise<PutResult> {
-    const response = await this.send({ method: "PUT", key, headers, body });
+  private async putOnce(key: string, body: Uint8Array, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<PutResult> {
+    const response = await this.send({ method: "PUT", key, headers, body, signal });
     if (!response.ok) throw await this.failure(response, key);
     await response.body?.cancel();
     return { etag: unquoteEtag(response.headers.get("etag") ?? "") };
   }
 
   /** Compare-and-swap, sending the ETag in the form this server matches. */
-  private async putIfMatch(key: string, body: Uint8Array, headers: Record<string, string>, etag: string): Promise<PutResult> {
+  private async putIfMatch(
+    key: string,
+    body: Uint8Array,
+    headers: Record<string, string>,
+    etag: string,
+    signal: AbortSignal | undefined,
+  ): Promise<PutResult> {
     const bare = unquoteEtag(etag);
     const form = this.ifMatchForm === "unknown" ? "quoted" : this.ifMatchForm;
     try {
-      const result = await this.putConditional(key, body, { ...headers, "if-match": formatEtag(bare, form) }, bare);
+      const result = await this.putConditional(key, body, { ...headers, "if-match": formatEtag(bare, form) }, bare, signal);
       if (this.ifMatchForm === "unknown") this.ifMatchForm = form;
       return result;
     } catch (error) {
       if (this.ifMatchForm !== "unknown" || !(error instanceof ObjectStoreError) || error.kind !== "precondition_failed") throw error;
       // Either the ETag really moved on, or this server only matches the bare form (radosgw). A second
       // conditional write with the other form is safe: it lands only if the ETag still matches.
-      const result = await this.putConditional(key, body, { ...headers, "if-match": bare }, bare);
+      const result = await this.putConditional(key, body, { ...headers, "if-match": bare }, bare, signal);
       this.ifMatchForm = "bare";
       return result;
     }
@@ -173,18 +184,20 @@ export class S3Store implements ObjectStore {
 
   /**
    * A conditional PUT: `expectedEtag` null means create-only. Retryable failures are resolved by reading
-   * the key back rather than resending blindly.
+   * the key back rather than resending blindly. Once `signal` aborted nothing more is sent: the caller's
+   * deadline passed and the outcome stays unknown (the error is retryable, never "absent").
    */
   private async putConditional(
     key: string,
     body: Uint8Array,
     headers: Record<string, string>,
     expectedEtag: string | null,
+    signal?: AbortSignal,
   ): Promise<PutResult> {
     for (let attempt = 1; ; attempt++) {
       let failure: ObjectStoreError;
       try {
-        const response = await this.send({ method: "PUT", key, headers, body });
+        const response = await this.send({ method: "PUT", key, headers, body, signal });
         if (response.ok) {
           await response.body?.cancel();
           return { etag: unquoteEtag(response.headers.get("etag") ?? "") };
@@ -199,9 +212,10 @@ export class S3Store implements ObjectStore {
         failure = asStoreError(error, key);
       }
       if (failure.kind !== "retryable") throw failure;
-      if (attempt >= this.retry.maxAttempts) throw failure;
+      if (attempt >= this.retry.maxAttempts || isAborted(signal)) throw failure;
       await this.sleep(backoffMs(this.retry, attempt, this.random));
-      const outcome = await this.resolveAmbiguousPut(key, body, expectedEtag);
+      if (isAborted(signal)) throw failure;
+      const outcome = await this.resolveAmbiguousPut(key, body, expectedEtag, signal);
       if (outcome.kind === "landed") return { etag: outcome.etag };
       if (outcome.kind === "lost") {
         throw new ObjectStoreError("precondition_failed", `conditional write lost to another writer: ${key}`, key, 412);
@@ -215,10 +229,11 @@ export class S3Store implements ObjectStore {
     key: string,
     body: Uint8Array,
     expectedEtag: string | null,
+    signal: AbortSignal | undefined,
   ): Promise<{ kind: "landed"; etag: string } | { kind: "lost" } | { kind: "absent" }> {
     let current: GetResult | null;
     try {
-      current = await this.get(key);
+      current = await this.get(key, undefined, signal === undefined ? {} : { signal });
     } catch (error) {
       if (error instanceof ObjectStoreError && error.kind === "not_found") current = null;
       else throw error;
@@ -232,13 +247,13 @@ export class S3Store implements ObjectStore {
     return sameBytes(current.body, body) ? { kind: "landed", etag: current.etag } : { kind: "lost" };
   }
 
-  private async withRetries<T>(key: string, operation: () => Promise<T>): Promise<T> {
+  private async withRetries<T>(key: string, operation: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await operation();
       } catch (error) {
         const failure = asStoreError(error, key);
-        if (failure.kind !== "retryable" || attempt >= this.retry.maxAttempts) throw failure;
+        if (failure.kind !== "retryable" || attempt >= this.retry.maxAttempts || signal?.aborted === true) throw failure;
         await this.sleep(backoffMs(this.retry, attempt, this.random));
       }
     }
@@ -250,7 +265,8 @@ export class S3Store implements ObjectStore {
       headers: spec.headers ?? {},
       ...(spec.body === undefined ? {} : { body: spec.body }),
     });
-    return this.fetchImpl(request, { signal: AbortSignal.timeout(this.requestTimeoutMs) });
+    const timeout = AbortSignal.timeout(this.requestTimeoutMs);
+    return this.fetchImpl(request, { signal: spec.signal === undefined ? timeout : AbortSignal.any([timeout, spec.signal]) });
   }
 
   private url(key: string | undefined, query: Record<string, string> | undefined): string {
@@ -280,6 +296,11 @@ export class S3Store implements ObjectStore {
     }
     return new ObjectStoreError("fatal", `object store refused the request (${detail}): ${key}`, key, status);
   }
+}
+
+/** A function, not a property test: the compiler would narrow `aborted` across the await in between. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 function asStoreError(error: unknown, key: string): ObjectStoreError {

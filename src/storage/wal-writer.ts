@@ -8,8 +8,15 @@
 // seal below live data. One in flight keeps the chain dense, so its end is exactly the lowest free seq.
 //
 // A `precondition_failed` means someone sealed the chain: the writer is fenced and never acknowledges
-// again. A retryable failure is retried (bounded), but first the key is read back, because a conditional
-// PUT whose answer was lost would collide with itself: our bytes there → it landed; other bytes → fenced.
+// again. A retryable failure is retried, but first the key is read back, because a conditional PUT whose
+// answer was lost would collide with itself: our bytes there → it landed; other bytes → fenced.
+//
+// Bounds (issue 11): one deadline per object (`batchDeadlineMs`) in place of counted, nested retries: the
+// store calls of one object (PUTs, read-backs, the adapter's own retries) all stop when it passes. Its
+// outcome is then unknown, exactly as after a PUT that kept failing: the writer stops, its appends get
+// 503, and the node restarts at a new epoch whose seal settles whether the object landed (it is replayed
+// if it did; nothing acknowledged is lost, nothing is written twice: the seq is taken by one or the
+// other). `queuedBytes` counts what waits for its object, for the append path's backpressure.
 
 import type { ObjectStore } from "./object-store.ts";
 import { putCreateOnce } from "./create-once.ts";
@@ -50,6 +57,19 @@ export type WalWriterState = "open" | "fenced" | "failed";
 export interface WalWriterOptions extends RetryOptions {
   /** Soft bound on one WAL object's size; a backlog above it goes into several objects (default 8 MiB). */
   maxBatchBytes?: number;
+  /**
+   * How long one object may take to land, every retry included (WAL_BATCH_DEADLINE_MS). Set: retries are
+   * bounded by it instead of by `maxAttempts`. Unset: `maxAttempts` alone (the sealer's tests).
+   */
+  batchDeadlineMs?: number;
+}
+
+/** A WAL object that did not land within its deadline: its outcome is unknown (a seal settles it). */
+export class WalDeadlineError extends Error {
+  override readonly name = "WalDeadlineError";
+  constructor(readonly seq: number, readonly deadlineMs: number) {
+    super(`WAL object seq ${seq} did not land within ${deadlineMs} ms (WAL_BATCH_DEADLINE_MS)`);
+  }
 }
 
 export interface WalWriterStats {
@@ -73,7 +93,9 @@ export class WalWriter {
   private readonly queue: PendingAppend[] = [];
   private readonly retry: ResolvedRetry;
   private readonly maxBatchBytes: number;
+  private readonly batchDeadlineMs: number | undefined;
   private readonly overheadBytes: number;
+  private pendingBytes = 0;
   private flushing = false;
   private seq: number;
   private currentState: WalWriterState = "open";
@@ -89,13 +111,20 @@ export class WalWriter {
     checkSafeU64(nodeEpoch, "nodeEpoch");
     walKey(nodeId, nextSeq); // validates the id and the seq
     this.seq = nextSeq;
-    this.retry = resolveRetry(options);
+    this.batchDeadlineMs = options.batchDeadlineMs;
+    // With a deadline, the deadline bounds the retries (issue 11), not a count of attempts per layer.
+    this.retry = resolveRetry(this.batchDeadlineMs === undefined ? options : { ...options, maxAttempts: Number.POSITIVE_INFINITY });
     this.maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
     this.overheadBytes = walObjectOverheadBytes(nodeId);
   }
 
   get state(): WalWriterState {
     return this.currentState;
+  }
+
+  /** Bytes of records appended and not yet acknowledged or rejected (queued and in flight). */
+  get queuedBytes(): number {
+    return this.pendingBytes;
   }
 
   /** The seq the next object takes (after fencing: the seq this writer lost). */
@@ -112,12 +141,16 @@ export class WalWriter {
     if (records.length === 0) throw new InvalidRecordError("an append needs at least one record");
     let bytes = 0;
     for (const record of records) bytes += walRecordBytes(record);
-    return new Promise((resolve, reject) => {
+    this.pendingBytes += bytes;
+    const acknowledged = new Promise<{ seq: number }>((resolve, reject) => {
       this.queue.push({ records, bytes, resolve, reject });
       if (!this.flushing) {
         this.flushing = true;
         void this.flushLoop();
       }
+    });
+    return acknowledged.finally(() => {
+      this.pendingBytes -= bytes;
     });
   }
 
@@ -162,11 +195,15 @@ export class WalWriter {
       return;
     }
     let outcome: Awaited<ReturnType<typeof putCreateOnce>>;
+    const deadline = this.deadline(seq);
     try {
-      outcome = await putCreateOnce(this.store, walKey(this.nodeId, seq), body, this.retry, () => this.stats.retries++);
+      const put = putCreateOnce(this.store, walKey(this.nodeId, seq), body, this.retry, () => this.stats.retries++, deadline?.signal);
+      outcome = await (deadline === undefined ? put : deadline.race(put));
     } catch (error) {
       this.stop("failed", new WalWriterFailedError(this.nodeId, seq, error), batch);
       return;
+    } finally {
+      deadline?.clear();
     }
     if (outcome.kind === "exists") {
       this.stop("fenced", new WalFencedError(this.nodeId, seq), batch);
@@ -178,6 +215,33 @@ export class WalWriter {
     this.stats.recordsWritten += records.length;
     this.stats.appendsAcknowledged += batch.length;
     for (const append of batch) append.resolve({ seq });
+  }
+
+  /**
+   * The object's deadline: a signal that aborts (with a WalDeadlineError) once `batchDeadlineMs` passed,
+   * telling the store calls to stop, and `race`, which gives up waiting at that moment even if a call does
+   * not heed the signal (a PUT that hangs). What the abandoned call does later is the seal's to settle.
+   */
+  private deadline(seq: number): { signal: AbortSignal; clear: () => void; race: <T>(work: Promise<T>) => Promise<T> } | undefined {
+    const deadlineMs = this.batchDeadlineMs;
+    if (deadlineMs === undefined) return undefined;
+    const controller = new AbortController();
+    const error = new WalDeadlineError(seq, deadlineMs);
+    let expire: (() => void) | undefined;
+    const expired = new Promise<never>((_, reject) => (expire = () => reject(error)));
+    expired.catch(() => undefined);
+    const timer = setTimeout(() => {
+      controller.abort(error);
+      expire?.();
+    }, deadlineMs);
+    return {
+      signal: controller.signal,
+      clear: () => clearTimeout(timer),
+      race: (work) => {
+        work.catch(() => undefined); // abandoned at the deadline: its failure is no longer anyone's
+        return Promise.race([work, expired]);
+      },
+    };
   }
 
   /** Rejects the batch in flight and everything queued; every later append rejects with the same error. */

@@ -4,9 +4,14 @@
 // subscription. Whoever receives them (the node that acknowledged the append, the Worker answering a
 // callback, the MetaLog's alarm) performs them with `performSubscriptionEffects`: failures are logged and
 // dropped, because the lease lapses and the next generation retries.
+//
+// A delivery follows no redirect (a 3xx is a failed delivery: a public URL must not bounce the signed body
+// and its callback token to an address SUB-3 would refuse), and the receiver's reply is read to a bound
+// (WEBHOOK_MAX_REPLY_BYTES) and no further: only `{"done": true}` matters in it.
+import { DEFAULT_EDGE_LIMITS } from "../core/edge-limits.ts";
 import type { WakeRef } from "../core/subscriptions/wire.ts";
 import type { PreparedEffect } from "../ports/meta-log-client.ts";
-
+import { declaredLength, readAtMost } from "./bounded-read.ts";
 
 export interface EffectPorts {
   /** Appends one JSON message to a wake stream; resolves once it is acknowledged (or throws). */
@@ -15,6 +20,8 @@ export interface EffectPorts {
   webhookReplied(subscriptionId: string, ref: WakeRef, done: boolean): Promise<readonly PreparedEffect[]>;
   /** Defaults to the global fetch (tests pass their own). */
   fetch?: typeof fetch;
+  /** WEBHOOK_MAX_REPLY_BYTES (default 65536): a longer reply is dropped unread past it, and acks nothing. */
+  maxReplyBytes?: number;
 }
 
 /** A receiver that never answers must not hold the sender forever; its lease lapses anyway. */
@@ -51,10 +58,21 @@ async function sendWebhook(
     method: "POST",
     headers: { "content-type": "application/json", "webhook-signature": effect.signature },
     body: effect.rawBody,
+    redirect: "manual",
     signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
   });
-  const text = await response.text();
-  if (response.status < 200 || response.status > 299) return [];
+  // A 3xx (or the opaque answer some runtimes give a manual redirect, status 0) is a failed delivery.
+  if (response.status < 200 || response.status > 299) {
+    await response.body?.cancel();
+    return [];
+  }
+  const maxBytes = ports.maxReplyBytes ?? DEFAULT_EDGE_LIMITS.webhookMaxReplyBytes;
+  const reply = await readAtMost(response.body, maxBytes, { declaredBytes: declaredLength(response.headers) });
+  if (!reply.ok) {
+    console.error(`webhook reply from ${new URL(effect.url).host} over ${maxBytes} bytes: dropped, the wake waits for callbacks`);
+    return [];
+  }
+  const text = new TextDecoder().decode(reply.bytes);
   // SUB-4: a 2xx `{"done": true}` acks the wake's snapshot; anything else leaves the wake to callbacks.
   let done = false;
   try {

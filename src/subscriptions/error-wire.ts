@@ -19,14 +19,28 @@ const SUBSCRIPTION_ERROR_WIRE: { readonly [C in SubscriptionErrorCode]: Subscrip
   already_claimed: { status: 409, code: "ALREADY_CLAIMED" },
   no_pending_work: { status: 409, code: "NO_PENDING_WORK" },
   ack_rejected: { status: 409, code: "INVALID_OFFSET" },
+  // Not named by the protocol (it has no bounds yet): the HTTP statuses say it, the codes follow its style.
+  too_large: { status: 413, code: "PAYLOAD_TOO_LARGE" },
+  limit_reached: { status: 429, code: "LIMIT_REACHED" },
 };
 
-/** Status and JSON body for a subscription rejection. */
-export function subscriptionErrorResponse(error: SubscriptionError): { status: number; body: string } {
+/** Status, headers and JSON body for a subscription rejection. */
+export function subscriptionErrorResponse(error: SubscriptionError): {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+} {
   const wire = SUBSCRIPTION_ERROR_WIRE[error.code];
   const d = error.details ?? {};
+  const bound = error.code === "too_large" || error.code === "limit_reached";
   const extra =
-    error.code === "already_claimed" ? { current_holder: d["currentHolder"], generation: d["generation"] } : {};
+    error.code === "already_claimed"
+      ? { current_holder: d["currentHolder"], generation: d["generation"] }
+      : bound
+        ? { limit: d["limit"], max: d["max"] }
+        : {};
   const body = JSON.stringify({ error: { code: wire.code, message: error.message, ...extra } });
-  return { status: wire.status, body };
+  // A full bound frees when something is deleted: worth retrying later, like the stream routes' 429.
+  const headers: Record<string, string> = error.code === "limit_reached" ? { "retry-after": "1" } : {};
+  return { status: wire.status, headers, body };
 }

@@ -21,6 +21,11 @@ export class KeyedWaiters {
     return this.count;
   }
 
+  /** At `maxWaiters`: a `wait` now would resolve at once ("timeout"), so a caller that loops must not. */
+  get full(): boolean {
+    return this.count >= this.maxWaiters;
+  }
+
   /** Resolves on the next `notify(key)`, after `timeoutMs`, or when `signal` aborts (as a timeout). */
   wait(key: string, timeoutMs: number, signal?: AbortSignal): Promise<WakeReason> {
     if (this.count >= this.maxWaiters || signal?.aborted === true) return Promise.resolve("timeout");

@@ -1,8 +1,10 @@
 // The command line of `mink`: commands, operands, options and their environment defaults, and which
 // mistakes are usage errors (exit 2) before anything is sent.
 import { describe, expect, it } from "vitest";
-import { COMMANDS, DEFAULT_URL, parseCommandLine, type Parsed } from "../../src/cli/args.ts";
+import { ACCESS_OPS, COMMANDS, DEFAULT_URL, MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS, parseCommandLine, type Parsed } from "../../src/cli/args.ts";
 import { UsageError } from "../../src/cli/errors.ts";
+import { ACCESS_OPS as SERVER_ACCESS_OPS } from "../../src/core/auth/access.ts";
+import { MAX_TOKEN_PREFIXES as SERVER_MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS as SERVER_MAX_TOKEN_TTL_SECONDS } from "../../src/core/auth/claims.ts";
 
 function command(argv: string[], env: Record<string, string | undefined> = {}): Extract<Parsed, { kind: "command" }> {
   const parsed = parseCommandLine(argv, env);
@@ -155,5 +157,105 @@ describe("mink command line", () => {
 
   it("needs a value for --url and --token", () => {
     expect(usageError(["nodes", "--token"]).message).toMatch(/--token/);
+  });
+});
+
+describe("mink token", () => {
+  const create = ["token", "create", "--prefix", "demo/", "--ops", "read"];
+
+  it("parses mink token create, revoke and list", () => {
+    expect(command(["token", "create", "--prefix", "demo/", "--ops", "read,append", "--ttl", "2h"])).toMatchObject({
+      command: "token create",
+      operands: [],
+      mint: { prefixes: ["demo/"], ops: ["read", "append"], ttlSeconds: 7200 },
+    });
+    expect(command(["token", "revoke", "tok_1-A"])).toMatchObject({ command: "token revoke", operands: ["tok_1-A"], mint: undefined });
+    expect(command(["token", "list", "--json"])).toMatchObject({ command: "token list", operands: [], options: { json: true }, mint: undefined });
+  });
+
+  it("takes --prefix more than once, in order, and --prefix \"\" (or --prefix=) for every stream", () => {
+    expect(command(["--prefix", "b/", "token", "create", "--prefix=a b/", "--ops", "read"]).mint?.prefixes).toEqual(["b/", "a b/"]);
+    expect(command(["token", "create", "--prefix", "", "--ops", "read"]).mint?.prefixes).toEqual([""]);
+    expect(command(["token", "create", "--prefix=", "--ops", "read"]).mint?.prefixes).toEqual([""]);
+  });
+
+  it("takes --ops as comma-separated operations, every one of them, in the order given", () => {
+    expect(command(["token", "create", "--prefix", "x/", "--ops", "subscribe,read"]).mint?.ops).toEqual(["subscribe", "read"]);
+    expect(command(["token", "create", "--prefix", "x/", "--ops", ACCESS_OPS.join(",")]).mint?.ops).toEqual([...ACCESS_OPS]);
+  });
+
+  it("defaults --ttl to an hour, and reads seconds, minutes, hours and days up to 366 days", () => {
+    expect(command(create).mint?.ttlSeconds).toBe(3600);
+    for (const [ttl, seconds] of [["90s", 90], ["1s", 1], ["30m", 1800], ["1h", 3600], ["7d", 604_800], ["366d", 31_622_400], ["8784h", 31_622_400]] as const) {
+      expect(command([...create, "--ttl", ttl]).mint?.ttlSeconds, ttl).toBe(seconds);
+    }
+  });
+
+  it("has the server's operations, prefix bound and longest lifetime (the CLI copies them, importing nothing of the Worker)", () => {
+    expect(ACCESS_OPS).toEqual(SERVER_ACCESS_OPS);
+    expect(MAX_TOKEN_PREFIXES).toBe(SERVER_MAX_TOKEN_PREFIXES);
+    expect(MAX_TOKEN_TTL_SECONDS).toBe(SERVER_MAX_TOKEN_TTL_SECONDS);
+  });
+
+  it("rejects a --ttl that is not a whole number and a unit from 1s to 366d", () => {
+    for (const bad of ["1", "h", "0s", "0d", "367d", "31622401s", "1.5h", "-1h", "1H", "1w", "1h30m", " 1h", "", "99999999999999999999d"]) {
+      const error = usageError([...create, `--ttl=${bad}`]);
+      expect(error.message, bad).toBe(`--ttl must be a whole number and a unit, s, m, h or d (90s, 30m, 1h, 7d), from 1s to 366d (got '${bad}')`);
+      expect(error.command).toBe("token create");
+    }
+    expect(usageError([...create, "--ttl", "1h", "--ttl", "2h"]).message).toBe("--ttl is given once");
+    expect(usageError([...create, "--ttl"]).message).toMatch(/--ttl/);
+  });
+
+  it("rejects --ops with an unknown, an empty or a repeated operation, and --ops given twice", () => {
+    const ops = (value: string): string => usageError(["token", "create", "--prefix", "x/", "--ops", value]).message;
+    expect(ops("read,write")).toBe("--ops: unknown operation 'write' (got 'read,write'; operations: read, append, create, delete, subscribe, comma-separated)");
+    expect(ops("read, append")).toBe("--ops: unknown operation ' append' (got 'read, append'; operations: read, append, create, delete, subscribe, comma-separated)");
+    expect(ops("READ")).toMatch(/^--ops: unknown operation 'READ'/);
+    expect(ops("")).toBe("--ops: an empty operation (got ''; operations: read, append, create, delete, subscribe, comma-separated)");
+    expect(ops("read,,append")).toMatch(/^--ops: an empty operation \(got 'read,,append'/);
+    expect(ops("read,")).toMatch(/^--ops: an empty operation/);
+    expect(ops("read,append,read")).toBe("--ops: 'read' is given twice (got 'read,append,read')");
+    expect(usageError([...create, "--ops", "append"]).message).toBe("--ops is given once, the operations comma-separated (e.g. --ops read,append)");
+  });
+
+  it("requires --prefix and --ops, and rejects a prefix with a leading '/' and more than 32 prefixes", () => {
+    const noPrefix = usageError(["token", "create", "--ops", "read"]);
+    expect(noPrefix.message).toBe('--prefix is required: a stream-name prefix the token covers (--prefix "" for every stream)');
+    expect(noPrefix.command).toBe("token create");
+    expect(usageError(["token", "create", "--prefix", "x/"]).message).toBe(
+      "--ops is required: the operations the token grants, comma-separated, from read, append, create, delete, subscribe",
+    );
+    expect(usageError(["token", "create"]).message).toMatch(/^--prefix is required/);
+    expect(usageError(["token", "create", "--prefix", "/demo/", "--ops", "read"]).message).toBe("--prefix is the start of a stream name, without a leading '/' (got '/demo/')");
+    const many = Array.from({ length: 33 }, (_, i) => `--prefix=p${i}/`);
+    expect(usageError(["token", "create", ...many, "--ops", "read"]).message).toBe("at most 32 --prefix (got 33)");
+    expect(command(["token", "create", ...many.slice(1), "--ops", "read"]).mint?.prefixes).toHaveLength(32);
+  });
+
+  it("rejects the create options on other commands, a missing or extra id, and a token subcommand that does not exist", () => {
+    expect(usageError(["token", "list", "--prefix", "x/"]).message).toBe("--prefix applies only to 'mink token create'");
+    expect(usageError(["token", "revoke", "id1", "--ops", "read"]).message).toBe("--ops applies only to 'mink token create'");
+    expect(usageError(["nodes", "--ttl", "1h"]).message).toBe("--ttl applies only to 'mink token create'");
+    expect(usageError(["token", "revoke"]).message).toBe("missing <id>; usage: mink token revoke <id> [options]");
+    expect(usageError(["token", "revoke", "a", "b"]).message).toMatch(/^unexpected 'b'/);
+    expect(usageError(["token", "revoke", " "]).message).toBe("<id> is empty");
+    expect(usageError(["token", "create", "x"]).message).toMatch(/^unexpected 'x'/);
+    expect(usageError(["token", "list", "--no-wait"]).message).toMatch(/--no-wait applies only/);
+    expect(usageError(["token"]).message).toMatch(/^missing subcommand; usage: mink token create --prefix <prefix>\.\.\. --ops <ops> \[--ttl <ttl>\] \[options\] \| mink token revoke <id> /);
+    expect(usageError(["token", "mint"]).message).toMatch(/unknown command 'token mint'/);
+  });
+
+  it("gives the token group's help, and create's options and default in its own", () => {
+    for (const argv of [["token", "--help"], ["help", "token"]]) {
+      const parsed = parseCommandLine(argv, {});
+      expect(parsed.kind === "help" && parsed.text).toMatch(/^Usage: mink token <subcommand>[^]*mink token create[^]*mink token revoke <id>[^]*mink token list/);
+    }
+    const parsed = parseCommandLine(["token", "create", "-h"], {});
+    const text = parsed.kind === "help" ? parsed.text : "";
+    expect(text).toMatch(/^Usage: mink token create --prefix <prefix>\.\.\. --ops <ops> \[--ttl <ttl>\] \[options\]\n/);
+    expect(text).toContain('--prefix "" every stream');
+    expect(text).toContain("read, append, create, delete, subscribe");
+    expect(text).toContain("at most 366d (default 1h)");
   });
 });

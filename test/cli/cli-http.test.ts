@@ -3,7 +3,7 @@
 // sees and the exit code.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
-import { FAKE_TOKEN, NODES, STREAM, startFakeAdminServer, type FakeAdminServer, type RebalanceRound } from "./fake-admin-server.ts";
+import { FAKE_TOKEN, NODES, STREAM, TOKEN_ISSUED_AT, startFakeAdminServer, type FakeAdminServer, type RebalanceRound } from "./fake-admin-server.ts";
 
 let server: FakeAdminServer;
 
@@ -470,6 +470,128 @@ describe("mink cluster rebalance", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toBe("mink: --max-concurrent must be a whole number from 1 to 64 (got '100')\nRun 'mink cluster rebalance --help' for usage.\n");
     expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe("mink token create, revoke and list", () => {
+  const create = ["token", "create", "--prefix", "other/", "--prefix", "demo/", "--ops", "append,read"];
+  const routes = (): string[] => server.requests.map((r) => `${r.method} ${r.url}`);
+
+  it("create sends the prefixes, ops and ttl, and prints the server's answer as key/value lines", async () => {
+    const run = await mink([...create, "--ttl", "30m"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(server.requests).toEqual([
+      expect.objectContaining({ method: "POST", url: "/admin/tokens", body: { prefixes: ["other/", "demo/"], ops: ["append", "read"], ttlSeconds: 1800 } }),
+    ]);
+    // The server's answer, not the command line: prefixes sorted, ops in the server's order.
+    expect(run.stdout).toBe(
+      [
+        "id:        tok-00001",
+        "token:     fake.tok-00001.signature",
+        "expires:   2026-05-01T12:30:00.000Z",
+        "prefixes:  demo/,other/",
+        "ops:       read,append",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("create asks for an hour without --ttl, and prints the server's JSON with --json", async () => {
+    const run = await mink([...create, "--json"]);
+    expect(run.code).toBe(0);
+    expect(server.requests[0]?.body).toMatchObject({ ttlSeconds: 3600 });
+    expect(JSON.parse(run.stdout)).toEqual({
+      id: "tok-00001",
+      token: "fake.tok-00001.signature",
+      expiresAt: "2026-05-01T13:00:00.000Z",
+      prefixes: ["demo/", "other/"],
+      ops: ["read", "append"],
+    });
+  });
+
+  it("create prints the every-stream prefix as \"\" and a prefix's spaces, commas, quotes and % percent-encoded", async () => {
+    const run = await mink(["token", "create", "--prefix", "", "--prefix", 'a b,"c"%/', "--ops", "read"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.requests[0]?.body).toMatchObject({ prefixes: ["", 'a b,"c"%/'] });
+    expect(run.stdout).toMatch(/^prefixes: {2}"",a%20b%2C%22c%22%25\/$/m);
+  });
+
+  it("create exits 1 with the server's message when it refuses the request, and 2 without a request for a usage error", async () => {
+    const refused = await mink(["token", "create", "--prefix", "bad\u0001/", "--ops", "read"]);
+    expect(refused).toMatchObject({ code: 1, stdout: "", stderr: "mink: invalid (HTTP 400): each prefix is a string without control characters or a leading '/'\n" });
+    expect(server.requests).toHaveLength(1);
+    server.reset();
+    const usage = await mink(["token", "create", "--prefix", "demo/", "--ops", "read", "--ttl", "1y"]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toBe(
+      "mink: --ttl must be a whole number and a unit, s, m, h or d (90s, 30m, 1h, 7d), from 1s to 366d (got '1y')\nRun 'mink token create --help' for usage.\n",
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("revoke sends DELETE /admin/tokens/<id> and prints `revoked <id>`; the list then shows the token revoked", async () => {
+    expect((await mink(create)).code).toBe(0);
+    expect((await mink(create)).code).toBe(0);
+    const run = await mink(["token", "revoke", "tok-00002"]);
+    expect(run).toMatchObject({ code: 0, stdout: "revoked tok-00002\n", stderr: "" });
+    expect(routes().at(-1)).toBe("DELETE /admin/tokens/tok-00002");
+    const list = await mink(["token", "list"]);
+    expect(list).toMatchObject({ code: 0, stderr: "" });
+    expect(list.stdout).toBe(
+      [
+        "ID         PREFIXES      OPS          EXPIRES                   REVOKED",
+        "tok-00001  demo/,other/  read,append  2026-05-01T13:00:00.000Z  no",
+        "tok-00002  demo/,other/  read,append  2026-05-01T13:00:00.000Z  yes",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("revoke --json prints the id revoked (the server's 204 has no body)", async () => {
+    server.addTokens(1);
+    const run = await mink(["token", "revoke", "tok-00001", "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ id: "tok-00001", revoked: true });
+  });
+
+  it("revoke exits 1 with the server's message for an unknown id, and encodes the id in the path", async () => {
+    const unknown = await mink(["token", "revoke", "tok-99999"]);
+    expect(unknown).toMatchObject({ code: 1, stdout: "", stderr: "mink: not_found (HTTP 404): no live token with this id\n" });
+    const slashed = await mink(["token", "revoke", "a/b"]);
+    expect(routes().at(-1)).toBe("DELETE /admin/tokens/a%2Fb");
+    expect(slashed).toMatchObject({ code: 1, stderr: "mink: invalid (HTTP 400): id is not a token id\n" });
+  });
+
+  it("list says so when there are no tokens", async () => {
+    const run = await mink(["token", "list"]);
+    expect(run).toMatchObject({ code: 0, stdout: "no tokens\n" });
+    expect(routes()).toEqual(["GET /admin/tokens?limit=100"]);
+  });
+
+  it("list follows `next` page after page to the last one, and --json prints every page's tokens in the server's shape", async () => {
+    server.addTokens(250);
+    const run = await mink(["token", "list"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(routes()).toEqual(["GET /admin/tokens?limit=100", "GET /admin/tokens?after=tok-00100&limit=100", "GET /admin/tokens?after=tok-00200&limit=100"]);
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(251);
+    expect(lines[250]).toBe("tok-00250  demo/     read  2026-05-01T13:00:00.000Z  no");
+    server.requests.length = 0;
+    const json = await mink(["token", "list", "--json"]);
+    const answer = JSON.parse(json.stdout) as { tokens: Array<{ id: string; issuedAt: string }>; next: string | null };
+    expect(answer.next).toBeNull();
+    expect(answer.tokens.map((token) => token.id)).toEqual(Array.from({ length: 250 }, (_, i) => `tok-${String(i + 1).padStart(5, "0")}`));
+    expect(answer.tokens[0]).toEqual({ id: "tok-00001", prefixes: ["demo/"], ops: ["read"], issuedAt: TOKEN_ISSUED_AT, expiresAt: "2026-05-01T13:00:00.000Z", revoked: false });
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it("list stops after 100 pages: it prints the 10,000 tokens read and exits 1 saying there are more", async () => {
+    server.addTokens(10_001);
+    const run = await mink(["token", "list"]);
+    expect(run.code).toBe(1);
+    expect(server.requests).toHaveLength(100);
+    expect(run.stdout.trimEnd().split("\n")).toHaveLength(10_001); // the header and 10,000 rows
+    expect(run.stderr).toBe("mink: more tokens than 100 pages of 100: listed the first 10000, the rest not\n");
   });
 });
 

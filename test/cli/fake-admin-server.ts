@@ -1,6 +1,7 @@
 // A small node:http server that answers like mink's admin API (docs/operations.md), for the CLI's tests:
-// the bearer token check, mink's JSON error bodies, a drain whose progress advances one step per poll, and
-// rebalance rounds scripted one answer per call.
+// the bearer token check, mink's JSON error bodies, a drain whose progress advances one step per poll,
+// rebalance rounds scripted one answer per call, and a register of access tokens (mint, revoke, list in
+// pages) that checks each request as src/http/admin-tokens.ts does.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -28,6 +29,20 @@ export interface RebalanceRound {
   version: number;
 }
 
+/** The fake's clock for tokens: every token is issued at this instant. */
+export const TOKEN_ISSUED_AT = "2026-05-01T12:00:00.000Z";
+const TOKEN_OPS = ["read", "append", "create", "delete", "subscribe"];
+const MAX_TTL_SECONDS = 366 * 24 * 3600;
+
+interface FakeToken {
+  id: string;
+  prefixes: string[];
+  ops: string[];
+  issuedAt: string;
+  expiresAt: string;
+  revoked: boolean;
+}
+
 export interface FakeAdminServer {
   url: string;
   requests: RecordedRequest[];
@@ -42,6 +57,8 @@ export interface FakeAdminServer {
   rebalanceRounds: RebalanceRound[];
   /** When set, GET /admin/nodes answers this status with a non-JSON body (a proxy's error page). */
   brokenNodes?: number;
+  /** Registers `count` more tokens as if minted (ids tok-00001 on, read on `demo/`, an hour), for paging. */
+  addTokens(count: number): void;
   /** Back to the defaults: no requests, the scripts and their counters reset. */
   reset(): void;
   close(): Promise<void>;
@@ -118,6 +135,29 @@ const BALANCED: RebalanceRound = {
   version: 7,
 };
 
+/**
+ * The body of POST /admin/tokens as the server checks it (src/core/auth/claims.ts), normalised the same way:
+ * prefixes de-duplicated and sorted, ops in the server's order. A string is why it is refused.
+ */
+function mintRequest(body: unknown): { prefixes: string[]; ops: string[]; ttlSeconds: number } | string {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return "the body must be a JSON object {prefixes, ops, ttlSeconds}";
+  const record = body as Record<string, unknown>;
+  const unknownKeys = Object.keys(record).filter((key) => !["prefixes", "ops", "ttlSeconds"].includes(key));
+  if (unknownKeys.length > 0) return `unknown fields: ${unknownKeys.join(", ")}`;
+  const { prefixes, ops, ttlSeconds } = record;
+  if (!Array.isArray(prefixes) || prefixes.length === 0 || prefixes.length > 32) return "prefixes must be an array of 1 to 32 stream-name prefixes";
+  if (!prefixes.every((prefix) => typeof prefix === "string" && !prefix.startsWith("/") && !/[\u0000-\u001f\u007f]/.test(prefix))) {
+    return "each prefix is a string without control characters or a leading '/'";
+  }
+  if (!Array.isArray(ops) || ops.length === 0 || !ops.every((op) => typeof op === "string" && TOKEN_OPS.includes(op))) {
+    return `ops must be a non-empty array of ${TOKEN_OPS.join(", ")}`;
+  }
+  if (typeof ttlSeconds !== "number" || !Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
+    return `ttlSeconds must be an integer from 1 to ${MAX_TTL_SECONDS}`;
+  }
+  return { prefixes: [...new Set(prefixes as string[])].sort(), ops: TOKEN_OPS.filter((op) => ops.includes(op)), ttlSeconds };
+}
+
 /** The `index`th answer of a script (the last one repeats). */
 function nth<T>(script: readonly T[], index: number): T | undefined {
   return script[Math.min(index, script.length - 1)];
@@ -128,6 +168,15 @@ export async function startFakeAdminServer(): Promise<FakeAdminServer> {
   let drainPollCount = 0;
   let drainCalls = 0;
   let rebalanceCalls = 0;
+  /** The token register, by id (ids sort in minting order). */
+  const tokens = new Map<string, FakeToken>();
+  const mintToken = (prefixes: string[], ops: string[], ttlSeconds: number): FakeToken => {
+    const id = `tok-${String(tokens.size + 1).padStart(5, "0")}`;
+    const expiresAt = new Date(Date.parse(TOKEN_ISSUED_AT) + ttlSeconds * 1000).toISOString();
+    const token = { id, prefixes, ops, issuedAt: TOKEN_ISSUED_AT, expiresAt, revoked: false };
+    tokens.set(id, token);
+    return token;
+  };
   const state: FakeAdminServer = {
     url: "",
     requests,
@@ -140,9 +189,13 @@ export async function startFakeAdminServer(): Promise<FakeAdminServer> {
       state.drainAnswers = [];
       state.rebalanceRounds = [BALANCED];
       delete state.brokenNodes;
+      tokens.clear();
       drainPollCount = 0;
       drainCalls = 0;
       rebalanceCalls = 0;
+    },
+    addTokens(count) {
+      for (let i = 0; i < count; i += 1) mintToken(["demo/"], ["read"], 3600);
     },
     close: () => new Promise((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
   };
@@ -209,6 +262,33 @@ export async function startFakeAdminServer(): Promise<FakeAdminServer> {
       const round = nth(state.rebalanceRounds, rebalanceCalls) ?? BALANCED;
       rebalanceCalls += 1;
       return send(response, dryRun ? 200 : 202, { dryRun, maxConcurrent, ...round });
+    }
+    if (route === "POST /admin/tokens") {
+      const mint = mintRequest(body);
+      if (typeof mint === "string") return error(response, 400, "invalid", mint);
+      const { id, expiresAt, prefixes, ops } = mintToken(mint.prefixes, mint.ops, mint.ttlSeconds);
+      return send(response, 201, { id, token: `fake.${id}.signature`, expiresAt, prefixes, ops });
+    }
+    match = /^DELETE \/admin\/tokens\/([^/?]+)$/.exec(route);
+    if (match) {
+      const id = decodeURIComponent(match[1] ?? "");
+      if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) return error(response, 400, "invalid", "id is not a token id");
+      const token = tokens.get(id);
+      if (token === undefined) return error(response, 404, "not_found", "no live token with this id");
+      token.revoked = true;
+      response.writeHead(204, { "cache-control": "no-store" });
+      response.end();
+      return;
+    }
+    const listed = new URL(url, "http://fake");
+    if (method === "GET" && listed.pathname === "/admin/tokens") {
+      const unknownParams = [...listed.searchParams.keys()].filter((key) => key !== "after" && key !== "limit");
+      if (unknownParams.length > 0) return error(response, 400, "invalid", `unknown parameters: ${unknownParams.join(", ")}`);
+      const after = listed.searchParams.get("after") ?? "";
+      const limit = Number(listed.searchParams.get("limit") ?? 100);
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) return error(response, 400, "invalid", "limit must be an integer from 1 to 1000");
+      const page = [...tokens.values()].filter((token) => token.id > after).slice(0, limit);
+      return send(response, 200, { tokens: page, next: page.length === limit ? (page.at(-1)?.id ?? null) : null });
     }
     return error(response, 404, "not_found", `no route ${route}`);
   }

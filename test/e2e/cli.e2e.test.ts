@@ -4,18 +4,21 @@
 // transfer printed) and then completes: `mink stream --json` shows the target owning the stream, opened, and
 // the bytes read back through the router are the same. A drain waits until the node owns nothing, and every
 // stream reads back the same. `mink cluster rebalance` plans (dry run) and then moves streams off a node that
-// got every new one, and they read back the same. The waits are for conditions with a deadline (eventually); nothing here
-// asserts on timing.
+// got every new one, and they read back the same. `mink token create` mints an access token that `mink token
+// list` shows and `mink token revoke` marks revoked (the service runs AUTH_MODE=open, where stream requests
+// need no token; conformance.e2e.test.ts runs streams with tokens in AUTH_MODE=token). The waits are for
+// conditions with a deadline (eventually); nothing here asserts on timing.
 //
 //   npm run test:e2e -- test/e2e/cli.e2e.test.ts
 
 import { execFile } from "node:child_process";
+import { createHmac } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
 import { eventually, NotYet } from "../support/eventually.ts";
-import { startService, type Service } from "./service.ts";
+import { E2E_TOKEN_SECRET, startService, type Service } from "./service.ts";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const STREAM_PATH = "cli-e2e/orders/2026";
@@ -282,6 +285,42 @@ describe("mink CLI against a three-node mink", () => {
     const again = await mink(["cluster", "rebalance", "--json"]);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ done: true, begun: [], plan: { moves: [], orphans: [] } });
+  });
+
+  it("mints an access token signed by the service that `mink token list` shows, and `mink token revoke` marks it revoked", async () => {
+    const created = await mink(["token", "create", "--prefix", "cli-e2e/", "--prefix", "", "--ops", "read,append", "--ttl", "10m", "--json"]);
+    expect(created.code, created.stderr).toBe(0);
+    const token = JSON.parse(created.stdout) as { id: string; token: string; expiresAt: string; prefixes: string[]; ops: string[] };
+    expect(token).toMatchObject({ prefixes: ["", "cli-e2e/"], ops: ["read", "append"] });
+    // A JWT (HS256) signed with the service's TOKEN_SECRET, granting what was asked under the id printed.
+    const [header = "", payload = "", signature = ""] = token.token.split(".");
+    expect(signature).toBe(createHmac("sha256", E2E_TOKEN_SECRET).update(`${header}.${payload}`).digest("base64url"));
+    expect(JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))).toMatchObject({
+      jti: token.id,
+      prefixes: ["", "cli-e2e/"],
+      ops: ["read", "append"],
+      exp: Date.parse(token.expiresAt) / 1000,
+    });
+    const lifetimeMs = Date.parse(token.expiresAt) - Date.now();
+    expect(lifetimeMs).toBeGreaterThan(0);
+    expect(lifetimeMs).toBeLessThanOrEqual(600_000);
+
+    const row = async (): Promise<string[]> => {
+      const list = await mink(["token", "list"]);
+      expect(list.code, list.stderr).toBe(0);
+      const lines = list.stdout.trimEnd().split("\n");
+      expect(lines[0]?.split(/\s+/)).toEqual(["ID", "PREFIXES", "OPS", "EXPIRES", "REVOKED"]);
+      return lines.find((line) => line.startsWith(`${token.id} `))?.split(/\s+/) ?? [];
+    };
+    expect(await row()).toEqual([token.id, '"",cli-e2e/', "read,append", token.expiresAt, "no"]);
+
+    const revoked = await mink(["token", "revoke", token.id]);
+    expect(revoked).toMatchObject({ code: 0, stdout: `revoked ${token.id}\n` });
+    expect(await row()).toEqual([token.id, '"",cli-e2e/', "read,append", token.expiresAt, "yes"]);
+
+    const unknown = await mink(["token", "revoke", "no-such-token"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^mink: not_found \(HTTP 404\)/);
   });
 
   it("runs as `node bin/mink.js`: JSON on stdout and exit 0 with the token, exit 1 and a clear message without", async () => {

@@ -253,6 +253,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     // wrangler.toml deploys AUTH_MODE=token; the tests run open unless they ask (vars), with a key at hand.
     AUTH_MODE: "open",
     TOKEN_SECRET: E2E_TOKEN_SECRET,
+    // The conformance suite's webhook receiver listens on 127.0.0.1 (off in wrangler.toml).
+    WEBHOOK_ALLOW_LOOPBACK: "1",
     ...(options.longPollTimeoutMs === undefined ? {} : { LONG_POLL_TIMEOUT_MS: String(options.longPollTimeoutMs) }),
     ...options.vars,
   };

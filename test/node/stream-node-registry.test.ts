@@ -87,6 +87,7 @@ describe("WAL record meta", () => {
       { k: "create", name: "a/b", config: config("application/json"), at: 5 },
       { k: "append", at: 6, p: ["p", 1, 2], q: "009" },
       { k: "append", at: 7 },
+      { k: "append", at: 8, p: ["new", 0, 0], x: ["idle-1", "idle-2"] },
       { k: "soft-delete" },
       { k: "delete" },
       { k: "mark" },
@@ -110,6 +111,7 @@ describe("WAL record meta", () => {
     expect(() => decodeRecordMeta(encode({ v: 2, k: "delete" }))).toThrow(RecordMetaError);
     expect(() => decodeRecordMeta(encode({ v: 1, k: "rename" }))).toThrow(RecordMetaError);
     expect(() => decodeRecordMeta(encode({ v: 1, k: "append", at: 1, p: ["p", "1", 2] }))).toThrow(RecordMetaError);
+    expect(() => decodeRecordMeta(encode({ v: 1, k: "append", at: 1, p: ["p", 1, 2], x: ["a", 3] }))).toThrow(RecordMetaError);
     expect(() => decodeRecordMeta(bytes("{"))).toThrow(RecordMetaError);
   });
 });
@@ -147,5 +149,16 @@ describe("KeyedLock and KeyedWaiters", () => {
     expect(await woken).toBe("changed");
     expect(await idle).toBe("timeout");
     expect(readers.size).toBe(0);
+  });
+
+  it("says when it is full, where a wait would return at once, and has room again once one is woken", async () => {
+    const waiters = new KeyedWaiters(1);
+    expect(waiters.full).toBe(false);
+    const parked = waiters.wait("a", 60_000);
+    expect(waiters.full).toBe(true);
+    expect(await waiters.wait("b", 60_000)).toBe("timeout"); // over the cap: at once
+    waiters.notify("a");
+    expect(await parked).toBe("changed");
+    expect(waiters.full).toBe(false);
   });
 });

@@ -178,3 +178,26 @@ describe("S3 adapter: addressing", () => {
     ]);
   });
 });
+
+describe("S3 adapter: a caller's deadline (issue 11)", () => {
+  it("an aborted signal stops a conditional PUT's retries and read-backs: one request, then the failure", async () => {
+    const key = freshKey();
+    const log: Request[] = [];
+    const controller = new AbortController();
+    const store = storeWith(async () => {
+      controller.abort(); // the deadline passes while the first request is out
+      return new Response("", { status: 503 });
+    }, log);
+    await expect(store.put(key, bytes("mine"), { condition: { ifNoneMatch: "*" }, signal: controller.signal })).rejects.toSatisfy((e) =>
+      isStoreError(e, "retryable"),
+    );
+    expect(log).toHaveLength(1);
+  });
+
+  it("without a signal the same failures are retried (the default policy)", async () => {
+    const log: Request[] = [];
+    const store = storeWith(async () => new Response("", { status: 503 }), log);
+    await expect(store.put(freshKey(), bytes("mine"), { condition: { ifNoneMatch: "*" } })).rejects.toSatisfy((e) => isStoreError(e, "retryable"));
+    expect(log.length).toBeGreaterThan(1);
+  });
+});

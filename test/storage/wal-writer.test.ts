@@ -18,7 +18,9 @@ import { walKey } from "../../src/storage/keys.ts";
 import { InvalidRecordError, type WalRecord } from "../../src/storage/record-codec.ts";
 import { decodeWalObject, encodeWalObject, walObjectOverheadBytes, walRecordBytes } from "../../src/storage/wal-format.ts";
 import { readChain, sealChain } from "../../src/storage/wal-chain.ts";
-import { WalFencedError, WalWriter, WalWriterFailedError } from "../../src/storage/wal-writer.ts";
+import { WalDeadlineError, WalFencedError, WalWriter, WalWriterFailedError } from "../../src/storage/wal-writer.ts";
+import { putCreateOnce } from "../../src/storage/create-once.ts";
+import { resolveRetry } from "../../src/storage/retry-policy.ts";
 import { rejection, scheduledStore } from "../support/store-wrappers.ts";
 
 const noSleep = async (): Promise<void> => {};
@@ -261,5 +263,56 @@ describe("WalWriter failures", () => {
     expect(await writer.append([record("a")])).toEqual({ seq: 0 });
     expect(() => new WalWriter(store, "", 1, 0)).toThrow();
     expect(() => new WalWriter(store, "n1", 1, -1)).toThrow();
+  });
+});
+
+describe("WalWriter bounds (issue 11)", () => {
+  it("queuedBytes counts appends until their object is acknowledged or rejected", async () => {
+    const gated = new GatedStore(new MemoryStore());
+    const writer = new WalWriter(gated, "n1", 1, 0, { sleep: noSleep });
+    const first = writer.append([record("abc")]);
+    const second = writer.append([record("defgh")]);
+    expect(writer.queuedBytes).toBe(walRecordBytes(record("abc")) + walRecordBytes(record("defgh")));
+    gated.open();
+    await Promise.all([first, second]);
+    expect(writer.queuedBytes).toBe(0);
+  });
+
+  it("one deadline per object replaces the retry count: a store failing retryably keeps being retried until WAL_BATCH_DEADLINE_MS, then the writer fails with the seq in doubt", async () => {
+    const store = new MemoryStore();
+    // Each backoff yields one event-loop turn; the deadline is a real (short) timer.
+    const writer = new WalWriter(store, "n1", 1, 0, { batchDeadlineMs: 30, sleep: tick });
+    store.inject({ op: "*", keyPrefix: "wal/", kind: "fail", times: Infinity });
+    const error = await rejection(writer.append([record("a")]));
+    expect(error).toBeInstanceOf(WalWriterFailedError);
+    expect((error as WalWriterFailedError).inDoubtSeq).toBe(0);
+    expect((error as Error).cause).toBeInstanceOf(WalDeadlineError);
+    // More attempts (a PUT, then read-backs) than the default budget of 4: the deadline, not a count, ended them.
+    expect(store.counts.put + store.counts.get).toBeGreaterThan(4);
+    const requestsAtStop = store.counts.put + store.counts.get;
+    for (let turn = 0; turn < 10; turn++) await tick();
+    expect(store.counts.put + store.counts.get).toBe(requestsAtStop); // nothing is retried after the deadline
+    expect(writer.queuedBytes).toBe(0);
+  });
+
+  it("a PUT that hangs past the deadline is given up on at the deadline", async () => {
+    let release!: () => void;
+    const hung = new Promise<void>((resolve) => (release = resolve));
+    const store = new MemoryStore({ sleep: () => hung });
+    store.inject({ op: "put", keyPrefix: "wal/", kind: "delay", delayMs: 1 });
+    const writer = new WalWriter(store, "n1", 1, 0, { batchDeadlineMs: 20 });
+    const error = await rejection(writer.append([record("a")]));
+    expect((error as Error).cause).toBeInstanceOf(WalDeadlineError);
+    expect(writer.state).toBe("failed");
+    release();
+  });
+
+  it("putCreateOnce stops at an aborted deadline instead of sending again", async () => {
+    const store = new MemoryStore();
+    store.inject({ op: "put", kind: "fail", times: Infinity });
+    const controller = new AbortController();
+    const retry = resolveRetry({ maxAttempts: Number.POSITIVE_INFINITY, sleep: async () => controller.abort(new Error("deadline")) });
+    await expect(putCreateOnce(store, "k", text("x"), retry, () => {}, controller.signal)).rejects.toThrow("deadline");
+    expect(store.counts.put).toBe(1);
   });
 });

@@ -246,3 +246,24 @@ describe("MetaLog watch, heartbeats and the lease", () => {
     expect(renewed).toMatchObject({ ok: false, error: { code: "fenced" } });
   });
 });
+
+describe("MetaLog bounds (issue 11)", () => {
+  it("MAX_STREAMS: a create of a new name in a full log is limit_reached and writes nothing; a repeat is still answered; a delete frees a slot", async () => {
+    const stub = await setUp("max-streams");
+    expect(await runInDurableObject(metaLogStub("max-streams"), (instance) => instance.tuning.maxStreams)).toBe(100_000);
+    await runInDurableObject(metaLogStub("max-streams"), (instance) => {
+      instance.tuning.maxStreams = 2;
+    });
+    expect(accepted(await stub.propose({ type: "CreateStream", name: "a", config: {} }))).toBe(true);
+    expect(accepted(await stub.propose({ type: "CreateStream", name: "b", config: {} }))).toBe(true);
+    const before = (await stub.stats()).version;
+    const refused = await stub.propose({ type: "CreateStream", name: "c", config: {} });
+    expect(refused).toMatchObject({ ok: false, error: { code: "limit_reached", details: { limit: "MAX_STREAMS", max: 2 } } });
+    expect(refused.version).toBe(before);
+    expect((await stub.stats()).version).toBe(before);
+    expect(await stub.propose({ type: "CreateStream", name: "a", config: {} })).toMatchObject({ ok: true, changed: false });
+    const a = await stub.lookupStream({ name: "a" });
+    expect(accepted(await stub.propose({ type: "DeleteStream", streamId: a.stream?.id ?? "" }))).toBe(true);
+    expect(accepted(await stub.propose({ type: "CreateStream", name: "c", config: {} }))).toBe(true);
+  });
+});

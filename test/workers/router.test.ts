@@ -206,4 +206,72 @@ describe("router", () => {
     expect(repeat.response.status).toBe(200);
     await setSlots({ "rt-0": 1, "rt-2": 1 });
   });
+
+  it("a name cached as absent costs the router no lookup, and a create through the router is never hidden by it", async () => {
+    let lookups = 0;
+    const cache = new ViewCache({ ttlMs: 60_000, negativeTtlMs: 60_000 });
+    const router: RouterDeps = { cache, lookup: (name) => (lookups++, meta.lookupStream({ name })) };
+    expect((await send("GET", "neg-local", { router })).response.status).toBe(404);
+    expect((await send("GET", "neg-local", { router })).response.status).toBe(404);
+    expect(lookups).toBe(1);
+    // R1: served locally; the 201 drops the entry, so the next GET looks the name up and is served.
+    expect((await send("PUT", "neg-local", { headers: TEXT, body: "here", router })).response.status).toBe(201);
+    expect(cache.cached("neg-local")).toBeNull();
+    const read = await send("GET", "neg-local", { router });
+    expect(read.response.status).toBe(200);
+    expect(read.text).toBe("here");
+    expect(lookups).toBe(2);
+  });
+
+  it("a name cached as absent and created on another node is redirected to, not answered 404", async () => {
+    await setSlots({ "rt-0": 0 });
+    const cache = new ViewCache({ ttlMs: 60_000, negativeTtlMs: 60_000 });
+    const router: RouterDeps = { cache, lookup: (name) => meta.lookupStream({ name }) };
+    expect((await send("GET", "neg-away", { router })).response.status).toBe(404);
+    const created = await send("PUT", "neg-away", { headers: TEXT, body: "away", router });
+    expect(created.response.status).toBe(201);
+    expect(created.hops).toHaveLength(1); // the local node's 307 to the placed owner, which also dropped the entry
+    expect(cache.cached("neg-away")).toBeNull();
+    // Another isolate's entry is still "absent" (up to NEGATIVE_CACHE_TTL_MS): the local node looks the
+    // name up itself and redirects, one hop more, never a 404.
+    const otherIsolate = new ViewCache({ ttlMs: 60_000, negativeTtlMs: 60_000 });
+    otherIsolate.remember("neg-away", { version: 0, stream: null, ownerNode: null, targetNode: null });
+    const read = await send("GET", "neg-away", { router: { cache: otherIsolate, lookup: (name) => meta.lookupStream({ name }) } });
+    expect(read.response.status).toBe(200);
+    expect(read.text).toBe("away");
+    expect(read.hops).toHaveLength(1);
+    await setSlots({ "rt-0": 1 });
+  });
+
+  it("in forwarding mode a body without a length is read only up to MAX_BODY_BYTES: over it is 413", async () => {
+    const vars = { ROUTER_MODE: "forward" };
+    expect((await send("PUT", "fwd-unsized", { headers: TEXT, vars })).response.status).toBe(201);
+    let pulled = 0;
+    /** `bytes` of "a", or a body that never ends (null): only a bounded reader answers it. */
+    const chunked = (bytes: number | null): ReadableStream<Uint8Array> => {
+      let left = bytes ?? Number.POSITIVE_INFINITY;
+      return new ReadableStream({
+        pull(controller) {
+          if (left <= 0) return controller.close();
+          const size = Math.min(left, 16 * 1024);
+          left -= size;
+          pulled += size;
+          controller.enqueue(new Uint8Array(size).fill(97));
+        },
+      });
+    };
+    const post = (bytes: number | null): Request =>
+      new Request(`${ORIGIN}/v1/stream/fwd-unsized`, { method: "POST", headers: TEXT, body: chunked(bytes) });
+    const maxBodyBytes = Number(baseEnv.MAX_BODY_BYTES);
+    expect(post(10).headers.get("content-length")).toBeNull();
+    const over = await routeRequest(routerEnv(vars), post(null), deps(1_000));
+    expect(over.status).toBe(413);
+    expect(await over.json()).toMatchObject({ error: { code: "too_large", details: { maxBytes: maxBodyBytes } } });
+    // The bound, plus the bounded drain that lets a client still sending read its 413 (4 times the bound).
+    expect(pulled).toBeLessThanOrEqual(5 * maxBodyBytes + 2 * 16 * 1024);
+    const fits = await routeRequest(routerEnv(vars), post(maxBodyBytes), deps(1_000));
+    expect(fits.status).toBe(204);
+    const read = await send("GET", "fwd-unsized?offset=-1", { vars });
+    expect(read.text.length).toBe(maxBodyBytes);
+  });
 });

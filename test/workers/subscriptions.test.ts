@@ -1,11 +1,13 @@
 // The reserved subscription API in workerd (docs/subscriptions.md): the Worker's `__ds` routes over the
 // MetaLog's subscription book, signed webhooks and their fencing, and delivery from the node that
 // acknowledged the append (pull-wake end to end: wake event, claim, ack, append then claim at once).
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
+import type { MetaLog } from "../../durable-objects/meta-log.ts";
 import { metaLogClient, type Env } from "../../src/env.ts";
+import { META_LOG_NAME } from "../../src/ports/meta-log-client.ts";
 import type { PreparedEffect, WebhookJwks } from "../../src/ports/meta-log-client.ts";
 import { performSubscriptionEffects } from "../../src/subscriptions/effects.ts";
 import { verifyWebhookSignature } from "../../src/subscriptions/webhook-signing.ts";
@@ -17,17 +19,24 @@ const meta = metaLogClient(testEnv.META_LOG);
 const json = { "content-type": "application/json" };
 
 /** A request to the Worker at `<base>/v1/stream/<path>`: the router's origin, or a node's address. */
-async function callAt(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = json): Promise<Response> {
+async function callAt(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = json,
+  vars: Partial<Env> = {},
+): Promise<Response> {
   const ctx = createExecutionContext();
   const init: RequestInit = { method, headers };
   if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
-  const response = await worker.fetch(new Request(`${base}/v1/stream/${path}`, init), testEnv, ctx);
+  const response = await worker.fetch(new Request(`${base}/v1/stream/${path}`, init), { ...testEnv, ...vars }, ctx);
   await waitOnExecutionContext(ctx);
   return response;
 }
 
-function call(method: string, path: string, body?: unknown, headers: Record<string, string> = json): Promise<Response> {
-  return callAt(ORIGIN, method, path, body, headers);
+function call(method: string, path: string, body?: unknown, headers: Record<string, string> = json, vars: Partial<Env> = {}): Promise<Response> {
+  return callAt(ORIGIN, method, path, body, headers, vars);
 }
 
 const sub = (id: string, rest = ""): string => `__ds/subscriptions/${id}${rest}`;
@@ -231,5 +240,104 @@ describe("the append path while no subscription exists", () => {
     const view = await (await call("GET", sub("q1"))).json<{ streams: Array<{ path: string }> }>();
     expect(view.streams.map((s) => s.path)).toEqual(["quiet/x"]);
     expect((await call("POST", sub("q1", "/claim"), { worker: "w" })).status).toBe(200);
+  });
+});
+
+describe("subscription bounds (issue 11)", () => {
+  const metaLogStub = (): DurableObjectStub<MetaLog> => testEnv.META_LOG.getByName(META_LOG_NAME) as DurableObjectStub<MetaLog>;
+  const tune = (change: Partial<{ maxSubscriptions: number; maxSubscriptionStreams: number }>): Promise<void> =>
+    runInDurableObject(metaLogStub(), (instance) => {
+      Object.assign(instance.tuning, change);
+    });
+  const pull = (wake: string, streams?: string[]): Record<string, unknown> =>
+    streams === undefined ? { type: "pull-wake", pattern: "bounds/*", wake_stream: wake } : { type: "pull-wake", streams, wake_stream: wake };
+
+  it("MAX_DS_BODY_BYTES: a __ds body over the bound is 413 PAYLOAD_TOO_LARGE before it is parsed, declared or not", async () => {
+    const vars = { MAX_DS_BODY_BYTES: "64" };
+    const big = `{"type": "pull-wake", "pattern": "a", "wake_stream": "w", "description": "${"x".repeat(100)}"}`;
+    const declared = await callAt(ORIGIN, "PUT", sub("b0"), big, json, vars);
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toMatchObject({ error: { code: "PAYLOAD_TOO_LARGE", limit: "MAX_DS_BODY_BYTES", max: 64 } });
+    // Not JSON at all, and over the bound without a length: still 413, never a parse error.
+    const bytes = new TextEncoder().encode(`{nope${"x".repeat(100)}`);
+    const unsized = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    });
+    const ctx = createExecutionContext();
+    const request = new Request(`${ORIGIN}/v1/stream/${sub("b0")}`, { method: "PUT", headers: json, body: unsized });
+    expect(request.headers.get("content-length")).toBeNull();
+    const response = await worker.fetch(request, { ...testEnv, ...vars }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(413);
+    expect((await call("GET", sub("b0"))).status).toBe(404);
+  });
+
+  it("MAX_SUBSCRIPTIONS: a new subscription in a full deployment is 429 LIMIT_REACHED with Retry-After; a repeat PUT is still 200; a DELETE frees a slot", async () => {
+    const existing = (await meta.onStreamAppended([])).subscriptions;
+    await tune({ maxSubscriptions: existing + 1 });
+    try {
+      expect((await call("PUT", sub("b1"), pull("wake/b1"))).status).toBe(201);
+      const full = await call("PUT", sub("b2"), pull("wake/b2"));
+      expect(full.status).toBe(429);
+      expect(full.headers.get("retry-after")).toBe("1");
+      expect(await full.json()).toMatchObject({ error: { code: "LIMIT_REACHED", limit: "MAX_SUBSCRIPTIONS", max: existing + 1 } });
+      expect((await call("PUT", sub("b1"), pull("wake/b1"))).status).toBe(200);
+      expect((await call("DELETE", sub("b1"))).status).toBe(204);
+      expect((await call("PUT", sub("b2"), pull("wake/b2"))).status).toBe(201);
+    } finally {
+      await tune({ maxSubscriptions: 10_000 });
+      await call("DELETE", sub("b1"));
+      await call("DELETE", sub("b2"));
+    }
+  });
+
+  it("MAX_SUBSCRIPTION_STREAMS: adding past the bound is 429 and adds nothing; a PUT naming more is 413", async () => {
+    await tune({ maxSubscriptionStreams: 2 });
+    try {
+      expect((await call("PUT", sub("b3"), pull("wake/b3", ["m/a"]))).status).toBe(201);
+      const over = await call("POST", sub("b3", "/streams"), { streams: ["m/b", "m/c"] });
+      expect(over.status).toBe(429);
+      expect(await over.json()).toMatchObject({ error: { code: "LIMIT_REACHED", limit: "MAX_SUBSCRIPTION_STREAMS", max: 2 } });
+      expect((await call("POST", sub("b3", "/streams"), { streams: ["m/b"] })).status).toBe(204);
+      const view = await (await call("GET", sub("b3"))).json<{ streams: Array<{ path: string }> }>();
+      expect(view.streams.map((l) => l.path)).toEqual(["m/a", "m/b"]);
+      const tooMany = await call("PUT", sub("b4"), pull("wake/b4", ["m/a", "m/b", "m/c"]), json, { MAX_SUBSCRIPTION_STREAMS: "2" });
+      expect(tooMany.status).toBe(413);
+      expect(await errorCode(tooMany)).toBe("PAYLOAD_TOO_LARGE");
+    } finally {
+      await tune({ maxSubscriptionStreams: 1_000 });
+      await call("DELETE", sub("b3"));
+    }
+  });
+
+  it("MAX_ACKS_PER_REQUEST: a callback or ack with more acks than the bound is 413", async () => {
+    const acks = [1, 2, 3].map((i) => ({ stream: `m/${i}`, offset: "0000000000000000_0000000000000001" }));
+    const body = { wake_id: "w", generation: 1, acks };
+    for (const route of ["/callback", "/ack"]) {
+      const response = await call("POST", sub("b5", route), body, { ...json, authorization: "Bearer t" }, { MAX_ACKS_PER_REQUEST: "2" });
+      expect(response.status).toBe(413);
+      expect(await response.json()).toMatchObject({ error: { code: "PAYLOAD_TOO_LARGE", limit: "MAX_ACKS_PER_REQUEST", max: 2 } });
+    }
+  });
+
+  it("a webhook URL at the service's own origin, on loopback without WEBHOOK_ALLOW_LOOPBACK, or with credentials is 400 WEBHOOK_URL_REJECTED", async () => {
+    const hook = (url: string): Record<string, unknown> => ({ type: "webhook", pattern: "x/*", webhook: { url } });
+    const vars = { PUBLIC_ORIGIN: "https://streams.example.com" };
+    for (const url of [
+      "https://streams.example.com/v1/stream/stolen",
+      `${ORIGIN}/v1/stream/stolen`,
+      "http://127.0.0.1:9999/hook",
+      "https://user:pw@hooks.example.com/h",
+    ]) {
+      const response = await call("PUT", sub("b6"), hook(url), json, vars);
+      expect(response.status, url).toBe(400);
+      expect(await errorCode(response)).toBe("WEBHOOK_URL_REJECTED");
+    }
+    const dev = await call("PUT", sub("b6"), hook("http://127.0.0.1:9999/hook"), json, { WEBHOOK_ALLOW_LOOPBACK: "1" });
+    expect(dev.status).toBe(201);
+    expect((await call("DELETE", sub("b6"))).status).toBe(204);
   });
 });

@@ -13,3 +13,4 @@ export * from "./duties.ts";
 export * from "./failover-rules.ts";
 export * from "./failover-plan.ts";
 export * from "./collection.ts";
+export * from "./admission.ts";

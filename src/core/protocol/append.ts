@@ -9,7 +9,10 @@ import { splitJsonBody } from "./json-mode.ts";
 import { formatOffset } from "./offsets.ts";
 import { fail, ok, type Parsed } from "./parsed.ts";
 import {
+  admitProducer,
   checkProducer,
+  UNBOUNDED_PRODUCERS,
+  type ProducerLimits,
   parseProducerHeaders,
   type ProducerRequest,
   type ProducerState,
@@ -70,12 +73,16 @@ export interface AppendTarget {
   readonly tailPositionBytes: number;
   readonly producers: ProducerTable;
   readonly lastStreamSeq: string | null;
+  /** The bounds on the stream's producers (default: none). */
+  readonly producerLimits?: ProducerLimits;
 }
 
 /** For the owner to record with the append, atomically with it. */
 interface ProducerCommit {
   readonly producerId: string;
   readonly state: ProducerState;
+  /** Idle producers to drop first (PRD-12), recorded with the append so a replay drops them too. */
+  readonly pruned: readonly string[];
 }
 
 export type AppendDecision =
@@ -145,12 +152,15 @@ export function decideAppend(
 
   let producer: ProducerCommit | null = null;
   if (request.producer !== null) {
-    const check = checkProducer(target.producers, request.producer, nowMs);
+    const limits = target.producerLimits ?? UNBOUNDED_PRODUCERS;
+    const check = checkProducer(target.producers, request.producer, nowMs, limits);
     if (check.kind === "reject") return rejectWith(check.error);
     if (check.kind === "duplicate") {
       return { kind: "duplicate", epoch: check.epoch, lastSeq: check.lastSeq, eof: false };
     }
-    producer = { producerId: request.producer.producerId, state: check.state };
+    const admission = admitProducer(target.producers, request.producer.producerId, nowMs, limits);
+    if (admission.kind === "reject") return rejectWith(admission.error);
+    producer = { producerId: request.producer.producerId, state: check.state, pruned: admission.prune };
   }
 
   if (!hasBody) return { kind: "close", producer };

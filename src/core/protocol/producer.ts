@@ -26,6 +26,26 @@ export type ProducerTable = ReadonlyMap<string, ProducerState>;
 export const EMPTY_PRODUCERS: ProducerTable = new Map();
 
 /**
+ * The bounds on a stream's producers (issue 11, docs/limits.md). `maxProducers` ids per stream; a new id
+ * beyond it is admitted only if producers idle for at least `idleMs` can be pruned to make room.
+ * `maxEpochStep`: how far one request may raise a producer's epoch, and the highest first epoch of a new
+ * id, so that no request can fence an id for good by jumping to 2^53-1 (the reference client raises the
+ * epoch by one per claim).
+ */
+export interface ProducerLimits {
+  readonly maxProducers: number;
+  readonly idleMs: number;
+  readonly maxEpochStep: number;
+}
+
+/** No bound: the protocol's rules alone. */
+export const UNBOUNDED_PRODUCERS: ProducerLimits = {
+  maxProducers: Number.POSITIVE_INFINITY,
+  idleMs: Number.POSITIVE_INFINITY,
+  maxEpochStep: Number.MAX_SAFE_INTEGER,
+};
+
+/**
  * The three producer headers, as the request carries them (null: absent; "" is present and empty).
  * All three or none; a non-empty id; epoch and seq canonical decimal integers up to 2^53-1.
  */
@@ -59,8 +79,13 @@ export type ProducerCheck =
   | { readonly kind: "duplicate"; readonly epoch: number; readonly lastSeq: number }
   | { readonly kind: "reject"; readonly error: DomainError };
 
-/** The spec's validation table, row by row (see docs/protocol-rules.md, PRD rows). */
-export function checkProducer(table: ProducerTable, request: ProducerRequest, nowMs: number): ProducerCheck {
+/** The spec's validation table, row by row (see docs/protocol-rules.md, PRD rows), and PRD-11's epoch step. */
+export function checkProducer(
+  table: ProducerTable,
+  request: ProducerRequest,
+  nowMs: number,
+  limits: ProducerLimits = UNBOUNDED_PRODUCERS,
+): ProducerCheck {
   const state = table.get(request.producerId);
   const accepted = (): ProducerCheck => ({
     kind: "accept",
@@ -68,7 +93,8 @@ export function checkProducer(table: ProducerTable, request: ProducerRequest, no
   });
 
   if (state === undefined) {
-    // An unknown producer must start its sequence at 0, in whatever epoch it declares.
+    // An unknown producer must start its sequence at 0, in whatever epoch it declares (up to the step).
+    if (request.epoch > limits.maxEpochStep) return epochStepTooLarge(null, limits.maxEpochStep);
     if (request.seq === 0) return accepted();
     return reject("producer_seq_gap", "an unknown producer must start at Producer-Seq 0", {
       expectedSeq: 0,
@@ -81,6 +107,7 @@ export function checkProducer(table: ProducerTable, request: ProducerRequest, no
     });
   }
   if (request.epoch > state.epoch) {
+    if (request.epoch - state.epoch > limits.maxEpochStep) return epochStepTooLarge(state.epoch, state.epoch + limits.maxEpochStep);
     if (request.seq === 0) return accepted();
     return reject("invalid", "a new Producer-Epoch must start at Producer-Seq 0", {
       reason: "new_epoch_seq_not_zero",
@@ -96,6 +123,15 @@ export function checkProducer(table: ProducerTable, request: ProducerRequest, no
   });
 }
 
+/** PRD-11: a Producer-Epoch beyond the current one plus MAX_PRODUCER_EPOCH_STEP (or a first epoch beyond the step). */
+function epochStepTooLarge(currentEpoch: number | null, maxEpoch: number): ProducerCheck {
+  const message =
+    currentEpoch === null
+      ? `a new producer's first Producer-Epoch may be at most ${maxEpoch} (MAX_PRODUCER_EPOCH_STEP)`
+      : `Producer-Epoch may rise by at most MAX_PRODUCER_EPOCH_STEP per request: at most ${maxEpoch} after ${currentEpoch}`;
+  return reject("invalid", message, { reason: "epoch_step", currentEpoch, maxEpoch, limit: "MAX_PRODUCER_EPOCH_STEP" });
+}
+
 function reject(code: DomainError["code"], message: string, details: DomainError["details"]): ProducerCheck {
   return { kind: "reject", error: domainError(code, message, details) };
 }
@@ -105,6 +141,37 @@ export function commitProducer(table: ProducerTable, producerId: string, state: 
   const next = new Map(table);
   next.set(producerId, state);
   return next;
+}
+
+export type ProducerAdmission =
+  /** Record the producer; first drop `prune` (idle producers, oldest first) from the table. */
+  | { readonly kind: "admit"; readonly prune: readonly string[] }
+  | { readonly kind: "reject"; readonly error: DomainError };
+
+/**
+ * Whether an accepted producer fits the stream's table (PRD-12). A known id always does. A new id does
+ * while the table holds fewer than `maxProducers`; otherwise the fewest producers idle for at least
+ * `idleMs` (the longest idle first, ties by id) are pruned to make room, or, when not enough are idle, the
+ * request gets `limit_reached` and nothing is pruned. Pure and deterministic in (table, id, now, limits):
+ * the owner records the pruned ids with the append, so a replay drops the same ones.
+ */
+export function admitProducer(table: ProducerTable, producerId: string, nowMs: number, limits: ProducerLimits): ProducerAdmission {
+  if (table.has(producerId) || table.size < limits.maxProducers) return { kind: "admit", prune: [] };
+  const needed = table.size - limits.maxProducers + 1;
+  const idle: [string, number][] = [];
+  for (const [id, state] of table) if (nowMs - state.lastUpdatedMs >= limits.idleMs) idle.push([id, state.lastUpdatedMs]);
+  if (idle.length < needed) {
+    return {
+      kind: "reject",
+      error: domainError(
+        "limit_reached",
+        `the stream keeps ${table.size} producer ids, at most ${limits.maxProducers} (MAX_PRODUCERS_PER_STREAM), and fewer than ${needed} have been idle for ${limits.idleMs} ms (PRODUCER_IDLE_MS)`,
+        { limit: "MAX_PRODUCERS_PER_STREAM", max: limits.maxProducers, idleMs: limits.idleMs },
+      ),
+    };
+  }
+  idle.sort(([a, at], [b, bt]) => at - bt || (a < b ? -1 : a > b ? 1 : 0));
+  return { kind: "admit", prune: idle.slice(0, needed).map(([id]) => id) };
 }
 
 /**

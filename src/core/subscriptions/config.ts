@@ -4,7 +4,8 @@
 // never turn a repeated identical PUT into a 409.
 import { fail, ok, subscriptionError, type Checked, type SubscriptionError } from "./errors.ts";
 import { parsePattern, parseStreamPath } from "./paths.ts";
-import { checkWebhookUrl, type WebhookUrlParts } from "./webhook-url.ts";
+import { checkConfigStreams } from "./limits.ts";
+import { checkWebhookUrl, STRICT_WEBHOOK_POLICY, type WebhookPolicy, type WebhookUrlParts } from "./webhook-url.ts";
 
 /** @public */
 export const SUBSCRIPTION_TYPES = ["webhook", "pull-wake"] as const;
@@ -67,22 +68,36 @@ function parseLeaseTtl(raw: unknown): Checked<number> {
   return ok(raw);
 }
 
-function parseWebhook(raw: unknown, splitUrl: SplitUrl): Checked<string> {
+/** What a PUT is checked against besides its own shape. */
+export interface SubscriptionPutPolicy {
+  readonly webhook: WebhookPolicy;
+  /** MAX_SUBSCRIPTION_STREAMS: more explicit streams than this is too_large. */
+  readonly maxStreams: number;
+}
+
+const DEFAULT_PUT_POLICY: SubscriptionPutPolicy = { webhook: STRICT_WEBHOOK_POLICY, maxStreams: MAX_EXPLICIT_STREAMS };
+
+function parseWebhook(raw: unknown, splitUrl: SplitUrl, policy: WebhookPolicy): Checked<string> {
   if (!isRecord(raw) || typeof raw["url"] !== "string" || raw["url"] === "") {
     return fail("invalid", "webhook subscriptions require webhook.url");
   }
   const url = raw["url"];
   const parts = splitUrl(url);
   if (parts === null) return fail("webhook_url_rejected", "webhook.url is not a valid URL");
-  const safe = checkWebhookUrl(parts);
+  const safe = checkWebhookUrl(parts, policy);
   return safe.ok ? ok(url) : safe;
 }
 
 /**
- * SUB-1 and SUB-3: the JSON body of a subscription PUT. All failures are 400 (`invalid`, or
- * `webhook_url_rejected` for an unsafe or unparsable webhook URL).
+ * SUB-1 and SUB-3: the JSON body of a subscription PUT. Failures are 400 (`invalid`, or
+ * `webhook_url_rejected` for an unsafe or unparsable webhook URL), or 413 (`too_large`: more explicit
+ * streams than MAX_SUBSCRIPTION_STREAMS).
  */
-export function parseSubscriptionConfig(body: unknown, splitUrl: SplitUrl): Checked<SubscriptionConfig> {
+export function parseSubscriptionConfig(
+  body: unknown,
+  splitUrl: SplitUrl,
+  policy: SubscriptionPutPolicy = DEFAULT_PUT_POLICY,
+): Checked<SubscriptionConfig> {
   if (!isRecord(body)) return fail("invalid", "the request body must be a JSON object");
   const type = body["type"];
   if (type !== "webhook" && type !== "pull-wake") return fail("invalid", 'type must be "webhook" or "pull-wake"');
@@ -96,6 +111,8 @@ export function parseSubscriptionConfig(body: unknown, splitUrl: SplitUrl): Chec
   const rawStreams = body["streams"];
   const streams = rawStreams === undefined || rawStreams === null ? ok([]) : parseStreamList(rawStreams, true);
   if (!streams.ok) return streams;
+  const bounded = checkConfigStreams(streams.value, policy.maxStreams);
+  if (!bounded.ok) return bounded;
   if (pattern === null && streams.value.length === 0) {
     return fail("invalid", "a subscription needs a pattern or streams");
   }
@@ -114,7 +131,7 @@ export function parseSubscriptionConfig(body: unknown, splitUrl: SplitUrl): Chec
   let webhookUrl: string | null = null;
   let wakeStream: string | null = null;
   if (type === "webhook") {
-    const url = parseWebhook(body["webhook"], splitUrl);
+    const url = parseWebhook(body["webhook"], splitUrl, policy.webhook);
     if (!url.ok) return url;
     webhookUrl = url.value;
   } else {

@@ -6,7 +6,7 @@
 export const SUBSCRIPTION_ERROR_CODES = [
   /** A malformed body, id or path, or an operation of the other subscription type. */
   "invalid",
-  /** The webhook URL is not https to a public host (http only to loopback). */
+  /** The webhook URL is refused by table WU (not https to a public host, loopback without the flag, the service itself, credentials). */
   "webhook_url_rejected",
   /** No subscription with this id. */
   "not_found",
@@ -22,6 +22,12 @@ export const SUBSCRIPTION_ERROR_CODES = [
   "no_pending_work",
   /** An ack for a stream not followed, or an offset behind the acked one or past the tail. Carries `stream`. */
   "ack_rejected",
+  /** A request over a bound by itself (body bytes, acks, streams in one PUT, a record over the MetaLog's row
+   * bound): it can never succeed as sent. Carries `limit` (the setting's name) and `max`. */
+  "too_large",
+  /** A bound of the deployment or of the subscription is full (subscriptions, links): freeing one (a DELETE)
+   * lets the same request succeed later. Carries `limit` and `max`. */
+  "limit_reached",
 ] as const;
 
 export type SubscriptionErrorCode = (typeof SUBSCRIPTION_ERROR_CODES)[number];

@@ -8,3 +8,4 @@ export * from "./record.ts";
 export * from "./wake.ts";
 export * from "./webhook-url.ts";
 export * from "./wire.ts";
+export * from "./limits.ts";

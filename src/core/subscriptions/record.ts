@@ -142,13 +142,22 @@ export function forgetStream(record: SubscriptionRecord, path: string): Subscrip
 /**
  * Record an append's new tail, linking the stream first when the pattern matches it. Null when the
  * subscription does not follow the stream. The wake stream never links: its wake events would wake the
- * subscription again, forever.
+ * subscription again, forever. A subscription holding `maxLinks` links (MAX_SUBSCRIPTION_STREAMS) links
+ * no new stream by its pattern: an append cannot be refused, so the stream is not followed until a link
+ * frees (docs/limits.md).
  */
-export function recordTail(record: SubscriptionRecord, tail: StreamTail): SubscriptionRecord | null {
+export function recordTail(
+  record: SubscriptionRecord,
+  tail: StreamTail,
+  maxLinks: number = Number.POSITIVE_INFINITY,
+): SubscriptionRecord | null {
   if (tail.path === record.config.wakeStream) return null;
   const pattern = record.config.pattern;
   let links = record.links;
-  if (pattern !== null && matchesPattern(pattern, tail.path)) links = link(links, [tail.path], "glob", [], "zero");
+  const linked = links.some((l) => l.path === tail.path);
+  if (pattern !== null && matchesPattern(pattern, tail.path) && (linked || links.length < maxLinks)) {
+    links = link(links, [tail.path], "glob", [], "zero");
+  }
   if (!links.some((l) => l.path === tail.path)) return null;
   links = links.map((l) => (l.path === tail.path ? { ...l, tailOffset: maxOffset(l.tailOffset, tail.tailOffset) } : l));
   return { ...record, links };

@@ -42,6 +42,8 @@ export interface WakeContext {
   readonly freshToken: string;
   /** Where callback URLs point: `https://host`, no trailing slash. */
   readonly publicOrigin: string;
+  /** MAX_SUBSCRIPTION_STREAMS: an append links no new stream by pattern past this many links (default: no bound). */
+  readonly maxLinks?: number;
 }
 
 export type SubscriptionEffect =
@@ -141,7 +143,7 @@ export function onStreamAppend(
   ctx: WakeContext,
 ): Step<{ readonly followed: boolean }> {
   const settled = settleLease(record, ctx);
-  const tracked = recordTail(settled.state, tail);
+  const tracked = recordTail(settled.state, tail, ctx.maxLinks);
   if (tracked === null) return done(settled.state, settled.effects, { followed: false });
   if (tracked.wake !== null || !hasPendingWork(tracked)) return done(tracked, settled.effects, { followed: true });
   const woken = createWake(tracked, ctx, tail.path);

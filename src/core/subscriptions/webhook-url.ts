@@ -1,12 +1,15 @@
 // Webhook URL safety (SUB-3). The server POSTs to the URL a subscriber registers, so a URL that points
 // inside the deployment (metadata endpoints, private networks, the node itself) would turn subscriptions
-// into a request-forgery tool. Rule: `https` to a public host; plain `http` only to a loopback host, for
-// local development (the conformance suite's receiver listens on 127.0.0.1). The core cannot parse URLs
-// (no URL in ES2023): the shell splits the URL with WHATWG `new URL()`, which also canonicalizes odd IPv4
-// spellings such as `0x7f.1` to `127.0.0.1`, and hands over the scheme and `hostname`.
+// into a request-forgery tool. Rule: `https` to a public host; loopback hosts (plain `http` or `https`)
+// only behind the development flag WEBHOOK_ALLOW_LOOPBACK (the conformance suite's receiver listens on
+// 127.0.0.1); never the service itself (its callback token would be posted into its own streams); never
+// credentials in the URL (they would be stored, shown by every GET and sent on every delivery). The core
+// cannot parse URLs (no URL in ES2023): the shell splits the URL with WHATWG `new URL()`, which also
+// canonicalizes odd IPv4 spellings such as `0x7f.1` to `127.0.0.1`, and hands over the parts.
 //
 // This classifies literal addresses and well-known local names only: a public name that resolves to a
-// private address (DNS rebinding) is the fetch layer's concern.
+// private address (DNS rebinding) is the fetch layer's concern. Deliveries follow no redirect (a 3xx is a
+// failed delivery: src/subscriptions/effects.ts), so a public URL cannot bounce a POST inside either.
 import { fail, ok, type Checked } from "./errors.ts";
 
 export interface WebhookUrlParts {
@@ -14,6 +17,39 @@ export interface WebhookUrlParts {
   readonly scheme: string;
   /** WHATWG `hostname`: lower-case, IPv6 literals in brackets. */
   readonly host: string;
+  /** WHATWG `origin` (`https://host[:port]`, default port dropped); absent: not compared with the service's. */
+  readonly origin?: string;
+  /** Whether the URL carries a user name or password (`https://user:pass@host/`). */
+  readonly hasCredentials?: boolean;
+}
+
+/** What the deployment allows beyond the fixed rules; the shell builds it from its vars and the request. */
+export interface WebhookPolicy {
+  /** WEBHOOK_ALLOW_LOOPBACK: loopback hosts are allowed (development and the conformance suite only). */
+  readonly allowLoopback: boolean;
+  /** The service's own origins (PUBLIC_ORIGIN and the request's), WHATWG-normalized. */
+  readonly serviceOrigins: readonly string[];
+}
+
+/** The production policy: no loopback, no known service origin (the shell adds its own). */
+export const STRICT_WEBHOOK_POLICY: WebhookPolicy = { allowLoopback: false, serviceOrigins: [] };
+
+function hostOfOrigin(origin: string): string {
+  return origin.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/:\d+$/, "").toLowerCase();
+}
+
+/**
+ * Whether the URL reaches the service itself: the same origin, or, for a public host, the same host on
+ * any port or scheme (a CDN in front of the Worker serves a hostname on several ports). Loopback hosts
+ * compare whole origins: in development the service and the receiver share 127.0.0.1 on two ports.
+ */
+function isServiceOrigin(url: WebhookUrlParts, hostClass: HostClass, serviceOrigins: readonly string[]): boolean {
+  const origin = url.origin?.toLowerCase();
+  return serviceOrigins.some((service) => {
+    const own = service.toLowerCase().replace(/\/+$/, "");
+    if (origin !== undefined && origin === own) return true;
+    return hostClass === "public" && hostOfOrigin(own) === url.host.toLowerCase().replace(/\.$/, "");
+  });
 }
 
 export type HostClass =
@@ -117,14 +153,34 @@ export function classifyHost(rawHost: string): HostClass {
   return "public";
 }
 
-/** SUB-3: whether the server may POST to this URL. Rejections carry code `webhook_url_rejected`. */
-export function checkWebhookUrl(url: WebhookUrlParts): Checked<WebhookUrlParts> {
+/**
+ * Table WU — SUB-3: whether the server may POST to this URL. Rejections carry code `webhook_url_rejected`.
+ * | row | condition                                                        | result                          |
+ * | WU1 | user name or password in the URL                                 | rejected {reason: "credentials"} |
+ * | WU2 | the service's own origin (public host: its host on any port)     | rejected {reason: "service_origin"} |
+ * | WU3 | loopback host, WEBHOOK_ALLOW_LOOPBACK on, http or https          | allowed                          |
+ * | WU4 | loopback host, flag off                                          | rejected {hostClass: "loopback"} |
+ * | WU5 | other http                                                       | rejected {hostClass}             |
+ * | WU6 | not https                                                        | rejected {scheme}                |
+ * | WU7 | https to a host that is not public                               | rejected {hostClass}             |
+ * | WU8 | https to a public host                                           | allowed                          |
+ */
+export function checkWebhookUrl(url: WebhookUrlParts, policy: WebhookPolicy = STRICT_WEBHOOK_POLICY): Checked<WebhookUrlParts> {
+  if (url.hasCredentials === true) {
+    return fail("webhook_url_rejected", "webhook URLs must not carry a user name or password", { reason: "credentials" });
+  }
   const hostClass = classifyHost(url.host);
-  if (url.scheme === "http") {
-    if (hostClass === "loopback") return ok(url);
-    return fail("webhook_url_rejected", "http webhook URLs are only allowed to loopback hosts (local development)", {
+  if (isServiceOrigin(url, hostClass, policy.serviceOrigins)) {
+    return fail("webhook_url_rejected", "a webhook URL must not point at this service itself", { reason: "service_origin" });
+  }
+  if (hostClass === "loopback" && (url.scheme === "http" || url.scheme === "https")) {
+    if (policy.allowLoopback) return ok(url);
+    return fail("webhook_url_rejected", "loopback webhook URLs are only allowed in development (WEBHOOK_ALLOW_LOOPBACK)", {
       hostClass,
     });
+  }
+  if (url.scheme === "http") {
+    return fail("webhook_url_rejected", "webhook URLs must use https to a public host", { hostClass });
   }
   if (url.scheme !== "https") {
     return fail("webhook_url_rejected", "webhook URLs must use https", { scheme: url.scheme });

@@ -147,13 +147,19 @@ export function parseWakeRef(body: unknown): Checked<WakeRef> {
   return ok({ wakeId, generation });
 }
 
-/** SUB-5/SUB-7: `{wake_id, generation, acks?: [{stream (or path), offset}], done?}`. */
-export function parseAckRequest(body: unknown): Checked<AckRequest> {
+/**
+ * SUB-5/SUB-7: `{wake_id, generation, acks?: [{stream (or path), offset}], done?}`. More than `maxAcks`
+ * acks (MAX_ACKS_PER_REQUEST) is too_large, checked before any ack is parsed.
+ */
+export function parseAckRequest(body: unknown, maxAcks: number = Number.POSITIVE_INFINITY): Checked<AckRequest> {
   const ref = parseWakeRef(body);
   if (!ref.ok) return ref;
   if (!isRecord(body)) return fail("invalid", "the request body must be a JSON object");
   const rawAcks = body["acks"] ?? [];
   if (!Array.isArray(rawAcks)) return fail("invalid", "acks must be an array");
+  if (rawAcks.length > maxAcks) {
+    return fail("too_large", `at most ${maxAcks} acks per request`, { limit: "MAX_ACKS_PER_REQUEST", max: maxAcks });
+  }
   const acks: WakeSnapshotEntry[] = [];
   for (const raw of rawAcks) {
     if (!isRecord(raw) || typeof raw["offset"] !== "string") {

@@ -191,7 +191,7 @@ describe("POST on an open stream", () => {
     expect(decide(open, { closed: "true" }, 0)).toEqual({ kind: "close", producer: null });
     expect(decide(withProducer(0, 0), { closed: "true", ...PRODUCER, producerSeq: "1" }, 0)).toEqual({
       kind: "close",
-      producer: { producerId: "p", state: { epoch: 0, lastSeq: 1, lastUpdatedMs: NOW } },
+      producer: { producerId: "p", state: { epoch: 0, lastSeq: 1, lastUpdatedMs: NOW }, pruned: [] },
     });
     expect(decide(open, { closed: "true", ...PRODUCER }, 0)).toMatchObject({ kind: "close" });
   });
@@ -229,7 +229,7 @@ describe("POST on an open stream", () => {
       kind: "append",
       close: true,
       messages: null,
-      producer: { producerId: "p", state: { epoch: 0, lastSeq: 0, lastUpdatedMs: NOW } },
+      producer: { producerId: "p", state: { epoch: 0, lastSeq: 0, lastUpdatedMs: NOW }, pruned: [] },
       lastStreamSeq: null,
     });
   });
@@ -239,5 +239,37 @@ describe("POST on an open stream", () => {
     expect(accepted).toMatchObject({ kind: "append", producer: { producerId: "p" }, lastStreamSeq: "app-seq-001" });
     const refused = decide({ ...open, lastStreamSeq: "z" }, { contentType: "text/plain", ...PRODUCER, streamSeq: "a" }, 3);
     expect(refused).toMatchObject({ kind: "reject", error: { code: "conflict" } });
+  });
+});
+
+describe("POST: producer bounds (issue 11, PRD-11 and PRD-12)", () => {
+  const bounded = (producers: AppendTarget["producers"]): AppendTarget => ({
+    ...open,
+    producers,
+    producerLimits: { maxProducers: 1, idleMs: 1_000, maxEpochStep: 5 },
+  });
+
+  test("PRD-12: a new producer over MAX_PRODUCERS_PER_STREAM with none idle is refused before anything is appended", () => {
+    const busy = commitProducer(EMPTY_PRODUCERS, "q", { epoch: 0, lastSeq: 0, lastUpdatedMs: NOW });
+    expect(decide(bounded(busy), { contentType: "text/plain", ...PRODUCER }, 3)).toMatchObject({
+      kind: "reject",
+      error: { code: "limit_reached", details: { limit: "MAX_PRODUCERS_PER_STREAM" } },
+    });
+  });
+
+  test("PRD-12: the accepted append carries the idle producers it prunes", () => {
+    const idle = commitProducer(EMPTY_PRODUCERS, "q", { epoch: 0, lastSeq: 0, lastUpdatedMs: NOW - 1_000 });
+    expect(decide(bounded(idle), { contentType: "text/plain", ...PRODUCER }, 3)).toMatchObject({
+      kind: "append",
+      producer: { producerId: "p", pruned: ["q"] },
+    });
+  });
+
+  test("PRD-11: an epoch raise beyond MAX_PRODUCER_EPOCH_STEP is refused as invalid", () => {
+    const known = commitProducer(EMPTY_PRODUCERS, "p", { epoch: 0, lastSeq: 0, lastUpdatedMs: NOW });
+    expect(decide(bounded(known), { contentType: "text/plain", ...PRODUCER, producerEpoch: "6" }, 3)).toMatchObject({
+      kind: "reject",
+      error: { code: "invalid", details: { reason: "epoch_step" } },
+    });
   });
 });

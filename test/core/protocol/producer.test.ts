@@ -3,11 +3,14 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import {
   EMPTY_PRODUCERS,
+  admitProducer,
   checkProducer,
   commitProducer,
   parseProducerHeaders,
   pruneProducers,
   type ProducerCheck,
+  type ProducerLimits,
+  type ProducerState,
   type ProducerRequest,
   type ProducerTable,
 } from "../../../src/core/protocol/producer.ts";
@@ -216,6 +219,97 @@ describe("producer-state invariants (properties)", () => {
             error: { code: "producer_stale_epoch", details: { currentEpoch: epoch } },
           });
         }
+      }),
+    );
+  });
+});
+
+describe("producer bounds (issue 11)", () => {
+  const limits = (over: Partial<ProducerLimits> = {}): ProducerLimits => ({ maxProducers: 2, idleMs: 1_000, maxEpochStep: 10, ...over });
+  const table = (entries: [string, number][]): ProducerTable =>
+    new Map(entries.map(([id, lastUpdatedMs]) => [id, { epoch: 0, lastSeq: 0, lastUpdatedMs }] as [string, ProducerState]));
+
+  test("PRD-11: a known producer may raise its epoch by at most MAX_PRODUCER_EPOCH_STEP", () => {
+    const known = tableWith("p", 5, 3);
+    expect(checkProducer(known, req(15, 0), NOW, limits())).toMatchObject({ kind: "accept", state: { epoch: 15 } });
+    expect(checkProducer(known, req(16, 0), NOW, limits())).toMatchObject({
+      kind: "reject",
+      error: { code: "invalid", details: { reason: "epoch_step", currentEpoch: 5, maxEpoch: 15, limit: "MAX_PRODUCER_EPOCH_STEP" } },
+    });
+  });
+
+  test("PRD-11: nobody can fence a producer for good with Producer-Epoch 2^53-1", () => {
+    const known = tableWith("p", 0, 0);
+    const check = checkProducer(known, req(Number.MAX_SAFE_INTEGER, 0), NOW, limits({ maxEpochStep: 1_000_000 }));
+    expect(check).toMatchObject({ kind: "reject", error: { code: "invalid" } });
+    // The producer's own next epoch still works.
+    expect(checkProducer(known, req(1, 0), NOW, limits())).toMatchObject({ kind: "accept" });
+  });
+
+  test("PRD-11: a new producer's first epoch is at most MAX_PRODUCER_EPOCH_STEP", () => {
+    expect(checkProducer(EMPTY_PRODUCERS, req(10, 0), NOW, limits())).toMatchObject({ kind: "accept" });
+    expect(checkProducer(EMPTY_PRODUCERS, req(11, 0), NOW, limits())).toMatchObject({
+      kind: "reject",
+      error: { code: "invalid", details: { reason: "epoch_step", currentEpoch: null, maxEpoch: 10 } },
+    });
+  });
+
+  test("PRD-12: a known producer and a new one under MAX_PRODUCERS_PER_STREAM are admitted without pruning", () => {
+    expect(admitProducer(table([["a", NOW]]), "b", NOW, limits())).toEqual({ kind: "admit", prune: [] });
+    expect(admitProducer(table([["a", NOW], ["b", NOW]]), "a", NOW, limits())).toEqual({ kind: "admit", prune: [] });
+  });
+
+  test("PRD-12: a new producer over the cap with none idle gets limit_reached and nothing is pruned", () => {
+    expect(admitProducer(table([["a", NOW - 999], ["b", NOW]]), "c", NOW, limits())).toMatchObject({
+      kind: "reject",
+      error: { code: "limit_reached", details: { limit: "MAX_PRODUCERS_PER_STREAM", max: 2, idleMs: 1_000 } },
+    });
+  });
+
+  test("PRD-12: over the cap, the longest idle producer (ties by id) is pruned for the new one", () => {
+    expect(admitProducer(table([["a", NOW - 1_000], ["b", NOW - 5_000]]), "d", NOW, limits())).toEqual({ kind: "admit", prune: ["b"] });
+    // Idle for exactly PRODUCER_IDLE_MS counts as idle.
+    expect(admitProducer(table([["a", NOW - 1_000], ["c", NOW]]), "d", NOW, limits())).toEqual({ kind: "admit", prune: ["a"] });
+    expect(admitProducer(table([["y", NOW - 2_000], ["x", NOW - 2_000]]), "z", NOW, limits())).toEqual({ kind: "admit", prune: ["x"] });
+  });
+
+  test("PRD-12: a table above a lowered cap prunes as many idle producers as it takes, or none", () => {
+    const four = table([["a", NOW - 9_000], ["b", NOW - 8_000], ["c", NOW - 7_000], ["d", NOW]]);
+    expect(admitProducer(four, "e", NOW, limits())).toEqual({ kind: "admit", prune: ["a", "b", "c"] });
+    expect(admitProducer(four, "e", NOW - 7_500, limits())).toMatchObject({ kind: "reject" });
+  });
+
+  const tables = fc
+    .uniqueArray(fc.tuple(fc.constantFrom("a", "b", "c", "d", "e", "f"), fc.integer({ min: 0, max: 5_000 }), fc.nat(3), fc.nat(5)), {
+      selector: ([id]) => id,
+      maxLength: 6,
+    })
+    .map((entries) => new Map(entries.map(([id, ageMs, epoch, lastSeq]) => [id, { epoch, lastSeq, lastUpdatedMs: NOW - ageMs }] as [string, ProducerState])));
+
+  test("property: pruning never changes the answer for a producer that is not idle", () => {
+    fc.assert(
+      fc.property(tables, fc.integer({ min: 1, max: 6 }), fc.constantFrom("a", "b", "c", "d", "e", "f", "new"), fc.nat(4), fc.nat(6), (before, maxProducers, newcomer, epoch, seq) => {
+        const bounds = limits({ maxProducers, idleMs: 2_500 });
+        const admission = admitProducer(before, newcomer, NOW, bounds);
+        if (admission.kind === "reject") return;
+        const after = new Map(before);
+        for (const id of admission.prune) after.delete(id);
+        for (const id of admission.prune) expect(NOW - before.get(id)!.lastUpdatedMs).toBeGreaterThanOrEqual(bounds.idleMs);
+        for (const [id, state] of before) {
+          if (NOW - state.lastUpdatedMs >= bounds.idleMs) continue;
+          expect(checkProducer(after, req(epoch, seq, id), NOW, bounds)).toEqual(checkProducer(before, req(epoch, seq, id), NOW, bounds));
+        }
+      }),
+    );
+  });
+
+  test("property: an admitted producer leaves the table within MAX_PRODUCERS_PER_STREAM", () => {
+    fc.assert(
+      fc.property(tables, fc.integer({ min: 1, max: 6 }), fc.constantFrom("a", "new"), (before, maxProducers, newcomer) => {
+        const admission = admitProducer(before, newcomer, NOW, limits({ maxProducers, idleMs: 2_500 }));
+        if (admission.kind === "reject") return before.size >= maxProducers && !before.has(newcomer);
+        const size = before.size - admission.prune.length + (before.has(newcomer) ? 0 : 1);
+        return before.has(newcomer) || size <= maxProducers;
       }),
     );
   });

@@ -14,7 +14,7 @@ import {
   subscriptionView,
 } from "../../../src/core/subscriptions/index.ts";
 import { subscriptionErrorResponse } from "../../../src/subscriptions/error-wire.ts";
-import { config, ORIGIN, splitUrl } from "./fixtures.ts";
+import { config, DEV_POLICY, ORIGIN, splitUrl } from "./fixtures.ts";
 
 const HOOK = "http://127.0.0.1:4321/webhook";
 
@@ -114,13 +114,51 @@ describe("subscription configuration", () => {
     if (!parsed.ok) expect(JSON.parse(subscriptionErrorResponse(parsed.error).body)).toMatchObject({ error: { code: "WEBHOOK_URL_REJECTED" } });
   });
 
-  test.each(["https://example.com/hook", "https://8.8.8.8/", "https://[2606:4700::1111]/", "http://localhost:8080/", "http://127.0.0.5:1/x", "http://[::1]:9/"])(
-    "SUB-3: %s is accepted",
+  test.each(["https://example.com/hook", "https://8.8.8.8/", "https://[2606:4700::1111]/"])("SUB-3 WU8: %s is accepted", (url) => {
+    const parts = splitUrl(url);
+    expect(parts !== null && checkWebhookUrl(parts).ok).toBe(true);
+  });
+
+  test.each(["http://localhost:8080/", "http://127.0.0.5:1/x", "http://[::1]:9/", "https://127.0.0.1:8443/h"])(
+    "SUB-3 WU3/WU4: loopback %s is accepted only with WEBHOOK_ALLOW_LOOPBACK",
     (url) => {
       const parts = splitUrl(url);
-      expect(parts !== null && checkWebhookUrl(parts).ok).toBe(true);
+      if (parts === null) throw new Error("not a URL");
+      expect(checkWebhookUrl(parts, DEV_POLICY.webhook).ok).toBe(true);
+      expect(checkWebhookUrl(parts)).toMatchObject({ ok: false, error: { code: "webhook_url_rejected", details: { hostClass: "loopback" } } });
+      const strict = parseSubscriptionConfig({ type: "webhook", pattern: "a", webhook: { url } }, splitUrl);
+      expect(strict).toMatchObject({ ok: false, error: { code: "webhook_url_rejected" } });
     },
   );
+
+  test("SUB-3 WU1: a webhook URL with a user name or password is rejected, even to a public host", () => {
+    for (const url of ["https://user:secret@hooks.example.com/h", "https://user@hooks.example.com/h", "http://a:b@127.0.0.1:9/h"]) {
+      const parts = splitUrl(url);
+      if (parts === null) throw new Error("not a URL");
+      expect(checkWebhookUrl(parts, DEV_POLICY.webhook)).toMatchObject({ ok: false, error: { details: { reason: "credentials" } } });
+    }
+  });
+
+  test("SUB-3 WU2: the service's own origin is rejected: a public host on any port or scheme, a loopback origin exactly", () => {
+    const policy = { allowLoopback: true, serviceOrigins: ["https://streams.example.com", "http://127.0.0.1:8787"] };
+    const check = (url: string): ReturnType<typeof checkWebhookUrl> => {
+      const parts = splitUrl(url);
+      if (parts === null) throw new Error("not a URL");
+      return checkWebhookUrl(parts, policy);
+    };
+    for (const url of [
+      "https://streams.example.com/v1/stream/mine",
+      "https://STREAMS.example.com:443/x",
+      "https://streams.example.com:8443/x",
+      "https://streams.example.com./x",
+      "http://127.0.0.1:8787/v1/stream/x",
+    ]) {
+      expect(check(url), url).toMatchObject({ ok: false, error: { code: "webhook_url_rejected", details: { reason: "service_origin" } } });
+    }
+    // Another port on loopback is another process (the conformance receiver next to the service).
+    expect(check("http://127.0.0.1:4321/webhook").ok).toBe(true);
+    expect(check("https://hooks.example.com/x").ok).toBe(true);
+  });
 
   test("SUB-3: not a URL at all is rejected the same way", () => {
     const parsed = parseSubscriptionConfig({ type: "webhook", pattern: "a", webhook: { url: "not a url" } }, splitUrl);

@@ -6,6 +6,7 @@ import {
   parseSubscriptionConfig,
   type StreamTail,
   type SubscriptionConfig,
+  type SubscriptionPutPolicy,
   type SubscriptionRecord,
   type WakeContext,
   type WebhookUrlParts,
@@ -17,14 +18,22 @@ export const ORIGIN = "https://streams.example.com";
 export function splitUrl(raw: string): WebhookUrlParts | null {
   try {
     const url = new URL(raw);
-    return { scheme: url.protocol.slice(0, -1), host: url.hostname };
+    return {
+      scheme: url.protocol.slice(0, -1),
+      host: url.hostname,
+      origin: url.origin,
+      hasCredentials: url.username !== "" || url.password !== "",
+    };
   } catch {
     return null;
   }
 }
 
+/** What a development deployment allows (WEBHOOK_ALLOW_LOOPBACK=1): the receivers of these tests are on loopback. */
+export const DEV_POLICY: SubscriptionPutPolicy = { webhook: { allowLoopback: true, serviceOrigins: [ORIGIN] }, maxStreams: 1_000 };
+
 export function config(body: Record<string, unknown>): SubscriptionConfig {
-  const parsed = parseSubscriptionConfig(body, splitUrl);
+  const parsed = parseSubscriptionConfig(body, splitUrl, DEV_POLICY);
   if (!parsed.ok) throw new Error(`bad test config: ${parsed.error.message}`);
   return parsed.value;
 }

@@ -6,7 +6,7 @@
 import { ViewCache } from "../../../src/router/view-cache.ts";
 import { streamRoutes } from "../../../src/http/stream-routes.ts";
 import { NodeRuntime, type NodeMetaPort } from "../../../src/node/node-runtime.ts";
-import { nodeSettings, type SettingsVars } from "../../../src/node/settings.ts";
+import { nodeSettings, type NodeSettings, type SettingsVars } from "../../../src/node/settings.ts";
 import { MemoryStore } from "../../../src/storage/memory-store.ts";
 import type { ObjectStore } from "../../../src/storage/object-store.ts";
 import { MemoryMetaLog } from "./memory-meta-log.ts";
@@ -17,6 +17,8 @@ export interface ClusterOptions {
   readonly now?: () => number;
   readonly random?: () => number;
   readonly settings?: SettingsVars;
+  /** Settings with no var (e.g. `maxReadBytes`), over the ones read from `settings`. */
+  readonly overrides?: Partial<NodeSettings>;
   /** How long a node trusts a cached lookup (default 1 s, as in the Durable Object). */
   readonly viewTtlMs?: number;
   /** The shared object store (default a new MemoryStore; pass one whose `delay` faults a test controls). */
@@ -60,7 +62,7 @@ export class TestCluster {
       nodeId,
       nodeEpoch,
       addr: `${ORIGIN}/n/${nodeId}`,
-      settings: nodeSettings(this.options.settings ?? {}),
+      settings: { ...nodeSettings(this.options.settings ?? {}), ...this.options.overrides },
       store,
       meta,
       view: {

@@ -1,0 +1,72 @@
+// The bounds of issue 11 that the Worker, the router and the MetaLog enforce (docs/limits.md), read
+// from the Worker's vars. Pure: the shells pass the vars in and log the warnings; a bad value falls back
+// to its default rather than stopping anything.
+
+/** The vars this module reads (a subset of the Worker's Env; every value a string, as wrangler passes them). */
+export interface EdgeLimitVars {
+  readonly NEGATIVE_CACHE_TTL_MS?: string;
+  readonly MAX_STREAMS?: string;
+  readonly MAX_SUBSCRIPTIONS?: string;
+  readonly MAX_SUBSCRIPTION_STREAMS?: string;
+  readonly MAX_ACKS_PER_REQUEST?: string;
+  readonly MAX_DS_BODY_BYTES?: string;
+  readonly WEBHOOK_MAX_REPLY_BYTES?: string;
+  readonly WEBHOOK_ALLOW_LOOPBACK?: string;
+}
+
+export interface EdgeLimits {
+  /** How long the router trusts a "no such stream" lookup (0: not cached). */
+  readonly negativeCacheTtlMs: number;
+  /** Streams registered in the metadata log at once (creates beyond it: limit_reached). */
+  readonly maxStreams: number;
+  /** Subscriptions per deployment. */
+  readonly maxSubscriptions: number;
+  /** Stream links per subscription (explicit and pattern-matched). */
+  readonly maxSubscriptionStreams: number;
+  /** Acks in one callback or ack request. */
+  readonly maxAcksPerRequest: number;
+  /** A `__ds` request body, in bytes. */
+  readonly maxDsBodyBytes: number;
+  /** How much of a webhook receiver's reply is read, in bytes. */
+  readonly webhookMaxReplyBytes: number;
+  /** Plain-http webhooks to loopback hosts (development and the conformance suite only). */
+  readonly webhookAllowLoopback: boolean;
+}
+
+export const DEFAULT_EDGE_LIMITS: EdgeLimits = {
+  negativeCacheTtlMs: 1_000,
+  // The MetaLog is one Durable Object: about 200,000 stream records fit its snapshot; half leaves room.
+  maxStreams: 100_000,
+  maxSubscriptions: 10_000,
+  maxSubscriptionStreams: 1_000,
+  maxAcksPerRequest: 1_000,
+  maxDsBodyBytes: 64 * 1024,
+  webhookMaxReplyBytes: 64 * 1024,
+  webhookAllowLoopback: false,
+};
+
+/** The limits, and one warning per var that was set to something unusable (its default is used). */
+export function edgeLimits(vars: EdgeLimitVars): { readonly limits: EdgeLimits; readonly warnings: readonly string[] } {
+  const warnings: string[] = [];
+  const int = (raw: string | undefined, name: string, fallback: number, min: number): number => {
+    if (raw === undefined || raw.trim() === "") return fallback;
+    const value = Number(raw);
+    if (Number.isSafeInteger(value) && value >= min) return value;
+    warnings.push(`${name}=${raw} is not an integer of at least ${min}; using ${fallback}`);
+    return fallback;
+  };
+  const d = DEFAULT_EDGE_LIMITS;
+  return {
+    limits: {
+      negativeCacheTtlMs: int(vars.NEGATIVE_CACHE_TTL_MS, "NEGATIVE_CACHE_TTL_MS", d.negativeCacheTtlMs, 0),
+      maxStreams: int(vars.MAX_STREAMS, "MAX_STREAMS", d.maxStreams, 1),
+      maxSubscriptions: int(vars.MAX_SUBSCRIPTIONS, "MAX_SUBSCRIPTIONS", d.maxSubscriptions, 1),
+      maxSubscriptionStreams: int(vars.MAX_SUBSCRIPTION_STREAMS, "MAX_SUBSCRIPTION_STREAMS", d.maxSubscriptionStreams, 1),
+      maxAcksPerRequest: int(vars.MAX_ACKS_PER_REQUEST, "MAX_ACKS_PER_REQUEST", d.maxAcksPerRequest, 1),
+      maxDsBodyBytes: int(vars.MAX_DS_BODY_BYTES, "MAX_DS_BODY_BYTES", d.maxDsBodyBytes, 1),
+      webhookMaxReplyBytes: int(vars.WEBHOOK_MAX_REPLY_BYTES, "WEBHOOK_MAX_REPLY_BYTES", d.webhookMaxReplyBytes, 1),
+      webhookAllowLoopback: vars.WEBHOOK_ALLOW_LOOPBACK === "1" || vars.WEBHOOK_ALLOW_LOOPBACK === "true",
+    },
+    warnings,
+  };
+}

@@ -1,0 +1,33 @@
+// Admission: bounds a proposal must pass before `apply` sees it (issue 11, docs/limits.md). Separate
+// from `apply` on purpose: apply is what replay runs, and every entry already in the log must replay
+// whatever the limits are now (an operator who lowers MAX_STREAMS below the streams that exist must not
+// make the log unreadable). So a limit refuses new entries at the door and never judges old ones.
+import { domainError, type DomainError } from "../errors.ts";
+import type { Command } from "./commands.ts";
+import type { MetaState } from "./state.ts";
+
+export interface AdmissionLimits {
+  /** Streams registered at once (a deleted stream frees its slot). */
+  readonly maxStreams: number;
+}
+
+/**
+ * Table AD — admission of a command:
+ * | row | condition                                                   | result                                      |
+ * | AD1 | CreateStream of a name not registered, `maxStreams` streams | limit_reached {limit: "MAX_STREAMS", max}   |
+ * | AD2 | CreateStream of a registered name (a repeat or a conflict)  | admitted: apply answers it (CS3, CS4)       |
+ * | AD3 | any other command                                           | admitted                                    |
+ *
+ * limit_reached (429, Retry-After), not too_large: the deployment is full, not the request, and deletes
+ * and TTL expiry free slots, so the same create may succeed later.
+ */
+export function admitCommand(state: MetaState, command: Command, limits: AdmissionLimits): DomainError | null {
+  // A malformed command is apply's to refuse (invalid).
+  if (command.type !== "CreateStream" || typeof command.name !== "string") return null;
+  if (state.streamIdsByName.get(command.name) !== undefined) return null;
+  if (state.streams.size < limits.maxStreams) return null;
+  return domainError("limit_reached", "this deployment holds as many streams as it may; delete some or retry later", {
+    limit: "MAX_STREAMS",
+    max: limits.maxStreams,
+  });
+}

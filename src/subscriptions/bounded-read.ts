@@ -1,0 +1,70 @@
+// Reading a body to a bound, incrementally: the Worker never holds more than `maxBytes` of a body it did
+// not ask for (a `__ds` request, a forwarded stream request without a length, a webhook receiver's reply).
+// It lives here, the lowest layer the three readers share (the router, the HTTP layer and the effects).
+
+export type BoundedRead =
+  | { readonly ok: true; readonly bytes: Uint8Array }
+  /** Over the bound: what was read is dropped. */
+  | { readonly ok: false; readonly readBytes: number };
+
+/**
+ * The body's bytes while they fit in `maxBytes`; past it, reads and drops up to `drainBytes` more (a
+ * client still sending when the answer comes sees a reset connection instead of the 413; 0 for a reply
+ * nobody waits on), then cancels the rest. A body with a declared length over the bound is not read.
+ */
+export async function readAtMost(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  options: { readonly declaredBytes?: number | null; readonly drainBytes?: number } = {},
+): Promise<BoundedRead> {
+  if (body === null) return { ok: true, bytes: new Uint8Array(0) };
+  const reader = body.getReader();
+  const drainBytes = options.drainBytes ?? 0;
+  const declared = options.declaredBytes;
+  if (declared !== undefined && declared !== null && declared > maxBytes) {
+    await drain(reader, drainBytes);
+    return { ok: false, readBytes: 0 };
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await drain(reader, drainBytes);
+      return { ok: false, readBytes: total };
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1 && chunks[0] !== undefined) return { ok: true, bytes: chunks[0] };
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { ok: true, bytes };
+}
+
+/** A Content-Length header as a number of bytes, or null when absent or not a length. */
+export function declaredLength(headers: Headers): number | null {
+  const raw = headers.get("content-length");
+  if (raw === null || !/^\d+$/.test(raw.trim())) return null;
+  return Number(raw.trim());
+}
+
+/** Reads and drops up to `limitBytes` more of a body; cancels it past that. Never throws. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, limitBytes: number): Promise<void> {
+  let left = limitBytes;
+  try {
+    while (left > 0) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      left -= value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The sender went away: nothing left to drain.
+  }
+}

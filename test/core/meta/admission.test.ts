@@ -1,0 +1,68 @@
+// Table AD (src/core/meta/admission.ts): MAX_STREAMS refuses a new name at the door, never a repeat, never
+// another command, and never an entry on replay.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { admitCommand, apply, emptyState, replay, type Command, type LogEntry } from "../../../src/core/meta/index.ts";
+import { build, create, CTX, register } from "./fixtures.ts";
+
+const LIMITS = { maxStreams: 2 };
+const full = build([register("a"), create("one"), create("two")]);
+
+describe("table AD: admission", () => {
+  it("AD1: a create of a new name when MAX_STREAMS streams exist is limit_reached, naming the limit and its max", () => {
+    expect(admitCommand(full, create("three"), LIMITS)).toEqual({
+      code: "limit_reached",
+      message: expect.any(String) as string,
+      details: { limit: "MAX_STREAMS", max: 2 },
+    });
+  });
+
+  it("AD2: a create of a registered name is admitted when full (a repeat answers 200, another config 409)", () => {
+    expect(admitCommand(full, create("one"), LIMITS)).toBeNull();
+    expect(admitCommand(full, create("two", { other: 1 }), LIMITS)).toBeNull();
+  });
+
+  it("AD3: other commands are admitted when full (a delete is how a slot frees)", () => {
+    const commands: Command[] = [
+      { type: "PlaceStream", streamId: "s1" },
+      { type: "DeleteStream", streamId: "s1" },
+      register("b"),
+    ];
+    for (const command of commands) expect(admitCommand(full, command, LIMITS)).toBeNull();
+  });
+
+  it("a malformed create is left to apply, which refuses it as invalid", () => {
+    const malformed = { type: "CreateStream", name: 7, config: {} } as unknown as Command;
+    expect(admitCommand(full, malformed, LIMITS)).toBeNull();
+  });
+
+  it("a delete frees a slot for a new name", () => {
+    const { state } = apply(full, { type: "DeleteStream", streamId: "s1" }, CTX);
+    expect(admitCommand(state, create("three"), LIMITS)).toBeNull();
+  });
+
+  it("replay accepts a log holding more streams than today's MAX_STREAMS (admission never judges old entries)", () => {
+    const commands: Command[] = [register("a"), create("x"), create("y"), create("z")];
+    const entries: LogEntry[] = commands.map((command, i) => ({ index: i + 1, command, nowMs: CTX.nowMs }));
+    const state = replay(emptyState(), entries);
+    expect(state.streams.size).toBe(3);
+    expect(admitCommand(state, create("w"), LIMITS)).not.toBeNull();
+  });
+
+  it("admitting every create that passes never holds more than MAX_STREAMS streams", () => {
+    const step = fc.oneof(
+      fc.integer({ min: 0, max: 9 }).map((i): Command => create(`n${i}`)),
+      fc.integer({ min: 1, max: 12 }).map((i): Command => ({ type: "DeleteStream", streamId: `s${i}` })),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 4 }), fc.array(step, { maxLength: 40 }), (maxStreams, steps) => {
+        let state = build([register("a")]);
+        for (const command of steps) {
+          if (admitCommand(state, command, { maxStreams }) !== null) continue;
+          state = apply(state, command, CTX).state;
+          expect(state.streams.size).toBeLessThanOrEqual(maxStreams);
+        }
+      }),
+    );
+  });
+});
