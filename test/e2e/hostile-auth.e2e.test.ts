@@ -29,6 +29,7 @@ import {
 } from "./hostile-support.ts";
 import type { Service } from "./service.ts";
 
+const REVOCATION_CACHE_MS = 100;
 let service: Service;
 /** Every op on `au/`. */
 let full: Minted;
@@ -43,7 +44,8 @@ let onNode: Map<string, string>;
 let name: string;
 
 beforeAll(async () => {
-  service = await startHostileService();
+  // Revocations refreshed every 100 ms (default 1,000): the load test below then spans many refreshes.
+  service = await startHostileService({ REVOCATION_CACHE_MS: String(REVOCATION_CACHE_MS) });
   [full, root, elsewhere] = await Promise.all([mint(service, ["au/"], OPS), mint(service, [""], OPS), mint(service, ["other/"], OPS)]);
   for (const op of OPS) only.set(op, await mint(service, ["au/"], [op]));
   await allLive(service, root.token);
@@ -219,6 +221,29 @@ describe("authentication: a stream request without a valid token is 401 unauthor
     await eventually(async () => (await get(streamPath(`${name}?offset=-1`), a.token)).status === 401, { timeoutMs: 10_000 });
     expect((await get(streamPath(`${name}?offset=-1`), b.token)).status).toBe(200);
   });
+
+  test("under concurrent load across many revocation refreshes no request is a 5xx: each request's token check stands alone", async () => {
+    const load = await namesOnEachNode(service, "au/load", full.token);
+    const statuses = new Map<number, number>();
+    const started = Date.now();
+    let next = 0;
+    const total = 3_000;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < total) {
+          const i = next++;
+          const answer =
+            i % 2 === 0
+              ? await call(service, streamPath(load.get(NODE_IDS[i % 3]!)!, NODE_IDS[i % 3]), { method: "POST", token: full.token, headers: { "content-type": "text/plain" }, body: "." })
+              : await get(streamPath(`${load.get(NODE_IDS[i % 3]!)!}?offset=-1`), full.token);
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        }
+      }),
+    );
+    const elapsedMs = Date.now() - started;
+    console.log(`[hostile] ${total} authenticated requests in ${elapsedMs} ms (~${Math.round(elapsedMs / REVOCATION_CACHE_MS)} revocation periods): ${JSON.stringify([...statuses])}`);
+    expect([...statuses.keys()].filter((status) => status >= 500), JSON.stringify([...statuses])).toEqual([]);
+  }, 120_000);
 
   test.each(["token", "access_token", "authorization", "auth"])("a token in the query string (?%s=) is not accepted: 401", async (param) => {
     expectUnauthorized(await get(streamPath(`${name}?offset=-1&${param}=${encodeURIComponent(full.token)}`), null));

@@ -35,7 +35,8 @@ let epochsAtStart: Map<string, number>;
 const run = Date.now().toString(36);
 
 beforeAll(async () => {
-  service = await startHostileService({ MAX_DS_BODY_BYTES: String(MAX_DS_BODY_BYTES) });
+  // The e2e service allows loopback webhooks (for the conformance receiver): this deployment does not.
+  service = await startHostileService({ MAX_DS_BODY_BYTES: String(MAX_DS_BODY_BYTES), WEBHOOK_ALLOW_LOOPBACK: "0" });
   [full, reader] = await Promise.all([mint(service, ["pr/"], OPS), mint(service, ["pr/"], ["read"])]);
   await allLive(service, full.token, "pr/");
   epochsAtStart = await nodeEpochs(service);
