@@ -172,7 +172,7 @@ describe("live readers: over MAX_LIVE_READERS a live read is answered at once wi
       controller.abort();
       for (const response of streams) await response.body?.cancel().catch(() => undefined);
     }
-  });
+  }, 120_000);
 
   test("the cap is per node: with node-1 full, a long-poll on node-2 parks and is answered by the next append there", async () => {
     await slotsFree("node-1");
@@ -191,7 +191,7 @@ describe("live readers: over MAX_LIVE_READERS a live read is answered at once wi
       other.abort();
       await Promise.allSettled(polls);
     }
-  });
+  }, 120_000);
 });
 
 describe("producer ids: over MAX_PRODUCERS_PER_STREAM a new producer is refused with 429, the existing ones go on", () => {
