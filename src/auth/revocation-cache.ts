@@ -24,10 +24,13 @@ export class RevocationCache {
     private readonly now: () => number,
   ) {}
 
-  /** The current revocations, refreshed first when the copy is older than the period; throws when stale and unreachable. */
-  async revoked(source: RevocationSource): Promise<ReadonlySet<string>> {
+  /**
+   * The current revocations, refreshed first when the copy is older than the period (the source is made
+   * only then: most requests cost no stub); throws when stale and unreachable.
+   */
+  async revoked(source: () => RevocationSource): Promise<ReadonlySet<string>> {
     if (this.now() - this.refreshedAtMs >= this.periodMs) {
-      this.refreshing ??= this.refresh(source).finally(() => {
+      this.refreshing ??= this.refresh(source()).finally(() => {
         this.refreshing = null;
       });
       try {

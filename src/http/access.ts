@@ -53,7 +53,7 @@ async function presented(c: Ctx): Promise<Presented | Response> {
   const token = await verifyToken(parseBearer(c.req.header("authorization") ?? null), c.env.TOKEN_SECRET ?? "");
   if (token.kind !== "verified") return { token, revoked: new Set() };
   try {
-    return { token, revoked: await revocationsOf(c.env).revoked(metaLogClient(c.env.META_LOG)) };
+    return { token, revoked: await revocationsOf(c.env).revoked(() => metaLogClient(c.env.META_LOG)) };
   } catch (error) {
     console.error("the metadata log did not answer for revocations", error);
     return errorResponse(domainError("unavailable", "token revocations cannot be checked right now; retry"));

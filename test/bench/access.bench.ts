@@ -98,9 +98,9 @@ console.log(`\n3. the live-reader cap: MAX_LIVE_READERS=${LIVE_READER_CAP}, ${HE
 const service = await startService({ nodes: 1, vars: { AUTH_MODE: "open", MAX_LIVE_READERS: String(LIVE_READER_CAP), LONG_POLL_TIMEOUT_MS: "30000" } });
 try {
   const writers = (phase: string): string[] => Array.from({ length: 8 }, (_, i) => `cap/${phase}-${run}-${i}`);
-  const epochBefore = await nodeEpoch(service);
   console.log(header);
   console.log(row("cap empty", await measured(service, writers("empty"), {})));
+  const epochBefore = await nodeEpoch(service);
   const tail = `cap/tail-${run}`;
   await (await fetch(`${service.baseUrl}/v1/stream/${tail}`, { method: "PUT", headers: { "content-type": "text/plain" } })).arrayBuffer();
   const readers = holdLongPolls(service.baseUrl, tail, HELD_LONG_POLLS, {});

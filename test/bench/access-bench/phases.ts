@@ -1,5 +1,6 @@
 // The phases of the access benchmark (test/bench/access.bench.ts): token checks in this process, appends
 // through a running service at 32 connections, and appends while one node's live-reader cap is full.
+import { setMaxListeners } from "node:events";
 import { Pool } from "undici";
 import { decideAccess } from "../../../src/core/auth/access.ts";
 import { mintClaims } from "../../../src/core/auth/claims.ts";
@@ -83,6 +84,7 @@ export interface HeldReaders {
 export function holdLongPolls(baseUrl: string, name: string, count: number, headers: Record<string, string>): HeldReaders {
   const pool = new Pool(baseUrl, { connections: count, pipelining: 1, headersTimeout: 120_000, bodyTimeout: 120_000 });
   const controller = new AbortController();
+  setMaxListeners(count + 16, controller.signal); // one listener per held request
   let held = 0;
   let refused = 0;
   let stopping = false;
