@@ -31,6 +31,8 @@ const MAX_SUBSCRIPTIONS = 5;
 const MAX_SUBSCRIPTION_STREAMS = 10;
 const MAX_FORK_DEPTH = 3;
 const LONG_POLL_TIMEOUT_MS = 30_000; // longer than any test here: a parked long-poll stays parked
+/** How long an SSE response lasts at most (the node's sseMaxDurationMs, not a setting). */
+const SSE_MAX_DURATION_MS = 60_000;
 const PRODUCER_IDS = Number(process.env.HOSTILE_PRODUCER_IDS ?? "100000");
 const FLOOD_CONCURRENCY = 64;
 
@@ -82,11 +84,11 @@ async function liveReaders(node: string): Promise<number> {
 
 /**
  * Waits until no reader holds a slot on `node`. Readers whose client went away may hold theirs until the
- * long-poll timeout (the test "readers that go away free their slots" is about that): the other tests
- * wait that long, so each proves its own rule.
+ * long-poll timeout, an SSE response until its 60 s end (the test "readers that go away free their slots"
+ * is about that): the other tests wait that long, so each proves its own rule.
  */
 async function slotsFree(node: string): Promise<void> {
-  await eventually(async () => (await liveReaders(node)) === 0, { timeoutMs: LONG_POLL_TIMEOUT_MS + 15_000, what: `${node}'s live readers to drop to 0` });
+  await eventually(async () => (await liveReaders(node)) === 0, { timeoutMs: SSE_MAX_DURATION_MS + 15_000, what: `${node}'s live readers to drop to 0` });
 }
 
 async function appendTimed(name: string, body: string, node = "node-1"): Promise<{ answer: Answer; ms: number }> {
@@ -172,7 +174,7 @@ describe("live readers: over MAX_LIVE_READERS a live read is answered at once wi
       controller.abort();
       for (const response of streams) await response.body?.cancel().catch(() => undefined);
     }
-  }, 120_000);
+  }, 150_000);
 
   test("the cap is per node: with node-1 full, a long-poll on node-2 parks and is answered by the next append there", async () => {
     await slotsFree("node-1");
@@ -191,7 +193,7 @@ describe("live readers: over MAX_LIVE_READERS a live read is answered at once wi
       other.abort();
       await Promise.allSettled(polls);
     }
-  }, 120_000);
+  }, 150_000);
 });
 
 describe("producer ids: over MAX_PRODUCERS_PER_STREAM a new producer is refused with 429, the existing ones go on", () => {
