@@ -38,16 +38,26 @@ function hostOfOrigin(origin: string): string {
   return origin.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/:\d+$/, "").toLowerCase();
 }
 
+/** The port an origin names, or its scheme's default. */
+function portOfOrigin(origin: string): string {
+  const explicit = /:(\d+)$/.exec(origin.replace(/^[a-z][a-z0-9+.-]*:\/\//i, ""))?.[1];
+  return explicit ?? (origin.toLowerCase().startsWith("https:") ? "443" : "80");
+}
+
 /**
  * Whether the URL reaches the service itself: the same origin, or, for a public host, the same host on
  * any port or scheme (a CDN in front of the Worker serves a hostname on several ports). Loopback hosts
- * compare whole origins: in development the service and the receiver share 127.0.0.1 on two ports.
+ * compare ports: in development the service and the receiver share the machine on two ports, and every
+ * loopback spelling (`localhost`, `127.0.0.1`, `[::1]`, `127.1.2.3`) reaches the same one.
  */
 function isServiceOrigin(url: WebhookUrlParts, hostClass: HostClass, serviceOrigins: readonly string[]): boolean {
   const origin = url.origin?.toLowerCase();
   return serviceOrigins.some((service) => {
     const own = service.toLowerCase().replace(/\/+$/, "");
     if (origin !== undefined && origin === own) return true;
+    if (hostClass === "loopback" && origin !== undefined && classifyHost(hostOfOrigin(own)) === "loopback") {
+      return portOfOrigin(origin) === portOfOrigin(own);
+    }
     return hostClass === "public" && hostOfOrigin(own) === url.host.toLowerCase().replace(/\.$/, "");
   });
 }

@@ -139,7 +139,7 @@ describe("subscription configuration", () => {
     }
   });
 
-  test("SUB-3 WU2: the service's own origin is rejected: a public host on any port or scheme, a loopback origin exactly", () => {
+  test("SUB-3 WU2: the service's own origin is rejected: a public host on any port or scheme, a loopback port under every loopback spelling", () => {
     const policy = { allowLoopback: true, serviceOrigins: ["https://streams.example.com", "http://127.0.0.1:8787"] };
     const check = (url: string): ReturnType<typeof checkWebhookUrl> => {
       const parts = splitUrl(url);
@@ -152,6 +152,9 @@ describe("subscription configuration", () => {
       "https://streams.example.com:8443/x",
       "https://streams.example.com./x",
       "http://127.0.0.1:8787/v1/stream/x",
+      "http://localhost:8787/v1/stream/x",
+      "http://[::1]:8787/x",
+      "https://127.0.0.2:8787/x",
     ]) {
       expect(check(url), url).toMatchObject({ ok: false, error: { code: "webhook_url_rejected", details: { reason: "service_origin" } } });
     }
