@@ -5,6 +5,7 @@
 //
 //   npm run test:e2e -- test/e2e/failover-control.e2e.test.ts      knob: MINK_E2E_CONTROL_SECONDS (60)
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { eventually, NotYet } from "../support/eventually.ts";
 import { checkContent, IdempotentWriter, readWhole } from "./failover-clients.ts";
 import { startService, type Service } from "./service.ts";
 
@@ -47,9 +48,21 @@ test(`a loaded cluster with no fault sees zero failovers (${SECONDS} s of append
     const response = await fetch(`${service.baseUrl}/v1/stream/${name}`, { method: "PUT", headers: { "content-type": "text/plain" } });
     expect(response.status).toBe(201);
   }
+  // The figures compared at the end are taken once the cluster has settled: three live nodes and a
+  // coordinator holding its lease (the first acquisition, coordinator epoch 0 to 1, is not a failover).
+  await eventually(
+    async () => {
+      const response = await fetch(`${service.baseUrl}/admin/nodes`, { headers: { authorization: `Bearer ${service.adminToken}` } });
+      const view = (await response.json()) as { coordinator: { expired: boolean } | null; nodes: { live: boolean }[] };
+      if (view.nodes.length !== 3 || !view.nodes.every((node) => node.live) || view.coordinator?.expired !== false) throw new NotYet(JSON.stringify(view));
+      return true;
+    },
+    { timeoutMs: 30_000, what: "three live nodes and a coordinator" },
+  );
   const epochsBefore = await nodeEpochs();
   const coordinatorBefore = await metric("mink_coordinator_epoch");
   expect(epochsBefore.size).toBe(3);
+  expect(coordinatorBefore).toBeGreaterThan(0);
   const writers = names.map((name) => new IdempotentWriter(service, name));
   for (const writer of writers) writer.start();
   const endAtMs = Date.now() + SECONDS * 1_000;
