@@ -18,6 +18,7 @@ import { asDomainError, errorReply, reply, type Reply } from "./replies.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
 import type { StreamState } from "./stream-registry.ts";
 import { ensureOpened, recordAccess, resolveLive } from "./stream-lifecycle.ts";
+import { missingStream } from "./missing-stream.ts";
 
 const encoder = new TextEncoder();
 
@@ -31,7 +32,7 @@ export interface AppendInput {
 export async function appendToStream(ctx: NodeContext, input: AppendInput): Promise<Reply> {
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
   const stream = await resolveLive(ctx, input.name);
-  if (stream === undefined) return errorReply(domainError("not_found", "no such stream"));
+  if (stream === undefined) return missingStream(ctx, input.name);
   if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
   if (stream.phase.kind === "handing-off") return afterHandOff(ctx, stream);
   const openError = await ensureOpened(ctx, stream);
