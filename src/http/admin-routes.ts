@@ -10,7 +10,7 @@ import { parseStreamName } from "../core/protocol/stream-name.ts";
 import { parseBearer } from "../core/subscriptions/index.ts";
 import { type Env, streamNodeClient } from "../env.ts";
 import { STORE_REQUEST_KINDS, type NodeMetrics } from "../ports/stream-node-client.ts";
-import { nodeIdsOf } from "../router/router.ts";
+import { nodeIdsOf, wakeNodes } from "../router/router.ts";
 import type { MetaLogStats } from "../ports/meta-log-client.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
 import { adminFaultRoutes } from "./admin-faults.ts";
@@ -57,6 +57,9 @@ adminRoutes.use("*", requireAdmin);
 
 /** Registered nodes with liveness and how many streams each owns (counted over the whole view: admin only). */
 adminRoutes.get("/nodes", async (c) => {
+  // A node registers when it first starts, and the router starts them on its first stream request: an
+  // operator's first look at a fresh deployment (`mink nodes`) starts them too, instead of listing none.
+  await wakeNodes(c.env);
   const meta = metaOf(c.env);
   const [view, liveness] = await Promise.all([meta.view(), meta.liveness()]);
   const byId = new Map(liveness.map((entry) => [entry.nodeId, entry]));

@@ -184,7 +184,7 @@ async function toNode(env: Env, nodeId: string, request: Request): Promise<Respo
  * await another request's I/O): concurrent first requests each wake the nodes, which is harmless. A node
  * that fails to start is started again by the next request that reaches it.
  */
-async function wakeNodes(env: Env, nodeIds: readonly string[]): Promise<void> {
+export async function wakeNodes(env: Env, nodeIds: readonly string[] = nodeIdsOf(env)): Promise<void> {
   const key = nodeIds.join(",");
   if (woken.has(key)) return;
   const results = await Promise.allSettled(nodeIds.map((id) => streamNodeClient(env.STREAM_NODE, id).ping()));
