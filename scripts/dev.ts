@@ -4,7 +4,8 @@
 // (default 8787), with Durable Object state in .mink/wrangler. Both keep their data across restarts.
 // A change under src/ or durable-objects/ rebuilds the bundle and restarts the Worker on the same state
 // (a failed build keeps the running one). Ctrl-C stops everything. MINK_STATE_DIR puts that state (and the
-// build) somewhere else than .mink/ in the current directory: the examples test runs a throwaway one.
+// build) somewhere else than .mink/ in the current directory, for instance a throwaway folder for a test
+// (test/e2e/dev-process.ts); it must be below the repository, whose node_modules the build resolves from.
 //
 //   PORT=8787 MINK_S3_PORT=9000 MINK_NODES=node-0,node-1,node-2 ADMIN_TOKEN=... npm run dev
 //   MINK_STATE_DIR=/tmp/mink-state npm run dev
