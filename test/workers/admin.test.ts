@@ -74,14 +74,6 @@ describe("admin endpoints", () => {
     }
   });
 
-  it("lists every node of a fresh deployment before any stream request has started them", async () => {
-    const fresh = ["first-look-0", "first-look-1"];
-    const response = await call("GET", "/admin/nodes", { headers: BEARER, vars: { NODE_IDS: fresh.join(",") } });
-    expect(response.status).toBe(200);
-    const body = await response.json<NodesBody>();
-    expect(body.nodes.map((node) => node.id).filter((id) => fresh.includes(id)).sort()).toEqual(fresh);
-  });
-
   it("lists the nodes with their live flags and stream counts, and shows a stream's ownership", async () => {
     const names = ["adm/one", "adm/two", "adm/three words"];
     for (const name of names) {
