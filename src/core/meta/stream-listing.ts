@@ -109,7 +109,8 @@ export function pageOfNames(sorted: readonly string[], query: StreamListQuery): 
 export function sortedStreamNames(state: MetaState): string[] {
   const names: string[] = [];
   for (const [name] of state.streamIdsByName.entries()) names.push(name);
-  return names.sort(compareNames);
+  // The default sort compares strings by UTF-16 code unit, as compareNames does, and faster than a comparator.
+  return names.sort();
 }
 
 /** Code-unit order (what `<` on strings means); never locale order. */
