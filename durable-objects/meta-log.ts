@@ -16,6 +16,9 @@ import {
   type MetaState,
   type MetaView,
   type NodeRecord,
+  MAX_LIST_LIMIT,
+  type StreamListing,
+  type StreamListQuery,
   type StreamLookup,
   type StreamQuery,
   type StreamView,
@@ -102,7 +105,7 @@ export class MetaLog extends DurableObject<Env> {
     super(ctx, env);
     const { limits, warnings } = edgeLimits(env);
     for (const warning of warnings) console.warn(warning);
-    // LEASE_TTL_MS and the bounds of issue 11 (MAX_STREAMS here) come from the Worker's vars, which every
+    // LEASE_TTL_MS and the bounds of docs/limits.md (MAX_STREAMS here) come from the Worker's vars, which every
     // Durable Object of the deployment is given too.
     this.webhookMaxReplyBytes = limits.webhookMaxReplyBytes;
     this.tuning = {
@@ -147,6 +150,12 @@ export class MetaLog extends DurableObject<Env> {
 
   lookupStream(query: StreamQuery): StreamLookup {
     return this.log.lookupStream(query);
+  }
+
+  /** One page of the streams by name (GET /admin/streams checks the query; the limit is bounded here too). */
+  listStreams(query: StreamListQuery): StreamListing {
+    const limit = Number.isSafeInteger(query.limit) ? Math.min(Math.max(1, query.limit), MAX_LIST_LIMIT) : MAX_LIST_LIMIT;
+    return this.log.listStreams({ prefix: String(query.prefix), after: query.after === null ? null : String(query.after), limit });
   }
 
   watch(since: number, timeoutMs: number): Promise<ViewChanges> {

@@ -1,12 +1,11 @@
-// Operations endpoints (issue 4 item 5; docs/operations.md), served by the Worker and guarded by the admin
+// Operations endpoints (docs/operations.md), served by the Worker and guarded by the admin
 // bearer token (ADMIN_TOKEN): `GET /admin/nodes` and `GET /admin/streams/<path>` as JSON from the metadata
 // log, and `GET /metrics` in the Prometheus text format, gathered from every node of NODE_IDS over RPC plus
-// the metadata log's stats. Slots, transfers and drain (issue 5) are in admin-transfers.ts, mounted here
+// the metadata log's stats. Slots, transfers and drain are in admin-transfers.ts, mounted here
 // behind the same token. Errors use the one error table (src/http/error-table.ts).
 import { Hono, type MiddlewareHandler } from "hono";
 import { domainError } from "../core/errors.ts";
 import { formatMetrics, METRICS_CONTENT_TYPE, type MetricFamily, type MetricSample } from "../core/metrics-text.ts";
-import { parseStreamName } from "../core/protocol/stream-name.ts";
 import { parseBearer } from "../core/subscriptions/index.ts";
 import { type Env, streamNodeClient } from "../env.ts";
 import { STORE_REQUEST_KINDS, type NodeMetrics } from "../ports/stream-node-client.ts";
@@ -14,12 +13,12 @@ import { nodeIdsOf, wakeNodes } from "../router/router.ts";
 import type { MetaLogStats } from "../ports/meta-log-client.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
 import { adminFaultRoutes } from "./admin-faults.ts";
+import { adminStreamRoutes } from "./admin-streams.ts";
 import { adminTokenRoutes } from "./admin-tokens.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 import { errorResponse } from "./stream-routes.ts";
 
-const STREAMS_PREFIX = "/admin/streams/";
 const encoder = new TextEncoder();
 
 /**
@@ -94,31 +93,8 @@ adminRoutes.get("/nodes", async (c) => {
   });
 });
 
-/** One stream's record in the metadata log: owner, epoch, ownership state, pending transfer. */
-adminRoutes.get("/streams/*", async (c) => {
-  const path = new URL(c.req.url).pathname;
-  const name = parseStreamName(path.startsWith(STREAMS_PREFIX) ? path.slice(STREAMS_PREFIX.length) : "");
-  if (!name.ok) return errorResponse(name.error);
-  const lookup = await metaOf(c.env).lookupStream({ name: name.value });
-  const stream = lookup.stream;
-  if (stream === null) return errorResponse(domainError("not_found", "no such stream"));
-  return json({
-    version: lookup.version,
-    id: stream.id,
-    name: stream.name,
-    owner: stream.owner,
-    ownerAddress: lookup.ownerNode?.addr ?? null,
-    epoch: stream.epoch,
-    ownership: stream.ownership,
-    closedAtEpoch: stream.closedAtEpoch ?? null,
-    pendingTransfer:
-      stream.transfer === undefined
-        ? null
-        : { source: stream.transfer.source, target: stream.transfer.target, targetAddress: lookup.targetNode?.addr ?? null },
-    config: stream.config,
-  });
-});
-
+/** The stream listing and one stream's record (admin-streams.ts). */
+adminRoutes.route("/", adminStreamRoutes);
 /** Slots, transfers and drain (admin-transfers.ts), behind the same token. */
 adminRoutes.route("/", adminTransferRoutes);
 /** Fault injection for tests (admin-faults.ts): present only with FAULTS_ENABLED=1. */

@@ -20,12 +20,16 @@ import {
   fullChanges,
   fullView,
   handedToNode,
+  insertName,
   isHandedTo,
+  listStreams,
   liveNodes,
   lookupStream,
   pendingTransfers,
   planDrain,
+  removeName,
   seedLiveness,
+  sortedStreamNames,
   touchedBy,
   transferDuties,
   type AdmissionLimits,
@@ -35,6 +39,8 @@ import {
   type MetaState,
   type MetaView,
   type NodeRecord,
+  type StreamListing,
+  type StreamListQuery,
   type StreamLookup,
   type StreamQuery,
   type StreamView,
@@ -61,7 +67,7 @@ export interface MetaLogJournal {
 
 /** Knobs read at each use, so a caller (tests) may change them on a running log. */
 export interface MetaLogTimings {
-  /** A node is live while its last heartbeat is younger than this (DESIGN.md `lease_ttl`). */
+  /** A node is live while its last heartbeat is younger than this (LEASE_TTL_MS). */
   leaseTtlMs: number;
   /** Upper bound of one watch long-poll. */
   maxWatchMs: number;
@@ -90,6 +96,12 @@ export class MetaLogService {
   /** Watchers waiting for the next change (one key). */
   private readonly waiters = new KeyedWaiters();
   private readonly now: () => number;
+  /**
+   * Every stream name in code-unit order, for the listing (GET /admin/streams): built at the first listing,
+   * then kept up to date by each accepted change (names are created and deleted, never renamed), so a page
+   * costs two binary searches. `of` is the name map it describes.
+   */
+  private names: { of: MetaState["streamIdsByName"]; sorted: string[] } | null = null;
 
   /** `state` is what the journal holds (loaded and replayed by the caller). */
   constructor(
@@ -121,7 +133,9 @@ export class MetaLogService {
     const nowMs = this.now();
     const { state, result } = apply(this.current, command, { nowMs });
     if (result.ok && result.changed) {
-      this.journal.append({ index: state.version, command, nowMs }, touchedBy(command, result));
+      const touched = touchedBy(command, result);
+      this.journal.append({ index: state.version, command, nowMs }, touched);
+      this.keepNamesSorted(this.current, state, touched.streams ?? []);
       this.current = state;
       if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
       if (command.type === "DeclareDead") this.failoverCounts.failovers++;
@@ -140,6 +154,34 @@ export class MetaLogService {
     return lookupStream(this.current, query);
   }
 
+  /** One page of the streams by name (table LS in src/core/meta/stream-listing.ts). */
+  listStreams(query: StreamListQuery): StreamListing {
+    const state = this.current;
+    if (this.names === null || this.names.of !== state.streamIdsByName) {
+      // The first listing (or a state the kept names do not describe): sort every name, O(n log n).
+      this.names = { of: state.streamIdsByName, sorted: sortedStreamNames(state) };
+    }
+    return listStreams(state, this.names.sorted, query);
+  }
+
+  /** The sorted names follow an accepted change: the names of the streams it created or deleted. */
+  private keepNamesSorted(before: MetaState, after: MetaState, streamIds: readonly string[]): void {
+    const names = this.names;
+    if (names === null || names.of !== before.streamIdsByName) return;
+    if (after.streamIdsByName === before.streamIdsByName) return;
+    const added: string[] = [];
+    for (const id of streamIds) {
+      const was = before.streams.get(id)?.name;
+      const is = after.streams.get(id)?.name;
+      if (was === is) continue;
+      if (was !== undefined) removeName(names.sorted, was);
+      if (is !== undefined) added.push(is);
+    }
+    for (const name of added) insertName(names.sorted, name);
+    // A change whose touched set missed a name would leave the count wrong: sort again at the next listing.
+    this.names = names.sorted.length === after.streamIdsByName.size ? { of: after.streamIdsByName, sorted: names.sorted } : null;
+  }
+
   /**
    * What changed after version `since`: the current records of the nodes and streams touched since then
    * (a delta), or the full view when `since` is older than the retained log or ahead of it. When nothing
@@ -153,7 +195,7 @@ export class MetaLogService {
   }
 
   /**
-   * The watcher loop of a node (seed 003): the pending transfers it is source or target of, and the streams
+   * The watcher loop of a node (docs/transfers.md): the pending transfers it is source or target of, and the streams
    * handed to it since `since` (to open at once). Waits like `watch` when nothing changed since `since`.
    * With `since` 0 (a node's start) or after a gap in the retained log, `handedTo` comes from a scan of
    * every stream, so a target that crashed between a completion and its open still opens at once.
@@ -187,7 +229,7 @@ export class MetaLogService {
   }
 
   /**
-   * Drain (seed 003): marks the node draining (no new placements), then begins a transfer of each stream
+   * Drain (docs/transfers.md): marks the node draining (no new placements), then begins a transfer of each stream
    * assigned to it to the node placement chooses. One synchronous step, so no other proposal interleaves
    * with the plan. Idempotent: a second drain plans only what is not moving yet.
    */
@@ -215,7 +257,7 @@ export class MetaLogService {
   }
 
   /**
-   * One coordinator tick (seed 002, "Failover"), decided here in one synchronous step so it never acts on a
+   * One coordinator tick (docs/failover.md), decided here in one synchronous step so it never acts on a
    * stale view: every registered node that stopped heartbeating is declared dead at its epoch, then up to
    * `maxMoves` streams of declared-dead nodes are re-led to the least-loaded live nodes, in entries of at
    * most MAX_REASSIGN_BATCH moves (a dead node with 100,000 streams takes many ticks of small entries, and
@@ -292,7 +334,7 @@ export class MetaLogService {
   }
 
   /**
-   * One round of a rebalance (seed 002, `mink cluster rebalance`), in one synchronous step like drain(), so
+   * One round of a rebalance (`mink cluster rebalance`), in one synchronous step like drain(), so
    * no other proposal interleaves with the plan: planRebalance over the nodes live now (table RB), then,
    * unless a dry run, a BeginTransfer (as the admin: no proposer) of each of its transfers in plan order
    * while fewer than `maxConcurrent` transfers are pending in the cluster. Orphans are only reported: the
