@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The mink CLI in a script: list the nodes, create a stream and append to it, move it to another node
-# with a transfer, wait until the move is done, and read the stream back from its new owner.
+# with a transfer, wait until the move is done, read the stream back from its new owner, and list the
+# streams under its prefix.
 #
 #   bash examples/cli.sh [stream]       # default demo/cli
 #
@@ -37,4 +38,5 @@ mink stream "$stream"
 
 curl -sSfL "${auth[@]}" -X POST -H 'Content-Type: text/plain' --data 'after the move;' "$MINK_URL/v1/stream/$stream"
 echo "moved from $owner to $target; read back: $(curl -sSfL "${auth[@]}" "$MINK_URL/v1/stream/$stream?offset=-1")"
+mink streams "${stream%%/*}/"
 # #endregion readme:cli

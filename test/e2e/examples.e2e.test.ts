@@ -78,11 +78,13 @@ describe("examples against npm run dev", () => {
     expect(out).toContain("read back: order 1;order 2;\n");
   });
 
-  it("cli.sh lists three nodes and moves a stream to another node, its data intact", { timeout: CLI_SCRIPT_TIMEOUT_MS + 10_000 }, async () => {
+  it("cli.sh lists three nodes, moves a stream to another node with its data intact, and lists it there", { timeout: CLI_SCRIPT_TIMEOUT_MS + 10_000 }, async () => {
     const out = await example("cli.sh", "demo/cli");
     for (const node of ["node-0", "node-1", "node-2"]) expect(out).toMatch(new RegExp(`^${node}\\s+yes`, "m"));
     const moved = /^moved from (node-\d) to (node-\d); read back: before the move;after the move;$/m.exec(out);
     expect(moved, out).not.toBeNull();
     expect(moved![1]).not.toBe(moved![2]);
+    // The listing of demo/ at the end shows the stream on its new owner.
+    expect(out).toMatch(new RegExp(`^demo/cli\\s+${moved![2]}\\s`, "m"));
   });
 });
