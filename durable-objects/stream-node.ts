@@ -13,7 +13,7 @@ import { NodeRuntime } from "../src/node/node-runtime.ts";
 import type { RecoveryResult } from "../src/node/recovery.ts";
 import { nodeSettings } from "../src/node/settings.ts";
 import { nodeObjectStore } from "../src/node/store-factory.ts";
-import { emptyStoreRequestCounts } from "../src/node/store-metrics.ts";
+import { idleMeterSnapshots } from "../src/node/store-metrics.ts";
 import type { TransferWatcher } from "../src/node/transfer-watcher.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
 import type { FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient } from "../src/ports/stream-node-client.ts";
@@ -105,7 +105,7 @@ export class StreamNode extends DurableObject<Env> {
       nodeId: this.nodeId,
       nodeEpoch: this.nodeEpoch,
       started: false,
-      storeRequests: emptyStoreRequestCounts(),
+      ...idleMeterSnapshots(),
       transferSteps,
       coordinator,
       takeovers,
@@ -200,6 +200,7 @@ export class StreamNode extends DurableObject<Env> {
         invalidate: (name) => this.viewCache.invalidate(name),
       },
       now: () => Date.now(),
+      clockMs: () => performance.now(),
       random: () => Math.random(),
       background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => console.error("background work failed", error))),
       onStopped: () => setTimeout(() => this.ctx.abort("the WAL writer stopped"), RESET_AFTER_STOP_MS),

@@ -11,6 +11,7 @@ import { settleWithin, type KeyedWaiters } from "../waits/keyed-waiters.ts";
 import type { KeyedLock } from "./keyed-lock.ts";
 import { asDomainError } from "./replies.ts";
 import type { NodeSettings } from "./settings.ts";
+import type { NodeMeters } from "./store-metrics.ts";
 import type { StreamRegistry, StreamState } from "./stream-registry.ts";
 
 /** The part of the WAL writer the paths use. */
@@ -67,6 +68,8 @@ export interface NodeContext {
   readonly view: ViewPort;
   readonly locks: KeyedLock;
   readonly takeovers: TakeoverStats;
+  /** Counters, latency histograms and the recent series for /metrics and GET /admin/series. */
+  readonly meters: NodeMeters;
   now(): number;
   /** A uniform draw in [0, 1) (cursor jitter). */
   random(): number;

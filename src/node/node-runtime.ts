@@ -7,7 +7,9 @@
 // which replaces it with a new one.
 import type { DomainError } from "../core/errors.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
-import type { NodeMetrics, StoreRequestCounts } from "../ports/stream-node-client.ts";
+import { snapshotHistogram } from "../core/histogram.ts";
+import { seriesSamples } from "../core/series.ts";
+import type { NodeMetrics } from "../ports/stream-node-client.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { WalWriter } from "../storage/wal-writer.ts";
 import { attachMissingSources } from "./adopt.ts";
@@ -19,7 +21,7 @@ import { asDomainError } from "./replies.ts";
 import { StreamObjectCache } from "./object-cache.ts";
 import { recoverNode, type RecoveryResult } from "./recovery.ts";
 import type { NodeSettings } from "./settings.ts";
-import { countAcknowledged, countingStore, emptyStoreRequestCounts, type AppendCounts } from "./store-metrics.ts";
+import { countAcknowledged, meteredStore, newNodeMeters, storeLatencySnapshots, type NodeMeters } from "./store-metrics.ts";
 import { isGone, StreamRegistry } from "./stream-registry.ts";
 import { subscriptionDelivery } from "./subscription-delivery.ts";
 import { expireIdle } from "./stream-lifecycle.ts";
@@ -63,6 +65,8 @@ export interface NodeRuntimeDeps {
   /** Cached lookups of the metadata log (the shell decides how long they are trusted). */
   readonly view: ViewPort;
   readonly now: () => number;
+  /** Monotonic ms for latencies (performance.now in workerd and Node; virtual time in the simulation). */
+  readonly clockMs: () => number;
   readonly random: () => number;
   /** Keeps background work alive past the response (waitUntil in workerd). */
   readonly background: (work: Promise<unknown>) => void;
@@ -84,20 +88,18 @@ export class NodeRuntime {
     readonly watcher: TransferWatcher,
     readonly coordinator: CoordinatorRole,
     private readonly meta: NodeMetaPort,
-    /** Counters for /metrics, from the start on (recovery's store requests included). */
-    private readonly storeRequests: StoreRequestCounts,
-    private readonly appendCounts: AppendCounts,
+    /** Counters and histograms for /metrics, from the start on (recovery's store requests included). */
+    private readonly meters: NodeMeters,
   ) {
     this.checkpointSeq = recovery.fromSeq;
   }
 
   /** Registers, fences and replays, then serves. Throws when the metadata log refuses the registration. */
   static async start(deps: NodeRuntimeDeps): Promise<NodeRuntime> {
-    const storeRequests = emptyStoreRequestCounts();
-    const appendCounts: AppendCounts = { appends: 0, bytes: 0 };
-    const store = countingStore(deps.store, storeRequests);
     const { nodeId, nodeEpoch } = deps;
     const registeredAtMs = deps.now();
+    const meters = newNodeMeters(registeredAtMs, deps.clockMs);
+    const store = meteredStore(deps.store, meters);
     const registered = await deps.meta.propose({ type: "RegisterNode", nodeId, nodeEpoch, addr: deps.addr });
     if (!registered.ok) throw new Error(`RegisterNode refused: ${registered.error.message}`);
     const takeovers = { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 };
@@ -124,7 +126,7 @@ export class NodeRuntime {
           stopServing(ctx, error, deps);
           throw error;
         }
-        countAcknowledged(appendCounts, records);
+        countAcknowledged(meters, records, deps.now());
         return ack;
       },
     };
@@ -143,6 +145,7 @@ export class NodeRuntime {
       view: deps.view,
       locks: new KeyedLock(),
       takeovers,
+      meters,
       observers: new Set(),
       now: deps.now,
       random: deps.random,
@@ -167,7 +170,7 @@ export class NodeRuntime {
       tickMs: settings.coordinatorTickMs,
       maxMovesPerTick: settings.maxReassignPerTick,
     });
-    return new NodeRuntime(ctx, recovery, wal, watcher, coordinator, deps.meta, storeRequests, appendCounts);
+    return new NodeRuntime(ctx, recovery, wal, watcher, coordinator, deps.meta, meters);
   }
 
   /** A test fault on the heartbeat (see BeatFault); null: none. */
@@ -270,9 +273,12 @@ export class NodeRuntime {
       nodeId: this.ctx.nodeId,
       nodeEpoch: this.ctx.nodeEpoch,
       started: true,
-      appendsAcknowledged: this.appendCounts.appends,
-      bytesAppended: this.appendCounts.bytes,
-      storeRequests: { ...this.storeRequests },
+      appendsAcknowledged: this.meters.appendCounts.appends,
+      bytesAppended: this.meters.appendCounts.bytes,
+      storeRequests: { ...this.meters.storeRequests },
+      storeLatency: storeLatencySnapshots(this.meters),
+      ackLatency: snapshotHistogram(this.meters.ack),
+      series: seriesSamples(this.meters.series, this.ctx.now()),
       walFlushes: this.wal.stats.objectsWritten,
       walBytesWritten: this.wal.stats.bytesWritten,
       openStreams,

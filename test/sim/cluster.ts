@@ -130,6 +130,7 @@ export class SimCluster {
           invalidate: (name) => viewCache.invalidate(name),
         },
         now: () => clock.now(),
+        clockMs: () => clock.now(),
         random: this.random,
         background: (work) => {
           work.catch((error: unknown) => trace.write(`  node ${inc.label} background work failed: ${String(error)}`));

@@ -15,6 +15,8 @@ const ORIGIN = "http://127.0.0.1:8787";
 
 export interface ClusterOptions {
   readonly now?: () => number;
+  /** Monotonic ms for latencies (default performance.now). */
+  readonly clockMs?: () => number;
   readonly random?: () => number;
   readonly settings?: SettingsVars;
   /** Settings with no var (e.g. `maxReadBytes`), over the ones read from `settings`. */
@@ -70,6 +72,7 @@ export class TestCluster {
         invalidate: (name) => viewCache.invalidate(name),
       },
       now: this.now,
+      clockMs: this.options.clockMs ?? (() => performance.now()),
       random: this.random,
       background: (work) => {
         work.catch((error: unknown) => console.error(`node ${nodeId}: background work failed`, error));
