@@ -20,6 +20,7 @@ import type { FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient 
 import { domainError } from "../src/core/errors.ts";
 import { errorResponse } from "../src/http/stream-routes.ts";
 import { ViewCache } from "../src/router/view-cache.ts";
+import { consoleSink, createLogger } from "../src/log/logger.ts";
 import type { WalWriter } from "../src/storage/wal-writer.ts";
 
 const NODE_ID_KEY = "nodeId";
@@ -172,10 +173,8 @@ export class StreamNode extends DurableObject<Env> {
       // In the background: an alarm runs only after the previous one returned, so a long compaction
       // awaited here would hold back the next heartbeats, and a busy node would be declared dead.
       this.ctx.waitUntil(
-        this.compact().catch((error: unknown) => {
-          // Nothing is lost: the WAL stays until a compaction lands; the next heartbeat tries again.
-          console.error(`node ${this.nodeId}: compaction failed`, error);
-        }),
+        // Logged by the runtime (compaction.failed); the next heartbeat tries again.
+        this.compact().catch(() => undefined),
       );
     }
   }
@@ -188,6 +187,7 @@ export class StreamNode extends DurableObject<Env> {
   private async start(): Promise<void> {
     const settings = nodeSettings(this.env);
     const origin = this.env.PUBLIC_ORIGIN ?? "http://127.0.0.1:8787";
+    const log = createLogger(consoleSink, { node: this.nodeId, nodeEpoch: this.nodeEpoch }, () => Date.now());
     this.runtime = await NodeRuntime.start({
       nodeId: this.nodeId,
       nodeEpoch: this.nodeEpoch,
@@ -202,7 +202,8 @@ export class StreamNode extends DurableObject<Env> {
       now: () => Date.now(),
       clockMs: () => performance.now(),
       random: () => Math.random(),
-      background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => console.error("background work failed", error))),
+      logSink: consoleSink,
+      background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => log.log("node.error", { during: "background" }, error))),
       onStopped: () => setTimeout(() => this.ctx.abort("the WAL writer stopped"), RESET_AFTER_STOP_MS),
     });
     await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);

@@ -8,6 +8,7 @@ import { type Env, streamNodeClient } from "../env.ts";
 import type { MetaLogStats } from "../ports/meta-log-client.ts";
 import { STORE_REQUEST_KINDS, type NodeMetrics } from "../ports/stream-node-client.ts";
 import { nodeIdsOf } from "../router/router.ts";
+import { workerLog } from "../log/logger.ts";
 import { metaOf } from "./admin-common.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 
@@ -17,7 +18,7 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
   return promise.then(
     (value) => ({ ok: true as const, value }),
     (error: unknown) => {
-      console.error("a metrics source did not answer", error);
+      workerLog.log("worker.error", { during: "metrics_source" }, error);
       return { ok: false as const };
     },
   );

@@ -10,6 +10,7 @@ import { parseBearer } from "../core/subscriptions/index.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
 import { adminFaultRoutes } from "./admin-faults.ts";
 import { adminSeriesRoutes } from "./admin-series.ts";
+import { workerLog } from "../log/logger.ts";
 import { adminTokenRoutes } from "./admin-tokens.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
 import { errorResponse } from "./stream-routes.ts";
@@ -122,6 +123,6 @@ adminRoutes.route("/", adminSeriesRoutes);
 
 /** One answer for anything unexpected: logged here, never an internal message or stack to the caller. */
 adminRoutes.onError((error) => {
-  console.error("admin request failed", error);
+  workerLog.log("worker.error", { during: "admin_request" }, error);
   return errorResponse(domainError("unavailable", "the admin request failed; retry"));
 });
