@@ -11,7 +11,7 @@ import type { CompactionReport } from "../src/node/compaction.ts";
 import type { NodeContext } from "../src/node/node-context.ts";
 import { NodeRuntime } from "../src/node/node-runtime.ts";
 import type { RecoveryResult } from "../src/node/recovery.ts";
-import { nodeSettings } from "../src/node/settings.ts";
+import { nodeSettings, type NodeSettings } from "../src/node/settings.ts";
 import { nodeObjectStore } from "../src/node/store-factory.ts";
 import { idleMeterSnapshots } from "../src/node/store-metrics.ts";
 import type { TransferWatcher } from "../src/node/transfer-watcher.ts";
@@ -20,7 +20,7 @@ import type { FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient 
 import { domainError } from "../src/core/errors.ts";
 import { errorResponse } from "../src/http/stream-routes.ts";
 import { ViewCache } from "../src/router/view-cache.ts";
-import { consoleSink, createLogger } from "../src/log/logger.ts";
+import { consoleSink, createLogger, type Logger } from "../src/log/logger.ts";
 import type { WalWriter } from "../src/storage/wal-writer.ts";
 
 const NODE_ID_KEY = "nodeId";
@@ -188,7 +188,18 @@ export class StreamNode extends DurableObject<Env> {
     const settings = nodeSettings(this.env);
     const origin = this.env.PUBLIC_ORIGIN ?? "http://127.0.0.1:8787";
     const log = createLogger(consoleSink, { node: this.nodeId, nodeEpoch: this.nodeEpoch }, () => Date.now());
-    this.runtime = await NodeRuntime.start({
+    try {
+      this.runtime = await this.startRuntime(settings, origin, log);
+    } catch (error) {
+      // The metadata log refused the registration or the store did not answer: a later request tries again.
+      log.log("node.start_failed", {}, error);
+      throw error;
+    }
+    await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
+  }
+
+  private startRuntime(settings: NodeSettings, origin: string, log: Logger): Promise<NodeRuntime> {
+    return NodeRuntime.start({
       nodeId: this.nodeId,
       nodeEpoch: this.nodeEpoch,
       addr: `${origin}/n/${this.nodeId}`,
@@ -206,7 +217,6 @@ export class StreamNode extends DurableObject<Env> {
       background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => log.log("node.error", { during: "background" }, error))),
       onStopped: () => setTimeout(() => this.ctx.abort("the WAL writer stopped"), RESET_AFTER_STOP_MS),
     });
-    await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
   }
 }
 

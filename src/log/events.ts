@@ -8,6 +8,8 @@ export type LogLevel = "info" | "warn" | "error";
 export const LOG_EVENTS = {
   /** A node incarnation registered, sealed and replayed its WAL chain, and serves. */
   "node.start": "info",
+  /** A node incarnation could not start (registration refused, the store did not answer); retried later. */
+  "node.start_failed": "error",
   /** A node's WAL writer stopped (fenced by a newer seal, or the store kept failing): it serves no more. */
   "node.stopped": "error",
   /** A conditional write of the WAL chain was refused (a newer incarnation sealed it): the node stops. */
