@@ -134,7 +134,7 @@ export class NodeRuntime {
           stopServing(ctx, error, deps);
           throw error;
         }
-        countAcknowledged(meters, records, deps.now());
+        countAcknowledged(meters, records);
         return ack;
       },
     };

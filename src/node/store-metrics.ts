@@ -83,33 +83,32 @@ export function meteredStore(store: ObjectStore, meters: NodeMeters): ObjectStor
 }
 
 /**
- * Counts WAL records that just became durable at `nowMs` (wall clock), in the totals and the series.
- * Never throws: the append is acknowledged regardless.
+ * Counts WAL records that just became durable, in the totals and in the series interval each was decided
+ * in (the wall time its record carries: no clock read here). Never throws: the append is acknowledged
+ * regardless.
  */
-export function countAcknowledged(meters: NodeMeters, records: readonly WalRecord[], nowMs: number): void {
-  let appends = 0;
-  let bytes = 0;
+export function countAcknowledged(meters: NodeMeters, records: readonly WalRecord[]): void {
   for (const record of records) {
-    let kind: string;
+    let meta: ReturnType<typeof decodeRecordMeta>;
     try {
-      kind = decodeRecordMeta(record.meta).k;
+      meta = decodeRecordMeta(record.meta);
     } catch {
       continue; // only the node's own records pass here; an undecodable one is not worth failing an answer
     }
-    if (kind === "append") appends++;
-    if (kind === "append" || kind === "create") bytes += record.data.byteLength;
+    if (meta.k !== "append" && meta.k !== "create") continue;
+    const appends = meta.k === "append" ? 1 : 0;
+    meters.appendCounts.appends += appends;
+    meters.appendCounts.bytes += record.data.byteLength;
+    recordAppends(meters.series, meta.at, appends, record.data.byteLength);
   }
-  meters.appendCounts.appends += appends;
-  meters.appendCounts.bytes += bytes;
-  if (appends > 0 || bytes > 0) recordAppends(meters.series, nowMs, appends, bytes);
 }
 
 /**
- * One append acknowledged: its latency from `arrivedMs` (clockMs at its arrival) goes into the histogram
- * and into the series interval of `decidedAtMs + latency` (wall ms: no second wall-clock read).
+ * One append acknowledged: its latency from `arrivedMs` (clockMs at its arrival) goes into the histogram,
+ * and into the series interval it was decided in (`decidedAtMs`, wall ms, as its appends are counted).
  */
 export function observeAck(meters: NodeMeters, arrivedMs: number, decidedAtMs: number): void {
   const latencyMs = meters.clockMs() - arrivedMs;
   observe(meters.ack, latencyMs);
-  recordAck(meters.series, decidedAtMs + Math.max(latencyMs, 0), latencyMs);
+  recordAck(meters.series, decidedAtMs, latencyMs);
 }
