@@ -5,17 +5,16 @@
 // behind the same token. Errors use the one error table (src/http/error-table.ts).
 import { Hono, type MiddlewareHandler } from "hono";
 import { domainError } from "../core/errors.ts";
-import { parseStreamName } from "../core/protocol/stream-name.ts";
 import { parseBearer } from "../core/subscriptions/index.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
 import { adminFaultRoutes } from "./admin-faults.ts";
 import { adminSeriesRoutes } from "./admin-series.ts";
+import { adminStreamRoutes } from "./admin-streams.ts";
 import { workerLog } from "../log/logger.ts";
 import { adminTokenRoutes } from "./admin-tokens.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
 import { errorResponse } from "./stream-routes.ts";
 
-const STREAMS_PREFIX = "/admin/streams/";
 const encoder = new TextEncoder();
 
 /**
@@ -87,31 +86,8 @@ adminRoutes.get("/nodes", async (c) => {
   });
 });
 
-/** One stream's record in the metadata log: owner, epoch, ownership state, pending transfer. */
-adminRoutes.get("/streams/*", async (c) => {
-  const path = new URL(c.req.url).pathname;
-  const name = parseStreamName(path.startsWith(STREAMS_PREFIX) ? path.slice(STREAMS_PREFIX.length) : "");
-  if (!name.ok) return errorResponse(name.error);
-  const lookup = await metaOf(c.env).lookupStream({ name: name.value });
-  const stream = lookup.stream;
-  if (stream === null) return errorResponse(domainError("not_found", "no such stream"));
-  return json({
-    version: lookup.version,
-    id: stream.id,
-    name: stream.name,
-    owner: stream.owner,
-    ownerAddress: lookup.ownerNode?.addr ?? null,
-    epoch: stream.epoch,
-    ownership: stream.ownership,
-    closedAtEpoch: stream.closedAtEpoch ?? null,
-    pendingTransfer:
-      stream.transfer === undefined
-        ? null
-        : { source: stream.transfer.source, target: stream.transfer.target, targetAddress: lookup.targetNode?.addr ?? null },
-    config: stream.config,
-  });
-});
-
+/** The stream listing and one stream's record (admin-streams.ts). */
+adminRoutes.route("/", adminStreamRoutes);
 /** Slots, transfers and drain (admin-transfers.ts), behind the same token. */
 adminRoutes.route("/", adminTransferRoutes);
 /** Fault injection for tests (admin-faults.ts): present only with FAULTS_ENABLED=1. */
