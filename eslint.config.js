@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", ".wrangler/", ".mink/", "worker-configuration.d.ts", ".dependency-cruiser.cjs"] },
+  { ignores: ["node_modules/", "**/dist/", ".wrangler/", ".mink/", "worker-configuration.d.ts", ".dependency-cruiser.cjs"] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
