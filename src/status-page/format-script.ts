@@ -27,6 +27,12 @@ export function formatBytes(bytes) {
   return (value < 10 ? value.toFixed(1) : Math.round(value).toString()) + " " + BYTE_UNITS[unit];
 }
 
+/** An offset of digit groups without their zero padding (0000000000000001_0000000000001000 -> 1_1000); others as they are. */
+export function compactOffset(offset) {
+  if (!/^[0-9]+(_[0-9]+)*$/.test(offset)) return offset;
+  return offset.split("_").map((part) => part.replace(/^0+(?=[0-9])/, "")).join("_");
+}
+
 /** A figure for an axis or a table: 0.4, 12, 3.4k, 1.2M. */
 export function formatCompact(value) {
   if (typeof value !== "number" || !Number.isFinite(value)) return "—";

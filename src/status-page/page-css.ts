@@ -20,7 +20,9 @@ body { margin: 0; background: var(--bg); color: var(--text);
   font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 .bar { display: flex; align-items: center; gap: 12px; padding: 10px 16px; background: var(--card);
   border-bottom: 1px solid var(--line); position: sticky; top: 0; z-index: 1; }
-.bar h1 { font-size: 18px; margin: 0; margin-right: auto; }
+.bar h1 { font-size: 18px; margin: 0; margin-right: auto; white-space: nowrap; }
+#updated { font-size: 13px; text-align: right; }
+.bar button { white-space: nowrap; }
 main { max-width: 1100px; margin: 0 auto; padding: 16px; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px;
   margin-bottom: 16px; }
@@ -51,7 +53,10 @@ th, td { text-align: left; padding: 7px 10px; border-bottom: 1px solid var(--lin
 th { font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted); font-weight: 600; }
 tbody tr:last-child td { border-bottom: none; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
-td.name { max-width: 340px; overflow: hidden; text-overflow: ellipsis; }
+td.name { max-width: 320px; overflow: hidden; text-overflow: ellipsis; }
+.offset { display: inline-block; max-width: 150px; overflow: hidden; text-overflow: ellipsis; vertical-align: bottom; }
+.progress { display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: 0 20px; }
+.progress h3 { margin-top: 0; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px; font-weight: 600;
   margin-right: 4px; background: var(--info-bg); color: var(--accent); }
 .badge.ok { background: var(--ok-bg); color: var(--ok); }
@@ -66,6 +71,8 @@ td.name { max-width: 340px; overflow: hidden; text-overflow: ellipsis; }
 .pager span { margin-right: auto; }
 .move { display: flex; gap: 6px; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: 14px; }
+.chart { margin: 0; }
+.chart figcaption { margin-bottom: 4px; color: var(--muted); }
 .chart svg { width: 100%; height: auto; display: block; }
 .chart .grid { stroke: var(--line); stroke-width: 1; }
 .chart .axis { fill: var(--muted); font-size: 11px; }
@@ -78,6 +85,16 @@ td.name { max-width: 340px; overflow: hidden; text-overflow: ellipsis; }
 .c4 { stroke: #d23f5a; background: #d23f5a; } .c5 { stroke: #0f9fb0; background: #0f9fb0; }
 @media (max-width: 600px) {
   main { padding: 10px; }
+  /* Tables become one block per row, each value next to its column's name. */
+  table.stack thead { display: none; }
+  table.stack tr { display: block; padding: 6px 0; border-bottom: 1px solid var(--line); }
+  table.stack tbody tr:last-child { border-bottom: none; }
+  table.stack td { display: flex; justify-content: space-between; align-items: center; gap: 12px;
+    border: none; padding: 3px 0; white-space: normal; text-align: right; max-width: none; }
+  table.stack td::before { content: attr(data-label); color: var(--muted); font-size: 12px; font-weight: 600;
+    text-transform: uppercase; letter-spacing: 0.04em; text-align: left; flex: none; }
+  table.stack td.name { font-weight: 600; word-break: break-all; }
+  .offset { max-width: 190px; }
   .card { padding: 12px; }
   th, td { padding: 6px 7px; }
   .bar { padding: 8px 10px; }

@@ -33,7 +33,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
     <section class="card">
       <h2>Nodes <span id="node-summary" class="muted small"></span></h2>
       <div class="table-wrap">
-        <table id="nodes">
+        <table id="nodes" class="stack">
           <thead><tr><th>Node</th><th>State</th><th class="num">Epoch</th><th class="num">Slots</th><th class="num">Streams</th><th class="num">Heartbeat</th></tr></thead>
           <tbody></tbody>
         </table>
@@ -41,7 +41,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
     </section>
     <section class="card">
       <h2>In progress</h2>
-      <div id="progress"></div>
+      <div id="progress" class="progress"></div>
     </section>
     <section class="card">
       <h2>Activity <span class="muted small">per node, last minutes</span></h2>
@@ -55,8 +55,9 @@ export const STATUS_PAGE_HTML = `<!doctype html>
         <button type="submit">Search</button>
       </form>
       <p id="stream-message" class="notice" role="status" hidden></p>
+      <div id="stream-list">
       <div class="table-wrap">
-        <table id="streams">
+        <table id="streams" class="stack">
           <thead><tr><th>Name</th><th>Owner</th><th class="num">Size</th><th>Tail</th><th>Move to</th></tr></thead>
           <tbody></tbody>
         </table>
@@ -67,6 +68,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
         <span id="page-label" class="muted small"></span>
         <button id="next-page" type="button" class="secondary">Next</button>
       </nav>
+      </div>
     </section>
   </div>
 </main>

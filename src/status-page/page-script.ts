@@ -41,6 +41,13 @@ function row(cells) {
   return tr;
 }
 
+/** Each cell gets its column's name, which the phone layout shows next to the value. */
+function fill(table, rows) {
+  const names = Array.from(table.tHead.rows[0].cells, (th) => th.textContent);
+  for (const tr of rows) Array.from(tr.cells).forEach((td, index) => (td.dataset.label = names[index] || ""));
+  table.tBodies[0].replaceChildren(...rows);
+}
+
 function cell(content, className) {
   const td = el("td", className);
   if (content instanceof Node) td.append(content);
@@ -89,7 +96,6 @@ function streamPath(name) {
 }
 
 function renderNodes(answer) {
-  const tbody = $("nodes").tBodies[0];
   const rows = answer.nodes.map((node) => {
     const name = el("span", "mono", node.id);
     const nameCell = cell(name);
@@ -102,7 +108,7 @@ function renderNodes(answer) {
     if (node.openedStreams !== node.streams) streams.append(el("span", "muted small", " (" + node.openedStreams + " open)"));
     return row([nameCell, cell(status), cell(node.epoch, "num mono"), cell(node.slots, "num"), cell(streams, "num"), cell(formatAge(node.lastHeartbeatAgoMs), "num")]);
   });
-  tbody.replaceChildren(...rows);
+  fill($("nodes"), rows);
   const live = answer.nodes.filter((node) => node.live).length;
   const lease = answer.coordinator;
   const who = lease && !lease.expired ? "coordinator " + lease.holder + " (epoch " + lease.coordinatorEpoch + ")" : "no coordinator";
@@ -149,8 +155,8 @@ function renderProgress(nodes, transfers, drains) {
   $("progress").replaceChildren(...blocks);
 }
 
-function chart(title, nodes, pick, unit, span) {
-  const W = 320, H = 150, box = { left: 40, top: 8, width: 272, height: 118, startMs: span.startMs, endMs: span.endMs, maxValue: 1 };
+function chart(title, nodes, pick, formatTick, span) {
+  const W = 320, H = 150, box = { left: 50, top: 8, width: 262, height: 118, startMs: span.startMs, endMs: span.endMs, maxValue: 1 };
   const lines = [];
   let top = 0;
   nodes.forEach((node, index) => {
@@ -168,7 +174,7 @@ function chart(title, nodes, pick, unit, span) {
     const y = box.top + box.height - share * box.height;
     image.append(svg("line", { class: "grid", x1: box.left, x2: box.left + box.width, y1: y, y2: y }));
     const label = svg("text", { class: "axis", x: box.left - 6, y: y + 4, "text-anchor": "end" });
-    label.textContent = formatCompact(share * box.maxValue) + (share === 1 && unit ? " " + unit : "");
+    label.textContent = formatTick(share * box.maxValue);
     image.append(label);
   }
   const minutes = Math.max(1, Math.round((span.endMs - span.startMs) / 60000));
@@ -199,9 +205,9 @@ function renderCharts(series) {
   }
   const grid = el("div", "charts");
   grid.append(
-    chart("Appends per second", nodes, [["appends"]], "/s", span),
-    chart("Bytes per second", nodes, [["bytes"]], "B/s", span),
-    chart("Ack latency p50 (solid) and p99 (dashed)", nodes, [["p50"], ["p99", "p99"]], "ms", span),
+    chart("Appends per second", nodes, [["appends"]], formatCompact, span),
+    chart("Bytes per second", nodes, [["bytes"]], formatBytes, span),
+    chart("Ack latency, ms: p50 solid, p99 dashed", nodes, [["p50"], ["p99", "p99"]], formatCompact, span),
   );
   const legend = el("div", "legend");
   nodes.forEach((node, index) => {
@@ -224,32 +230,37 @@ function moveControl(stream) {
     option.value = node.id;
     choose.append(option);
   }
+  if (choose.options.length === 0) return el("span", "muted small", "no other node");
   const go = el("button", "small", "Move");
   go.type = "button";
-  go.disabled = choose.options.length === 0 || stream.pendingTransfer !== null;
+  go.disabled = stream.pendingTransfer !== null;
   go.addEventListener("click", () => guarded(() => startTransfer(stream.name, choose.value)));
   box.append(choose, go);
   return box;
 }
 
 function renderStreams(answer) {
-  const tbody = $("streams").tBodies[0];
+  const table = $("streams");
   if (!answer.ok) {
     const missing = answer.status === 404 || answer.status === 400;
     notice("stream-message", missing ? "The stream list is not available: this server has no GET /admin/streams listing." : "streams: " + answer.message, missing ? "" : "error");
-    tbody.replaceChildren();
+    show("stream-list", false);
     return;
   }
+  show("stream-list", true);
   const streams = answer.body.streams;
   state.next = answer.body.next;
   notice("stream-message", streams.length === 0 ? (state.prefix ? "No stream starts with " + state.prefix + "." : "No streams yet.") : "", "");
-  tbody.replaceChildren(...streams.map((s) => {
+  fill(table, streams.map((s) => {
     const owner = el("span", "mono", s.owner || "none");
     if (s.ownership !== "opened") owner.append(" ", badge(s.ownership, "warn"));
     if (s.pendingTransfer) owner.append(" ", badge("→ " + s.pendingTransfer.target, "warn"));
-    const tail = el("span", "mono", s.tail ? s.tail.offset : "—");
+    const tail = el("span", "mono offset", s.tail ? compactOffset(s.tail.offset) : "—");
+    if (s.tail) tail.title = s.tail.offset;
     if (s.tail && s.tail.closed) tail.append(" ", badge("closed"));
-    const tr = row([cell(s.name, "name mono"), cell(owner), cell(formatBytes(s.tail ? s.tail.bytes : null), "num"), cell(tail), cell(moveControl(s))]);
+    const nameCell = cell(s.name, "name mono");
+    nameCell.title = s.name;
+    const tr = row([nameCell, cell(owner), cell(formatBytes(s.tail ? s.tail.bytes : null), "num"), cell(tail), cell(moveControl(s))]);
     tr.dataset.stream = s.name;
     return tr;
   }));

@@ -29,6 +29,7 @@ interface PageScript {
   formatAge(ms: number | null): string;
   formatBytes(bytes: number | null): string;
   formatCompact(value: number): string;
+  compactOffset(offset: string): string;
   niceCeiling(value: number): number;
   seriesPoints(samples: Sample[]): { appends: Point[]; bytes: Point[]; p50: Point[]; p99: Point[] };
   timeSpan(nodes: Array<{ samples: Sample[] }>): { startMs: number; endMs: number } | null;
@@ -53,6 +54,10 @@ describe("the status page script", () => {
 
   it("formats sizes in binary units with one decimal below ten", () => {
     expect([null, 0, 1023, 1536, 12 * 1024 * 1024, 5 * 1024 ** 4].map((bytes) => script.formatBytes(bytes))).toEqual(["—", "0 B", "1023 B", "1.5 KiB", "12 MiB", "5.0 TiB"]);
+  });
+
+  it("shows an offset of digit groups without its zero padding, and any other offset as it is", () => {
+    expect(["0000000000000001_0000000000001000", "0000000000000000_0000000000000000", "-1", "now", "12ab"].map((o) => script.compactOffset(o))).toEqual(["1_1000", "0_0", "-1", "now", "12ab"]);
   });
 
   it("formats axis figures compactly", () => {
