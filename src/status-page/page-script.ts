@@ -39,7 +39,7 @@ function badge(text, tone) {
 
 function row(cells) {
   const tr = document.createElement("tr");
-  for (const cell of cells) tr.append(cell);
+  for (const td of cells) tr.append(td);
   return tr;
 }
 
@@ -123,7 +123,7 @@ function progressList(title, items, empty) {
   if (items.length === 0) block.append(el("p", "empty", empty));
   else {
     const list = el("ul", "plain");
-    for (const item of items) list.append(item);
+    for (const entry of items) list.append(entry);
     block.append(list);
   }
   return block;

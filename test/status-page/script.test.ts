@@ -86,3 +86,19 @@ describe("the status page script", () => {
     expect(script.polylinePoints([{ t: 0, v: 0 }, { t: 500, v: 5 }, { t: 1_000, v: 20 }], box)).toBe("10.0,50.0 60.0,25.0 110.0,0.0");
   });
 });
+
+/** The browser globals the script may use: a name outside this list is a typo or a new dependency to review. */
+const BROWSER_GLOBALS = ["document", "fetch", "sessionStorage", "AbortSignal", "URLSearchParams", "Node", "setTimeout", "clearTimeout"];
+
+describe("the status page script, linted as the browser gets it", () => {
+  it("uses only the browser globals it lists, and leaves no name unused, shadowed or declared twice", async () => {
+    const { Linter } = await import("eslint");
+    const messages = new Linter().verify(STATUS_PAGE_SCRIPT, [
+      {
+        languageOptions: { ecmaVersion: 2023, sourceType: "module", globals: Object.fromEntries(BROWSER_GLOBALS.map((name) => [name, "readonly"])) },
+        rules: { "no-undef": "error", "no-unused-vars": "error", "no-redeclare": "error", "no-shadow": "error", eqeqeq: "error", "prefer-const": "error" },
+      },
+    ]);
+    expect(messages.map((m) => `${m.line}:${m.column} ${m.message}`)).toEqual([]);
+  });
+});
