@@ -33,14 +33,14 @@ export function compactOffset(offset) {
   return offset.split("_").map((part) => part.replace(/^0+(?=[0-9])/, "")).join("_");
 }
 
-/** A figure for an axis or a table: 0.4, 12, 3.4k, 1.2M. */
+/** A figure for an axis or a table: 0.25, 1.2, 12, 3.4k, 1.2M (two significant digits below 10). */
 export function formatCompact(value) {
   if (typeof value !== "number" || !Number.isFinite(value)) return "—";
   const size = Math.abs(value);
   if (size >= 1e6) return (value / 1e6).toFixed(size >= 1e7 ? 0 : 1) + "M";
   if (size >= 1e3) return (value / 1e3).toFixed(size >= 1e4 ? 0 : 1) + "k";
   if (size >= 10 || value === 0) return Math.round(value).toString();
-  return value.toFixed(1);
+  return String(Number(value.toPrecision(2)));
 }
 
 /** The smallest 1, 2 or 5 times a power of ten at or above the value: the top of a chart's axis. */

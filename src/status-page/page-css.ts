@@ -77,6 +77,7 @@ td.name { max-width: 320px; overflow: hidden; text-overflow: ellipsis; }
 .chart .grid { stroke: var(--line); stroke-width: 1; }
 .chart .axis { fill: var(--muted); font-size: 11px; }
 .chart polyline { fill: none; stroke-width: 2; stroke-linejoin: round; }
+.chart circle { fill: none; stroke-width: 3; }
 .chart polyline.p99 { stroke-dasharray: 4 3; stroke-width: 1.5; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 13px; margin-top: 6px; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; }

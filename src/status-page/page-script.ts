@@ -186,7 +186,12 @@ function chart(title, nodes, pick, formatTick, span) {
     image.append(label);
   }
   for (const line of lines) {
-    if (line.points.length > 0) image.append(svg("polyline", { class: line.className, points: polylinePoints(line.points, box) }));
+    if (line.points.length > 1) image.append(svg("polyline", { class: line.className, points: polylinePoints(line.points, box) }));
+    // A line of one point draws nothing: a dot instead.
+    if (line.points.length === 1) {
+      const [cx, cy] = polylinePoints(line.points, box).split(",");
+      image.append(svg("circle", { class: line.className, cx, cy, r: 2 }));
+    }
   }
   figure.append(title_, image);
   return figure;

@@ -180,7 +180,8 @@ describe.skipIf(!hasChromium)("the status page in a browser, against a three-nod
       return;
     }
     for (const name of STREAMS) await createWithContent(`${name}-more`, "more\n");
-    await until(() => document.querySelectorAll("#charts svg").length === 3 && document.querySelectorAll("#charts polyline").length > 0, null);
+    // Each chart draws a line: appends/s, bytes/s and ack latency.
+    await until(() => document.querySelectorAll("#charts svg").length === 3 && document.querySelectorAll("#charts svg:not(:has(polyline, circle))").length === 0, null);
     expect(await page.locator("#charts .legend").textContent()).toContain("node-0");
   });
 

@@ -61,7 +61,7 @@ describe("the status page script", () => {
   });
 
   it("formats axis figures compactly", () => {
-    expect([0, 0.25, 12.4, 3_400, 45_000, 1_250_000].map((v) => script.formatCompact(v))).toEqual(["0", "0.3", "12", "3.4k", "45k", "1.3M"]);
+    expect([0, 0.25, 1.234, 2.5, 12.4, 3_400, 45_000, 1_250_000].map((v) => script.formatCompact(v))).toEqual(["0", "0.25", "1.2", "2.5", "12", "3.4k", "45k", "1.3M"]);
   });
 
   it("tops an axis at the next 1, 2 or 5 times a power of ten, and at 1 when there is nothing to show", () => {
