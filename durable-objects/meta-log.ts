@@ -102,7 +102,7 @@ export class MetaLog extends DurableObject<Env> {
     super(ctx, env);
     const { limits, warnings } = edgeLimits(env);
     for (const warning of warnings) console.warn(warning);
-    // LEASE_TTL_MS and the bounds of issue 11 (MAX_STREAMS here) come from the Worker's vars, which every
+    // LEASE_TTL_MS and the bounds of docs/limits.md (MAX_STREAMS here) come from the Worker's vars, which every
     // Durable Object of the deployment is given too.
     this.webhookMaxReplyBytes = limits.webhookMaxReplyBytes;
     this.tuning = {

@@ -47,7 +47,7 @@ export const EMBEDDED_S3_ACCESS_KEY_ID = "mink-dev";
 export const EMBEDDED_S3_SECRET_ACCESS_KEY = "mink-dev-secret";
 const DEFAULT_BUCKET = "mink";
 const WORKER_ENTRY = fileURLToPath(new URL("../src/storage/s3-endpoint/worker.ts", import.meta.url));
-/** workerd 2026-04-26 refuses compatibility dates after 2026-05-03 (docs: shared/notes/toolchain.md). */
+/** workerd 2026-04-26 refuses compatibility dates after 2026-05-03 (the same pin as wrangler.toml's compatibility_date). */
 const COMPATIBILITY_DATE = "2026-04-26";
 
 let workerScript: Promise<string> | undefined;

@@ -30,7 +30,7 @@ export interface Env {
   COMPACT_AFTER_WAL_OBJECTS?: string;
   /** ... or this many WAL bytes (default 32 MiB). */
   COMPACT_AFTER_WAL_BYTES?: string;
-  // Bounds (issue 11): node
+  // Bounds (docs/limits.md): node
   /** Long-poll and SSE readers per node (default 10000); over it a live read gets 429 with Retry-After. */
   MAX_LIVE_READERS?: string;
   /** Producer ids per stream (default 1000); a new one over it gets 429 unless idle ones can be pruned. */
@@ -66,7 +66,7 @@ export interface Env {
   REVOCATION_CACHE_MS?: string;
   /** The public origin nodes advertise as `<origin>/n/<node-id>` (default http://127.0.0.1:8787). */
   PUBLIC_ORIGIN?: string;
-  // Bounds (issue 11): Worker and MetaLog. Read by src/core/edge-limits.ts; docs/limits.md.
+  // Bounds: Worker and MetaLog. Read by src/core/edge-limits.ts; docs/limits.md.
   /** How long the router trusts a "no such stream" lookup (ms; default 1000; 0 = not cached). */
   NEGATIVE_CACHE_TTL_MS?: string;
   /** Streams registered at once (default 100000); a create beyond it is 429 limit_reached. */

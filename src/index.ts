@@ -39,7 +39,7 @@ app.route("/", healthRoutes);
 /**
  * The Durable Streams protocol as one app, served the same way at every entry: the router (`/v1/stream/...`)
  * and each node's advertised address (`/n/<node-id>/v1/stream/...`), which a client may use as its base URL
- * (DESIGN section 4). The reserved `__ds` API (NAME-3: matched before stream names) is the Worker's at every
+ * (docs/architecture.md). The reserved `__ds` API (NAME-3: matched before stream names) is the Worker's at every
  * entry, since subscriptions live in the metadata log, not in a node; only where stream requests go differs.
  */
 function protocolApp(streams: (c: Context<{ Bindings: Env }>) => Promise<Response>): Hono<{ Bindings: Env }> {
@@ -54,7 +54,7 @@ function protocolApp(streams: (c: Context<{ Bindings: Env }>) => Promise<Respons
 }
 
 /**
- * At the router (DESIGN section 5, docs/router.md) each name is resolved in the cached view and served
+ * At the router (docs/router.md) each name is resolved in the cached view and served
  * through the local node, redirected (307) to its owner, or forwarded to it (ROUTER_MODE=forward). At a
  * node's address stream requests go straight to that node, which answers from its own view.
  */

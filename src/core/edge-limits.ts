@@ -1,4 +1,4 @@
-// The bounds of issue 11 that the Worker, the router and the MetaLog enforce (docs/limits.md), read
+// The bounds that the Worker, the router and the MetaLog enforce (docs/limits.md), read
 // from the Worker's vars. Pure: the shells pass the vars in and log the warnings; a bad value falls back
 // to its default rather than stopping anything.
 

@@ -1,4 +1,4 @@
-// Routing (DESIGN section 5, seed 000): where a stream request goes, decided from a possibly stale view.
+// Routing (docs/router.md, docs/architecture.md): where a stream request goes, decided from a possibly stale view.
 // Routing is only a performance decision: fencing in the metadata log and the object store keeps a stale
 // view from ever producing a second writer, so the worst a stale view costs is one more hop or a 409.
 //

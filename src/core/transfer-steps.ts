@@ -1,4 +1,4 @@
-// Transfers (seed 003, DESIGN section 6): what one node does next about one stream, from the metadata view
+// Transfers (docs/transfers.md): what one node does next about one stream, from the metadata view
 // and what the node holds. The watcher loop on every node runs this for each stream its duties name, once
 // on every change and again every second until the step is `none` or `wait`; every step is idempotent and
 // reads only state that survives a crash (the log, and the node's WAL through what it holds after replay).

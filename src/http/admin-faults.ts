@@ -1,4 +1,4 @@
-// Fault injection for the end-to-end tests (issue 10; docs/failover.md): `POST /admin/faults` with
+// Fault injection for the end-to-end tests (docs/failover.md): `POST /admin/faults` with
 // `{"node": "<id>", "mode": "crash" | "zombie" | "pause" | "heal", "ms": <n>}` and `GET /admin/faults`,
 // behind the admin token, and only when FAULTS_ENABLED=1 (otherwise both answer 404 as if absent;
 // wrangler.toml leaves it off). The node carries the fault out (StreamNode.setFault).

@@ -1,7 +1,7 @@
-// Operations endpoints (issue 4 item 5; docs/operations.md), served by the Worker and guarded by the admin
+// Operations endpoints (docs/operations.md), served by the Worker and guarded by the admin
 // bearer token (ADMIN_TOKEN): `GET /admin/nodes` and `GET /admin/streams/<path>` as JSON from the metadata
 // log, and `GET /metrics` in the Prometheus text format, gathered from every node of NODE_IDS over RPC plus
-// the metadata log's stats. Slots, transfers and drain (issue 5) are in admin-transfers.ts, mounted here
+// the metadata log's stats. Slots, transfers and drain are in admin-transfers.ts, mounted here
 // behind the same token. Errors use the one error table (src/http/error-table.ts).
 import { Hono, type MiddlewareHandler } from "hono";
 import { domainError } from "../core/errors.ts";

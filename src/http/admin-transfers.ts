@@ -1,6 +1,6 @@
-// The admin endpoints that move streams (issue 5 item 4; docs/operations.md): a node's slots, transfers
+// The admin endpoints that move streams (docs/operations.md): a node's slots, transfers
 // proposed by an operator, the pending transfers, drain (mark a node draining and begin a transfer of
-// each stream it holds; progress; undrain) and rebalance (seed 002: one round of planRebalance). Every change is a MetaLog proposal or RPC: this file only
+// each stream it holds; progress; undrain) and rebalance (one round of planRebalance). Every change is a MetaLog proposal or RPC: this file only
 // checks the request with zod and maps the MetaLog's answer to HTTP. Mounted under /admin behind
 // requireAdmin (admin-routes.ts).
 import { Hono } from "hono";

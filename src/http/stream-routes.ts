@@ -64,7 +64,7 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
   }
   const answer = (result: Reply, head = false): Response => toResponse(result, head, url);
 
-  // Every protocol header a write reads is at most MAX_HEADER_VALUE_BYTES long (issue 11): 400, naming it.
+  // Every protocol header a write reads is at most MAX_HEADER_VALUE_BYTES long (docs/limits.md): 400, naming it.
   if (request.method === "PUT" || request.method === "POST") {
     const overlong = checkHeaderLengths(protocolHeaders(request.headers), ctx.settings.maxHeaderValueBytes);
     if (overlong !== null) {

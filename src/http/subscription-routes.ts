@@ -48,7 +48,7 @@ const splitUrl: SplitUrl = (raw) => {
 
 const warned = new Set<string>();
 
-/** The bounds of issue 11 from the vars (read per request: cheap; a bad value is logged once per isolate). */
+/** The bounds of docs/limits.md from the vars (read per request: cheap; a bad value is logged once per isolate). */
 function limitsOf(env: Env): EdgeLimits {
   const { limits, warnings } = edgeLimits(env);
   for (const warning of warnings) {

@@ -61,7 +61,7 @@ export interface MetaLogJournal {
 
 /** Knobs read at each use, so a caller (tests) may change them on a running log. */
 export interface MetaLogTimings {
-  /** A node is live while its last heartbeat is younger than this (DESIGN.md `lease_ttl`). */
+  /** A node is live while its last heartbeat is younger than this (LEASE_TTL_MS). */
   leaseTtlMs: number;
   /** Upper bound of one watch long-poll. */
   maxWatchMs: number;
@@ -153,7 +153,7 @@ export class MetaLogService {
   }
 
   /**
-   * The watcher loop of a node (seed 003): the pending transfers it is source or target of, and the streams
+   * The watcher loop of a node (docs/transfers.md): the pending transfers it is source or target of, and the streams
    * handed to it since `since` (to open at once). Waits like `watch` when nothing changed since `since`.
    * With `since` 0 (a node's start) or after a gap in the retained log, `handedTo` comes from a scan of
    * every stream, so a target that crashed between a completion and its open still opens at once.
@@ -187,7 +187,7 @@ export class MetaLogService {
   }
 
   /**
-   * Drain (seed 003): marks the node draining (no new placements), then begins a transfer of each stream
+   * Drain (docs/transfers.md): marks the node draining (no new placements), then begins a transfer of each stream
    * assigned to it to the node placement chooses. One synchronous step, so no other proposal interleaves
    * with the plan. Idempotent: a second drain plans only what is not moving yet.
    */
@@ -215,7 +215,7 @@ export class MetaLogService {
   }
 
   /**
-   * One coordinator tick (seed 002, "Failover"), decided here in one synchronous step so it never acts on a
+   * One coordinator tick (docs/failover.md), decided here in one synchronous step so it never acts on a
    * stale view: every registered node that stopped heartbeating is declared dead at its epoch, then up to
    * `maxMoves` streams of declared-dead nodes are re-led to the least-loaded live nodes, in entries of at
    * most MAX_REASSIGN_BATCH moves (a dead node with 100,000 streams takes many ticks of small entries, and
@@ -292,7 +292,7 @@ export class MetaLogService {
   }
 
   /**
-   * One round of a rebalance (seed 002, `mink cluster rebalance`), in one synchronous step like drain(), so
+   * One round of a rebalance (`mink cluster rebalance`), in one synchronous step like drain(), so
    * no other proposal interleaves with the plan: planRebalance over the nodes live now (table RB), then,
    * unless a dry run, a BeginTransfer (as the admin: no proposer) of each of its transfers in plan order
    * while fewer than `maxConcurrent` transfers are pending in the cluster. Orphans are only reported: the

@@ -1,7 +1,7 @@
 // POST: append and/or close. The decision and the offset assignment happen in one synchronous step
 // against the stream's decided state (which includes appends still in flight), so appends to one stream
 // are decided one at a time and take offsets in order; the WAL writer batches them across streams. The
-// answer waits until the WAL object holding the record landed (DESIGN section 2); only then does the data
+// answer waits until the WAL object holding the record landed (docs/architecture.md, "Fencing"); only then does the data
 // become readable and live readers wake. Answers that do not append (duplicates, rejections) wait for
 // the appends decided before them, so no answer ever reflects state that might still be lost.
 import { domainError } from "../core/errors.ts";
@@ -43,7 +43,7 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   if (stream.phase.kind !== "opened") return afterHandOff(ctx, stream);
 
   // From here to wal.append: no await, so this decision and the offsets it assigns are serialized.
-  // Backpressure first (issue 11): past MAX_WAL_QUEUE_BYTES nothing is decided, the client gets 503.
+  // Backpressure first (docs/limits.md): past MAX_WAL_QUEUE_BYTES nothing is decided, the client gets 503.
   const backlog = admitWalBytes(ctx.wal.queuedBytes, input.body.byteLength, ctx.settings.maxWalQueueBytes);
   if (backlog !== null) return errorReply(backlog);
   const nowMs = ctx.now();

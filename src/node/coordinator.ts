@@ -1,4 +1,4 @@
-// The coordinator role (seed 002, "Coordinator failover"; DESIGN section 7). Every node asks for the
+// The coordinator role (docs/failover.md). Every node asks for the
 // coordinator lease on each heartbeat; the holder renews it and, every `coordinatorTickMs`, runs the tick:
 // dead nodes declared, their streams re-led (MetaLogService.coordinatorTick, where the state is, so it
 // never acts on a stale view). Every command the tick proposes carries the coordinator epoch, so a holder

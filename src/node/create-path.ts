@@ -54,7 +54,7 @@ export async function createStream(ctx: NodeContext, input: CreateInput): Promis
 
 async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply | { readonly adopt: StreamRecord }> {
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
-  // A create's initial body waits for the WAL like an append's (MAX_WAL_QUEUE_BYTES, issue 11).
+  // A create's initial body waits for the WAL like an append's (MAX_WAL_QUEUE_BYTES, docs/limits.md).
   const backlog = input.body.byteLength === 0 ? null : admitWalBytes(ctx.wal.queuedBytes, input.body.byteLength, ctx.settings.maxWalQueueBytes);
   if (backlog !== null) return errorReply(backlog);
   const { name, request } = input;
@@ -184,7 +184,7 @@ type Claim =
   | { readonly kind: "error"; readonly error: DomainError };
 
 /**
- * The metadata side of a create (DESIGN section 9, "a create that lands on a non-owner"), from a node that
+ * The metadata side of a create (docs/router.md, "A create that lands on a non-owner"), from a node that
  * does not hold the name. CreateStream (a no-op when the log holds the name with this configuration), then
  * PlaceStream when nobody owns it yet. Placed here: OpenStream, and the caller writes the create record
  * (201). Placed elsewhere: a 307 to the owner, where the same PUT comes back and finds the stream placed on
@@ -209,7 +209,7 @@ async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig)
       record = created.value.stream;
     } else {
       // A refusal of the request itself (a configuration over the log's size limit) is the client's to fix,
-      // not a reason to retry: before issue 11 a 17 KB Content-Type got a retryable 503 here. A full
+      // not a reason to retry: once a 17 KB Content-Type got a retryable 503 here. A full
       // deployment (MAX_STREAMS) keeps its own answer, 429 with the limit, for the same reason.
       if (["invalid", "too_large", "limit_reached"].includes(created.error.code)) return fail(created.error);
       if (created.error.code !== "conflict") return fail(unavailable(created.error.message));

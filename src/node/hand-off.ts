@@ -1,4 +1,4 @@
-// The source side of a transfer (seed 003; the steps are table T in src/core/transfer-steps.ts). No data
+// The source side of a transfer (docs/transfers.md; the steps are table T in src/core/transfer-steps.ts). No data
 // moves between nodes: the source makes the stream's whole state readable from the object store and gives
 // it up, and the target opens it from there (adopt.ts).
 //

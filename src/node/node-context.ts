@@ -56,7 +56,7 @@ export interface NodeContext {
   readonly settings: NodeSettings;
   readonly registry: StreamRegistry;
   readonly readers: KeyedWaiters;
-  /** Long-polls waiting and SSE responses open on this node: at most `settings.maxLiveReaders` (issue 11). */
+  /** Long-polls waiting and SSE responses open on this node: at most `settings.maxLiveReaders` (docs/limits.md). */
   readonly liveReaders: { active: number };
   /** Requests parked for a stream being handed here (R2), by name: woken when this node opens it. */
   readonly parked: KeyedWaiters;

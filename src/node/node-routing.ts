@@ -1,4 +1,4 @@
-// A node answers a request from its own view, the same way the router does (DESIGN section 5, the table in
+// A node answers a request from its own view, the same way the router does (docs/router.md, the table in
 // src/core/routing.ts), except that it never forwards: a stream owned elsewhere gets a 307 to its owner.
 // A stream this incarnation opened needs no lookup: only this incarnation can give it up (CloseStream
 // carries its node epoch; a restart or a takeover seals its WAL first), so while it is opened here the
@@ -66,7 +66,7 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
         const here = ctx.registry.byName(name);
         if (here?.phase.kind === "opened") return null;
         if (ctx.now() >= parkUntilMs) return errorReply(unavailable("the transfer of this stream has not settled; retry"));
-        // Every parking place taken (issue 11): the wait would return at once and this loop would poll the
+        // Every parking place taken (docs/limits.md): the wait would return at once and this loop would poll the
         // metadata log without pause; answer as a park that ran out instead.
         if (here?.phase.kind !== "handing-off" && ctx.parked.full) {
           return errorReply(unavailable("too many requests wait for transfers on this node; retry"));

@@ -53,7 +53,7 @@ export type BeatOutcome = "ok" | "suppressed" | "replaced" | "failed";
 
 export interface NodeRuntimeDeps {
   readonly nodeId: string;
-  /** This incarnation's epoch: the wall clock at its start (DESIGN section 4), so every start is newer. */
+  /** This incarnation's epoch: the wall clock at its start (docs/node.md), so every start is newer. */
   readonly nodeEpoch: number;
   /** The address the node advertises (`<origin>/n/<id>`). */
   readonly addr: string;
@@ -153,7 +153,7 @@ export class NodeRuntime {
     };
     ctx.observers.add(subscriptionDelivery(ctx, deps.meta));
     await attachMissingSources(ctx);
-    // Transfers this node takes part in, from now on and left over from before a crash (seed 003).
+    // Transfers this node takes part in, from now on and left over from before a crash (docs/transfers.md).
     const watcher = new TransferWatcher(ctx, deps.meta);
     deps.background(watcher.run());
     const { settings } = deps;

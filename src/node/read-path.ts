@@ -86,7 +86,7 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
 }
 
 /**
- * Takes one of the node's MAX_LIVE_READERS slots, or returns the 429 to answer at once (issue 11: a
+ * Takes one of the node's MAX_LIVE_READERS slots, or returns the 429 to answer at once (docs/limits.md: a
  * reader over the cap is never parked on a wait that cannot happen, so nothing spins).
  */
 export function takeLiveSlot(ctx: NodeContext): DomainError | null {
@@ -169,7 +169,7 @@ function tailProbe(stream: StreamState): Reply {
  * One page of data from `start`: bytes, or a JSON array of whole messages. A page holds at most
  * `maxReadBytes`, except that a JSON page never cuts a message: it ends after the last whole one, or,
  * when the first message is larger than a page, holds that message alone (read on a page at a time until
- * its end; issue 11: never to the tail). So a page is at most one page's worth or one message.
+ * its end; never to the tail). So a page is at most one page's worth or one message.
  */
 export async function readPage(
   ctx: NodeContext,

@@ -1,6 +1,6 @@
 // What a node writes into each WAL record's opaque `meta` bytes, so that a restart can rebuild every
 // stream from its WAL alone: the record's kind, and for a create the name and configuration, for an
-// append the producer state and Stream-Seq it commits (atomically with its data: DESIGN section 2).
+// append the producer state and Stream-Seq it commits (atomically with its data: docs/storage-format.md).
 // JSON, versioned by the `v` field; unknown kinds are corruption, never skipped.
 import type { StreamConfig } from "../core/protocol/stream-config.ts";
 
@@ -9,7 +9,7 @@ export type RecordMeta =
   | { readonly k: "create"; readonly name: string; readonly config: StreamConfig; readonly at: number }
   /**
    * Data and/or a close; `p`: the producer [id, epoch, seq] committed with it; `q`: the new Stream-Seq;
-   * `x`: idle producers pruned to make room for `p` (dropped before `p` is recorded; issue 11).
+   * `x`: idle producers pruned to make room for `p` (dropped before `p` is recorded; docs/limits.md).
    */
   | {
       readonly k: "append";

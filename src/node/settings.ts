@@ -12,9 +12,9 @@ export interface NodeSettings {
   readonly maxReadBytes: number;
   /** Heartbeat interval towards the metadata log (and how often compaction is considered): HEARTBEAT_MS. */
   readonly heartbeatMs: number;
-  /** A node silent this long is dead, and the coordinator lease lasts this long: LEASE_TTL_MS (seed 002's lease_ttl). */
+  /** A node silent this long is dead, and the coordinator lease lasts this long: LEASE_TTL_MS (docs/failover.md). */
   readonly leaseTtlMs: number;
-  /** How often the lease holder runs the coordinator's tick: COORDINATOR_TICK_MS (seed 002's coordinator_tick). */
+  /** How often the lease holder runs the coordinator's tick: COORDINATOR_TICK_MS (docs/failover.md). */
   readonly coordinatorTickMs: number;
   /** Streams of dead nodes one tick re-leads at most (the rest follow on the next ticks). */
   readonly maxReassignPerTick: number;
@@ -22,7 +22,7 @@ export interface NodeSettings {
   readonly compactAfterWalObjects: number;
   /** ... or this many WAL bytes (bounds the tail cache: compacted data leaves memory). */
   readonly compactAfterWalBytes: number;
-  // Bounds (issue 11): what one client can make a node hold or do (docs/limits.md, "Stream nodes").
+  // Bounds: what one client can make a node hold or do (docs/limits.md, "Stream nodes").
   /** Long-poll and SSE readers one node serves at once (MAX_LIVE_READERS); over it: 429 at once. */
   readonly maxLiveReaders: number;
   /** Producer ids one stream keeps (MAX_PRODUCERS_PER_STREAM); a new one over it: 429, unless idle ones are pruned. */
@@ -73,7 +73,7 @@ export interface SettingsVars {
   LEASE_TTL_MS?: string;
   HEARTBEAT_MS?: string;
   COORDINATOR_TICK_MS?: string;
-  // Bounds (issue 11): node
+  // Bounds (docs/limits.md): node
   MAX_LIVE_READERS?: string;
   MAX_PRODUCERS_PER_STREAM?: string;
   PRODUCER_IDLE_MS?: string;
@@ -100,7 +100,7 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
   };
 }
 
-/** The issue-11 bounds, each from its var (docs/limits.md). */
+/** The bounds, each from its var (docs/limits.md). */
 function boundSettings(vars: SettingsVars): Pick<
   NodeSettings,
   | "maxLiveReaders"

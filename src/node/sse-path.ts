@@ -22,7 +22,7 @@ export async function sseStream(ctx: NodeContext, input: ReadInput): Promise<Rep
   const opened = await openRead(ctx, input);
   if ("kind" in opened) return opened;
   const { stream, startOffset } = opened;
-  // An SSE response holds a live-reader slot for its whole life (issue 11): over the cap, 429 at once.
+  // An SSE response holds a live-reader slot for its whole life (docs/limits.md): over the cap, 429 at once.
   const refused = takeLiveSlot(ctx);
   if (refused !== null) return errorReply(refused);
 

@@ -1,4 +1,4 @@
-// The coordinator's collection loop (DESIGN section 7): the objects (stream objects and manifest) of streams
+// The coordinator's collection loop (docs/architecture.md, "Lifecycle"): the objects (stream objects and manifest) of streams
 // the log no longer has are deleted, one page of `streams/` per tick, so no round is unbounded. The
 // decision is the MetaLog's (table GC, fenced by the coordinator epoch like the tick); the chain of a
 // deleted fork source's own sources is only in manifests' sessions, so it is followed here, and kept.

@@ -27,7 +27,7 @@ export type StreamObjectLoader = (key: string) => Promise<readonly { firstOffset
 interface DecidedState {
   tail: number;
   eof: boolean;
-  /** Updated in place by the append that commits a producer (never copied per append: issue 11). */
+  /** Updated in place by the append that commits a producer (never copied per append: docs/limits.md). */
   readonly producers: Map<string, ProducerState>;
   lastStreamSeq: string | null;
 }

@@ -1,4 +1,4 @@
-// Subscription delivery on the node that acknowledged the append (DESIGN section 9, docs/subscriptions.md):
+// Subscription delivery on the node that acknowledged the append (docs/subscriptions.md):
 // an acknowledgement observer that reports each acknowledged append (and create with data) to the MetaLog
 // and performs the effects it answers: signed webhooks, wake events appended to wake streams.
 //

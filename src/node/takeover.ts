@@ -1,5 +1,5 @@
-// The takeover of a dead incarnation (seed 002, "Opening a bucket", row "opened by a node that is dead";
-// DESIGN section 7), run by any live node that needs it (the new owner of one of its streams, or the node
+// The takeover of a dead incarnation (docs/failover.md, "Takeover"; a stream opened by a node that is dead;
+// docs/architecture.md), run by any live node that needs it (the new owner of one of its streams, or the node
 // itself back from the dead), once per incarnation: whoever claims it in the log first does it, the others
 // wait for the result.
 //

@@ -1,4 +1,4 @@
-// The watcher loop every node runs (seed 003, "No node calls another node"): it follows the metadata log's
+// The watcher loop every node runs (docs/transfers.md: no node calls another node): it follows the metadata log's
 // duties for this node (pending transfers it is the source or target of, streams just handed to it) and
 // takes the next step of table T (src/core/transfer-steps.ts) for each. The log answers at once on a
 // change and otherwise after `watchMs`, so a step runs as soon as the record appears and is retried about

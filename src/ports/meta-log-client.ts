@@ -203,7 +203,7 @@ export interface RevocationSet {
   readonly ids: readonly string[] | null;
 }
 
-/** One round of a rebalance (`rebalance`; seed 002, `mink cluster rebalance`). */
+/** One round of a rebalance (`rebalance`; `mink cluster rebalance`). */
 export interface RebalanceOptions {
   /** Plan only: nothing is proposed. */
   readonly dryRun: boolean;

@@ -24,7 +24,7 @@ export interface NodeMetrics {
   readonly liveReaders: number;
   /** Transfer steps this incarnation's watcher took, by kind (docs/transfers.md, table T). */
   readonly transferSteps: { readonly handOffs: number; readonly completions: number; readonly adoptions: number; readonly failures: number };
-  /** The coordinator role of this incarnation (seed 002). */
+  /** The coordinator role of this incarnation (docs/failover.md). */
   readonly coordinator: {
     /** The coordinator epoch it holds the lease at, or null. */
     readonly coordinatorEpoch: number | null;

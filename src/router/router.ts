@@ -1,4 +1,4 @@
-// The router: the Worker's part of routing (DESIGN section 5, seed 000; the table is src/core/routing.ts).
+// The router: the Worker's part of routing (docs/router.md; the table is src/core/routing.ts).
 // It acts for one local node (LOCAL_NODE, default the first of NODE_IDS), resolves the stream name in a
 // per-isolate cached view, and then serves through the local node, answers a 307 to the owner's advertised
 // address, or (ROUTER_MODE=forward, for clients that cannot follow a redirect) sends the request to the

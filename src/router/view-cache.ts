@@ -1,4 +1,4 @@
-// A per-isolate cache of metadata-log lookups by stream name, for routing (DESIGN section 5). Entries live
+// A per-isolate cache of metadata-log lookups by stream name, for routing (docs/router.md). Entries live
 // a short time and are then looked up again. Routing is only a performance decision (fencing keeps a stale
 // view from producing a second writer), so a stale entry costs at most one more hop: the node it sends the
 // request to looks the name up afresh and redirects once more.

@@ -1,6 +1,6 @@
 // The compaction building block: one stream's acknowledged WAL records become one immutable stream object,
 // and the manifest takes it in one compare-and-swap (object added, covered WAL ranges dropped, end offset
-// raised). When to compact and how the node checkpoint advances across streams belong to the node (issue 4).
+// raised). When to compact and how the node checkpoint advances across streams belong to the node (docs/node.md).
 //
 // Records must continue the stream exactly where its last stream object ends (or at its start offset):
 // a gap or an overlap is a `NonContiguousRecordsError`, never merged. Re-running a compaction that already

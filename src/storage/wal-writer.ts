@@ -11,7 +11,7 @@
 // again. A retryable failure is retried, but first the key is read back, because a conditional PUT whose
 // answer was lost would collide with itself: our bytes there → it landed; other bytes → fenced.
 //
-// Bounds (issue 11): one deadline per object (`batchDeadlineMs`) in place of counted, nested retries: the
+// Bounds (docs/limits.md): one deadline per object (`batchDeadlineMs`) in place of counted, nested retries: the
 // store calls of one object (PUTs, read-backs, the adapter's own retries) all stop when it passes. Its
 // outcome is then unknown, exactly as after a PUT that kept failing: the writer stops, its appends get
 // 503, and the node restarts at a new epoch whose seal settles whether the object landed (it is replayed
@@ -112,7 +112,7 @@ export class WalWriter {
     walKey(nodeId, nextSeq); // validates the id and the seq
     this.seq = nextSeq;
     this.batchDeadlineMs = options.batchDeadlineMs;
-    // With a deadline, the deadline bounds the retries (issue 11), not a count of attempts per layer.
+    // With a deadline, the deadline bounds the retries (docs/limits.md), not a count of attempts per layer.
     this.retry = resolveRetry(this.batchDeadlineMs === undefined ? options : { ...options, maxAttempts: Number.POSITIVE_INFINITY });
     this.maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
     this.overheadBytes = walObjectOverheadBytes(nodeId);

@@ -1,4 +1,4 @@
-// Access benchmark (issue 11; docs/access.md, docs/benchmarks.md). Prints, and asserts nothing:
+// Access benchmark (docs/access.md, docs/benchmarks.md). Prints, and asserts nothing:
 //   1. the CPU cost of one token check in this process (verify the HS256 signature with WebCrypto, read
 //      the claims, decide table AC), for a valid token and for one signed with another key;
 //   2. appends at 32 connections through one node in AUTH_MODE=open and in AUTH_MODE=token side by side:

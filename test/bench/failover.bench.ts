@@ -1,4 +1,4 @@
-// Failover benchmark (issue 10, seed 002; docs/failover.md): how long the streams of a crashed node are
+// Failover benchmark (docs/failover.md): how long the streams of a crashed node are
 // unavailable to their writers, and what the takeover costs. Two settings, each on a fresh three-node mink
 // under the local runtime (test/e2e/service.ts; embedded S3 endpoint, router in redirect mode) with
 // FAULTS_ENABLED=1:

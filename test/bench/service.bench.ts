@@ -11,7 +11,7 @@
 //   3. mink's object-store requests during 1 and 2 (its own counters, GET /metrics), as PUTs per 1,000
 //      acknowledged appends (the reference server has no object store: n/a);
 //   4. delivery latency p50/p99 from an append's send to its receipt by each of 1,000 SSE readers.
-// At the end, mink against the targets of issue 9: appends/s at 64 connections >= 1.2x the reference
+// At the end, mink against the project's throughput targets (docs/benchmarks.md, "Service"): appends/s at 64 connections >= 1.2x the reference
 // server's, SSE p99 to 1,000 readers <= 0.2x the reference server's.
 //
 //   npx tsx test/bench/service.bench.ts [--quick] [--nodes 3]      # npm run bench:service
@@ -41,7 +41,7 @@ const LONG_POLL_TIMEOUT_MS = 10_000;
 const params = quick
   ? { latencyAppends: 50, connections: 8, durationMs: 1_000, readers: 50, sseAppends: 5, sseIntervalMs: 200 }
   : { latencyAppends: 500, connections: 64, durationMs: 5_000, readers: 1_000, sseAppends: 20, sseIntervalMs: 200 };
-/** Issue 9, "Done when": mink's appends/s at 64 connections at least this times the reference server's ... */
+/** The throughput target: mink's appends/s at 64 connections at least this times the reference server's ... */
 const TARGET_THROUGHPUT_RATIO = 1.2;
 /** ... and its SSE p99 to 1,000 readers at most this times the reference server's. */
 const TARGET_SSE_P99_RATIO = 0.2;

@@ -1,4 +1,4 @@
-// Transfer benchmark (seed 003): the unavailability window of a transfer, for a stream moved back and forth
+// Transfer benchmark (docs/transfers.md): the unavailability window of a transfer, for a stream moved back and forth
 // between two nodes of a three-node mink (under the local runtime, scripts/local-runtime.ts, as started by
 // test/e2e/service.ts; embedded S3 endpoint),
 // as a client going through the router sees it (following 307s, retrying 409/503 after 10 ms):

@@ -1,4 +1,4 @@
-// The issue 11 settings (src/core/edge-limits.ts): defaults when unset, the value when usable, the default
+// The bounds of docs/limits.md (src/core/edge-limits.ts): defaults when unset, the value when usable, the default
 // and one warning naming the var when not; the loopback flag is on only for "1" (or "true").
 import { describe, expect, it } from "vitest";
 import { DEFAULT_EDGE_LIMITS, edgeLimits } from "../../src/core/edge-limits.ts";

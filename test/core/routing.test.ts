@@ -1,4 +1,4 @@
-// DESIGN section 5 / seed 000: one test per row of the routing table in src/core/routing.ts, and the
+// docs/router.md: one test per row of the routing table in src/core/routing.ts, and the
 // property that a stale view can only misdirect: whatever the view, routing never names a node to serve
 // a stream other than this one, its owner, or its transfer target.
 import fc from "fast-check";
@@ -34,7 +34,7 @@ function input(view: StreamView | null, overrides: Partial<RoutingInput> = {}): 
   };
 }
 
-describe("routing (DESIGN section 5)", () => {
+describe("routing (table R)", () => {
   it("R1 a name that is not registered is served here, at the router or a node", () => {
     expect(routeStream(input(null))).toEqual({ kind: "serve", nodeId: "n0", rule: "R1" });
     expect(routeStream(input(null, { at: "node", hereNodeId: "n2" }))).toEqual({ kind: "serve", nodeId: "n2", rule: "R1" });

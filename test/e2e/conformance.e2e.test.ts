@@ -1,5 +1,5 @@
 // The Durable Streams conformance suite (@durable-streams/server-conformance-tests, pinned) against mink
-// started for real (test/e2e/service.ts), in each setup issue 4 names:
+// started for real (test/e2e/service.ts), in each setup below:
 //   single    one node
 //   redirect  three nodes behind the router, which answers 307s to the owner's address
 //   forward   three nodes behind the router in forwarding mode

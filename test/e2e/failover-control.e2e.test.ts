@@ -1,4 +1,4 @@
-// The control run of the failover tests (issue 10; KAFKA-15019: an overloaded controller fenced live
+// The control run of the failover tests (docs/failover.md; KAFKA-15019: an overloaded controller fenced live
 // brokers): three nodes with the short leases of failover.e2e.test.ts, 60 s of appends and reads under load,
 // no fault injected: no node may be declared dead, no node restart, the coordinator epoch never moves, and
 // every acknowledged append is there.

@@ -1,4 +1,4 @@
-// Failover end to end (issue 10, seed 002; docs/failover.md): three nodes under the local runtime with
+// Failover end to end (docs/failover.md): three nodes under the local runtime with
 // short leases (LEASE_TTL_MS=3000, HEARTBEAT_MS=500, COORDINATOR_TICK_MS=500) and the fault switch on.
 // Idempotent writers append to 30 streams through the router the whole time; faults are injected with
 // POST /admin/faults. Each test names the seed rule it proves.
@@ -129,7 +129,7 @@ afterAll(async () => {
 describe("failover with three nodes and short leases", () => {
   let crashed: { victim: string; owned: string[]; epoch: number } | null = null;
 
-  test("seed 002 Failover: a crashed node's streams are taken over, every acknowledged append is there once and in order, and the writers go on", async () => {
+  test("takeover: a crashed node's streams are taken over, every acknowledged append is there once and in order, and the writers go on", async () => {
     const names = await createStreams("fo", STREAMS);
     const writers = startWriters(names);
     await acksBeyond(writers, 5);
@@ -161,7 +161,7 @@ describe("failover with three nodes and short leases", () => {
     await stopAndCheck(writers);
   }, 180_000);
 
-  test("seed 002 (the dead node comes back): healed, it returns at a new epoch, owns nothing that moved, and redirects to the new owners", async () => {
+  test("a dead node that comes back: healed, it returns at a new epoch, owns nothing that moved, and redirects to the new owners", async () => {
     if (crashed === null) throw new Error("the crash test did not run");
     const { victim, owned, epoch } = crashed;
     await fault(victim, "heal");
@@ -186,7 +186,7 @@ describe("failover with three nodes and short leases", () => {
     await allLive();
   }, 60_000);
 
-  test("DESIGN 7 (the seal is the arbiter): a zombie acknowledges nothing after its chain is sealed, and nothing it acknowledged is lost", async () => {
+  test("the seal is the arbiter: a zombie acknowledges nothing after its chain is sealed, and nothing it acknowledged is lost", async () => {
     await allLive();
     const names = await createStreams("zo", 9);
     const writers = startWriters(names);
@@ -218,7 +218,7 @@ describe("failover with three nodes and short leases", () => {
     await allLive();
   }, 120_000);
 
-  test("seed 002 Coordinator failover: another node holds the lease at coordinator epoch + 1 within LEASE_TTL_MS + COORDINATOR_TICK_MS", async () => {
+  test("coordinator failover: another node holds the lease at coordinator epoch + 1 within LEASE_TTL_MS + COORDINATOR_TICK_MS", async () => {
     const before = await allLive();
     const holder = before.coordinator!.holder;
     const epochBefore = before.coordinator!.coordinatorEpoch;

@@ -1,4 +1,4 @@
-// Hostile input, authentication and authorization (issue 11 items 1 and 6): three nodes in token mode. Every
+// Hostile input, authentication and authorization (docs/access.md): three nodes in token mode. Every
 // stream request needs a bearer token minted by POST /admin/tokens, at the router and at each node's
 // address; a token covers stream names by string prefix and lists operations. Each test names the rule.
 //

@@ -1,4 +1,4 @@
-// Hostile input, resource exhaustion (issue 11 items 2 and 6): three nodes in token mode with small bounds.
+// Hostile input, resource exhaustion (docs/limits.md): three nodes in token mode with small bounds.
 // Over a bound a client gets a quick 429 (or 4xx) with Retry-After, the node keeps serving everyone else,
 // and it never resets (its epoch in GET /admin/nodes stays the same). Each test names the rule it proves.
 //

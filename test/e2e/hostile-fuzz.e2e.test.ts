@@ -1,4 +1,4 @@
-// The HTTP fuzzer (issue 11 item 6): fast-check draws requests (methods, raw paths with odd encodings and
+// The HTTP fuzzer: fast-check draws requests (methods, raw paths with odd encodings and
 // reserved segments, protocol headers with random values, tokens valid and not, bodies) and sends them in
 // concurrent batches to three nodes in token mode, next to a few known streams whose contents and HEAD
 // (tail offset, content type, closed) are recorded. Properties, checked for every request and after every

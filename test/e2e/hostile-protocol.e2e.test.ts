@@ -1,4 +1,4 @@
-// Hostile input, protocol abuse (issue 11 items 2, 4, 5 and 6): three nodes in token mode. Producer
+// Hostile input, protocol abuse (docs/limits.md, docs/protocol-rules.md): three nodes in token mode. Producer
 // hijacks, huge headers, deep JSON, messages larger than a read page, bad offsets, path traversal, odd
 // methods, oversized bodies, active content. The rule throughout: a hostile request gets a 4xx (never a
 // 5xx, never a reset node), and leaves the streams it targets as they were. Each test names its rule.

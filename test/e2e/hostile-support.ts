@@ -1,4 +1,4 @@
-// Helpers of the hostile-input suites (issue 11 item 6; test/e2e/hostile-*.e2e.test.ts and the fuzzer):
+// Helpers of the hostile-input suites (test/e2e/hostile-*.e2e.test.ts and the fuzzer):
 // a three-node service in token mode, the admin calls (mint, revoke, nodes), requests with or without a
 // bearer token, raw HTTP for paths and methods fetch would normalize or refuse, and forged tokens.
 //

@@ -1,4 +1,4 @@
-// Hostile webhook targets (issue 11 items 3 and 6): three nodes in token mode with the development flag
+// Hostile webhook targets (docs/limits.md, table WU): three nodes in token mode with the development flag
 // WEBHOOK_ALLOW_LOOPBACK=1, so receivers on 127.0.0.1 can stand for hostile servers. A webhook is sent
 // when an append lands on a subscribed stream; what the service does with the receiver's answer is what
 // these tests watch from the receiver's side. (Without the flag, loopback is refused outright:

@@ -1,4 +1,4 @@
-// Issue 4: "A test kills the running service with SIGKILL in the middle of concurrent appends, restarts it,
+// The durability test (docs/testing-e2e.md): "A test kills the running service with SIGKILL in the middle of concurrent appends, restarts it,
 // and finds every acknowledged append at its offset and nothing unacknowledged half-visible; repeated for
 // 20 kills." The rounds and the checks are in kill-rounds.ts; this file starts mink (the local runtime, its whole
 // process group SIGKILLed by service.kill()) and restarts it on the same port and persist dir.

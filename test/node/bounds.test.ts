@@ -1,4 +1,4 @@
-// The node's client-reachable bounds end to end (issue 11; docs/limits.md, "Stream nodes"): a node in plain
+// The node's client-reachable bounds end to end (docs/limits.md, "Stream nodes"): a node in plain
 // Node over the in-memory store and metadata log, each bound reached through the protocol app, with the
 // answer the client gets and what the node still does meanwhile.
 import fc from "fast-check";
@@ -91,7 +91,7 @@ describe("node bounds: one page per read", () => {
     for (const message of [big, big, { s: 1 }, { s: 2 }]) {
       expect((await node.request("POST", "pg/json", { headers: JSON_TYPE, body: JSON.stringify(message) })).status).toBe(204);
     }
-    // Every read of the stream's bytes is at most one page (before issue 11 the first read went to the tail).
+    // Every read of the stream's bytes is at most one page (once, the first read went to the tail).
     const registry = node.runtime.ctx.registry;
     const readBytes = registry.readBytes.bind(registry);
     const reads: number[] = [];

@@ -1,4 +1,4 @@
-// Failover in the node tier (seed 002, DESIGN section 7): three nodes in plain Node over the in-memory store
+// Failover in the node tier (docs/failover.md): three nodes in plain Node over the in-memory store
 // and the real MetaLogService, on a clock the test moves, heartbeats driven by the test (NodeRuntime.beat,
 // what the Durable Object's alarm calls). Each test names the seed rule it proves.
 import { describe, expect, it } from "vitest";
@@ -82,7 +82,7 @@ async function reopenedElsewhere(w: World, names: readonly string[], victim: str
 }
 
 describe("node tier: failover", () => {
-  it("seed 002 Failover: a dead node's streams are re-led and taken over; every acknowledged append is there and the new owner accepts more", async () => {
+  it("takeover: a dead node's streams are re-led and taken over; every acknowledged append is there and the new owner accepts more", async () => {
     const w = await world();
     const { names, owned } = await streamsWithData(w, "b");
     w.nodes.get("b")!.crash();
@@ -96,7 +96,7 @@ describe("node tier: failover", () => {
     }
   });
 
-  it("DESIGN 7 (the seal is the arbiter): a zombie acknowledges nothing once its chain is sealed; what it acknowledged before is kept", async () => {
+  it("the seal is the arbiter: a zombie acknowledges nothing once its chain is sealed; what it acknowledged before is kept", async () => {
     const w = await world();
     const { owned } = await streamsWithData(w, "b");
     const zombie = w.nodes.get("b")!;
@@ -111,7 +111,7 @@ describe("node tier: failover", () => {
     expect(text).toBe(`${owned[0]}:x;${owned[0]}:y;late;`);
   });
 
-  it("seed 002 (comes back): the dead node returns at a new epoch, owns nothing that moved, and redirects to the new owner", async () => {
+  it("a dead node that comes back: the dead node returns at a new epoch, owns nothing that moved, and redirects to the new owner", async () => {
     const w = await world();
     const { owned } = await streamsWithData(w, "b");
     const old = w.nodes.get("b")!;
@@ -132,7 +132,7 @@ describe("node tier: failover", () => {
     await expect(back.runtime.compact()).resolves.not.toBeNull();
   });
 
-  it("seed 002 Coordinator failover: another node takes the lease at coordinator epoch + 1; a tick at the old epoch changes nothing", async () => {
+  it("coordinator failover: another node takes the lease at coordinator epoch + 1; a tick at the old epoch changes nothing", async () => {
     const w = await world();
     const a = w.nodes.get("a")!;
     const before = w.cluster.meta.service.state.lease!;
@@ -149,7 +149,7 @@ describe("node tier: failover", () => {
 });
 
 describe("node tier: lifecycle loops", () => {
-  it("DESIGN 7 lifecycle: an idle TTL stream expires without any request, and its name frees", async () => {
+  it("lifecycle: an idle TTL stream expires without any request, and its name frees", async () => {
     const w = await world();
     const a = w.nodes.get("a")!;
     expect((await a.request("PUT", "ttl/idle", { headers: { ...TEXT, "stream-ttl": "1" } })).status).toBe(201);
@@ -160,7 +160,7 @@ describe("node tier: lifecycle loops", () => {
     expect((await send(w, "a", "PUT", "ttl/idle")).status).toBe(201);
   });
 
-  it("DESIGN 7 lifecycle: the coordinator collects the objects of deleted streams, and only those", async () => {
+  it("lifecycle: the coordinator collects the objects of deleted streams, and only those", async () => {
     const w = await world();
     for (const name of ["gc/gone", "gc/kept"]) {
       expect((await send(w, "a", "PUT", name)).status).toBe(201);

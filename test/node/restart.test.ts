@@ -1,5 +1,5 @@
 // The node tier's first job: a node in plain Node over the in-memory store and metadata log keeps what it
-// acknowledged across a restart and a crash (DESIGN section 10, invariants 2 and 5).
+// acknowledged across a restart and a crash (docs/architecture.md, invariants 2 and 5).
 import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import { TestCluster } from "./support/test-cluster.ts";

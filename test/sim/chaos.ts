@@ -1,6 +1,6 @@
 // Node crashes and restarts, as scheduler moves: a crash can fall between any two steps, so between any
 // two awaits of an incarnation; a restart brings a node that is down back at a newer epoch; a zombie
-// restart starts a new incarnation while the old one still runs. The failover faults (seed 002):
+// restart starts a new incarnation while the old one still runs. The failover faults (docs/failover.md):
 // - hold: a crash that stays down past the lease, so the coordinator declares the node dead and its
 //   streams are taken over before it returns;
 // - freeze: heartbeats stop while the incarnation serves and writes on (`zombie` until it is healed long

@@ -1,5 +1,5 @@
 // The checker: reads a run's history and the final content of every stream, and names what went wrong
-// after the invariant it breaks (DESIGN.md section 10). Checked here: 1 (one writer), 2 (no acknowledged
+// after the invariant it breaks (docs/architecture.md, "Invariants"). Checked here: 1 (one writer), 2 (no acknowledged
 // append lost or reordered; idempotent appends once), 3 (offsets increase, never reused; every reader
 // saw the final bytes), 5 (node epochs never decrease; no stale epoch accepted, by the log or the store)
 // and 6 (a transfer completion applies only to the close it names). A final read that never completed

@@ -179,7 +179,7 @@ describe("S3 adapter: addressing", () => {
   });
 });
 
-describe("S3 adapter: a caller's deadline (issue 11)", () => {
+describe("S3 adapter: a caller's deadline (WAL_BATCH_DEADLINE_MS)", () => {
   it("an aborted signal stops a conditional PUT's retries and read-backs: one request, then the failure", async () => {
     const key = freshKey();
     const log: Request[] = [];

@@ -266,7 +266,7 @@ describe("WalWriter failures", () => {
   });
 });
 
-describe("WalWriter bounds (issue 11)", () => {
+describe("WalWriter bounds (MAX_WAL_QUEUE_BYTES, WAL_BATCH_DEADLINE_MS)", () => {
   it("queuedBytes counts appends until their object is acknowledged or rejected", async () => {
     const gated = new GatedStore(new MemoryStore());
     const writer = new WalWriter(gated, "n1", 1, 0, { sleep: noSleep });

@@ -2,7 +2,7 @@
 // with a wrong one, 503 when none is configured), /admin/nodes and /admin/streams/<path> from the metadata
 // log, and /metrics in the Prometheus text format with counters that move when streams are written.
 // Three nodes of their own, in forwarding mode so every stream request gets one answer from the Worker.
-// Then slots, transfers and drain (issue 5 item 4): each endpoint's success and error rows. Served nodes
+// Then slots, transfers and drain (docs/operations.md): each endpoint's success and error rows. Served nodes
 // may complete transfers on their own at any time, so tests on them assert on what the MetaLog shows in the
 // answer of the call (or what holds however far the handoff got); the exact BeginTransfer and drain rows use
 // "ghost" nodes registered straight in the MetaLog, which no Durable Object runs, so their transfers stay

@@ -169,7 +169,7 @@ describe("MetaLog ordering of concurrent proposals", () => {
     expect(view.version).toBe(results.filter(accepted).length);
   });
 
-  it("a handoff proposed by source and target in turn follows seed 003", async () => {
+  it("a handoff proposed by source and target in turn follows tables BT and CT", async () => {
     const stub = await setUp("handoff");
     await stub.propose({ type: "CreateStream", name: "moving", config: {} });
     await stub.propose({ type: "PlaceStream", streamId: "s1" });
@@ -247,7 +247,7 @@ describe("MetaLog watch, heartbeats and the lease", () => {
   });
 });
 
-describe("MetaLog bounds (issue 11)", () => {
+describe("MetaLog bounds (MAX_STREAMS, MAX_TOKENS)", () => {
   it("MAX_STREAMS: a create of a new name in a full log is limit_reached and writes nothing; a repeat is still answered; a delete frees a slot", async () => {
     const stub = await setUp("max-streams");
     expect(await runInDurableObject(metaLogStub("max-streams"), (instance) => instance.tuning.maxStreams)).toBe(100_000);

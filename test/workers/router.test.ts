@@ -1,4 +1,4 @@
-// The router with three nodes (DESIGN section 5, seed 000; docs/router.md), in workerd over the in-memory
+// The router with three nodes (docs/router.md), in workerd over the in-memory
 // object store: streams spread by the slots ratio, a 307 to the owner's advertised address, a create placed
 // on another node answered exactly (201 once, 200, 409; the body written once), forwarding mode, a closed
 // stream revived on the node that served it, and a stale view answered with one more redirect.

@@ -243,7 +243,7 @@ describe("the append path while no subscription exists", () => {
   });
 });
 
-describe("subscription bounds (issue 11)", () => {
+describe("subscription bounds (docs/limits.md)", () => {
   const metaLogStub = (): DurableObjectStub<MetaLog> => testEnv.META_LOG.getByName(META_LOG_NAME) as DurableObjectStub<MetaLog>;
   const tune = (change: Partial<{ maxSubscriptions: number; maxSubscriptionStreams: number }>): Promise<void> =>
     runInDurableObject(metaLogStub(), (instance) => {

@@ -1,4 +1,4 @@
-// Seed 003, "Crashes": every transfer step is idempotent and resumed from state that survives a crash. The
+// Transfers, "Crashes" (docs/transfers.md): every transfer step is idempotent and resumed from state that survives a crash. The
 // source (tr-0), and separately the target (tr-1), is crashed at each step of a transfer; every transfer
 // still completes exactly once (the target ends at the closed epoch + 1, no transfer pending) with every
 // acknowledged byte at its offset.

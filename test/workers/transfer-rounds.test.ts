@@ -1,4 +1,4 @@
-// Seed 003 under load, the invariant DESIGN section 10 (2, 3) names: one stream is handed back and forth
+// Transfers under load, invariants 2 and 3 (docs/architecture.md): one stream is handed back and forth
 // between two nodes 50 times while a writer appends without pause and two live readers (long-poll and SSE)
 // tail it, all through the router as a client would (following 307s, retrying 409/503). No acknowledged
 // append is lost or duplicated, offsets continue without a gap, and each reader sees every byte once, in

@@ -1,4 +1,4 @@
-// Live readers across a transfer (seed 003; DESIGN section 10, invariant 2 as a reader sees it): a long-poll
+// Live readers across a transfer (docs/transfers.md; invariant 2 of docs/architecture.md as a reader sees it): a long-poll
 // waiting at a stream's tail is answered by the first append acknowledged after it, wherever the transfer
 // finds it waiting: at the source (sent on by the release), arriving at the source while it hands off,
 // parked at the target, at the target while it opens the stream, or sent by a stale router view to the node

@@ -1,4 +1,4 @@
-// Transfers between running nodes (seed 003, DESIGN section 6, table T in src/core/transfer-steps.ts), in
+// Transfers between running nodes (docs/transfers.md, table T in src/core/transfer-steps.ts), in
 // workerd over the in-memory object store: the hand-off carries data, producers and Stream-Seq with no node
 // calling another; the target opens at once (pre-warm); a third node answers 409 while a transfer is
 // pending and the target parks requests until it settles; a stale completion is refused.

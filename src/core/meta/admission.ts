@@ -1,4 +1,4 @@
-// Admission: bounds a proposal must pass before `apply` sees it (issue 11, docs/limits.md). Separate
+// Admission: bounds a proposal must pass before `apply` sees it (docs/limits.md). Separate
 // from `apply` on purpose: apply is what replay runs, and every entry already in the log must replay
 // whatever the limits are now (an operator who lowers MAX_STREAMS below the streams that exist must not
 // make the log unreadable). So a limit refuses new entries at the door and never judges old ones.

@@ -1,4 +1,4 @@
-// apply(state, command, ctx) -> {state, result}: pure, total and deterministic (DESIGN.md invariant 4).
+// apply(state, command, ctx) -> {state, result}: pure, total and deterministic (invariant 4, docs/architecture.md).
 // Anything that is not a well-formed command is rejected as `invalid`; a rejection or a no-op returns the
 // very state it was given; an accepted change returns a new state whose version is one higher (the index of
 // the log entry that holds the command). Nothing is ever half-applied: rules build the next state and

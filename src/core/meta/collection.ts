@@ -1,4 +1,4 @@
-// Which streams' objects the coordinator's collection loop may delete (DESIGN section 7, "collecting the
+// Which streams' objects the coordinator's collection loop may delete (docs/architecture.md, "collecting the
 // objects of deleted streams"): a pure function of the state and the stream ids found in the object store.
 import type { MetaState } from "./state.ts";
 

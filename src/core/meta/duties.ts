@@ -1,4 +1,4 @@
-// What the state asks of one node, and the plans built from it (seed 003, DESIGN section 6): the pending
+// What the state asks of one node, and the plans built from it (docs/transfers.md): the pending
 // transfers a node takes part in (the watcher loop on every node acts on them), every pending transfer
 // (admin), and a drain plan: each stream assigned to a draining node, to the node placement would choose,
 // counting the streams already planned so the plan spreads them by the slots ratio.

@@ -1,4 +1,4 @@
-// What the coordinator's tick decides (seed 002, "Assignment" and "Failover"), as pure functions of the
+// What the coordinator's tick decides (docs/failover.md, "The pieces"), as pure functions of the
 // state and the set of live nodes (heartbeats are soft state, so liveness comes in as a parameter):
 // which incarnations to declare dead, and where their streams go, in bounded batches.
 import type { ReassignMove } from "./commands.ts";

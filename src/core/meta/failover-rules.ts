@@ -1,4 +1,4 @@
-// Failover rules (seed 002, DESIGN section 7): the coordinator's authority, declaring an incarnation dead,
+// Failover rules (docs/failover.md): the coordinator's authority, declaring an incarnation dead,
 // re-leading its streams, and the takeover of its WAL chain, claimed once and completed once. One function
 // per table; the rows are tested by name in test/core/meta/failover-rules.test.ts.
 import { domainError, type DomainError } from "../errors.ts";

@@ -1,4 +1,4 @@
-// The coordinator lease (seed 002): one holder at a time, a coordinator epoch that only grows and fences a
+// The coordinator lease (docs/failover.md): one holder at a time, a coordinator epoch that only grows and fences a
 // stale holder, an expiry computed from the log entry's time. Rows tested in test/core/meta/lease-rules.test.ts.
 import type { AcquireLease, ApplyContext, RenewLease, ValueOf } from "./commands.ts";
 import { checkProposer } from "./node-rules.ts";

@@ -1,4 +1,4 @@
-// The plan of `mink cluster rebalance` (seed 002): orphans first, then streams move from nodes above 110%
+// The plan of `mink cluster rebalance` (docs/transfers.md, "Rebalance"): orphans first, then streams move from nodes above 110%
 // of the mean load to nodes below 90% of it, one transfer per move. Load is streams per slot, a stream with a
 // transfer pending counted where it is going (so rounds of a rebalance never overshoot). A pure
 // function of the state and the live set, so the plan is the same wherever it is computed; nothing moves

@@ -12,11 +12,11 @@ export interface NodeRecord {
   readonly addr: string;
   /** Capacity weight for placement; 0 takes no new streams. */
   readonly slots: number;
-  /** A draining node takes no new placements (issue 5 moves its streams away with transfers). */
+  /** A draining node takes no new placements (a drain moves its streams away with transfers). */
   readonly draining: boolean;
   /**
    * Present while an incarnation the coordinator declared dead (at `epoch`) has not been taken over yet:
-   * its WAL chain sealed and replayed into manifests by a claimer (seed 002, "Opening a bucket").
+   * its WAL chain sealed and replayed into manifests by a claimer (docs/failover.md, "Takeover").
    */
   readonly dead?: DeadIncarnation;
   /** The highest declared-dead epoch of this node whose takeover completed (everything up to it is in manifests). */

@@ -1,4 +1,4 @@
-// Transfer rules (seed 003): BeginTransfer records (source, target) for a stream; the source closes at E
+// Transfer rules (docs/transfers.md): BeginTransfer records (source, target) for a stream; the source closes at E
 // and proposes CompleteTransfer(E), which re-points the stream at the target and drops the record in one
 // step. Rows are tested by name in test/core/meta/transfer-rules.test.ts.
 import type { BeginTransfer, CompleteTransfer, ValueOf } from "./commands.ts";

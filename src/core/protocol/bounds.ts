@@ -1,4 +1,4 @@
-// The bounds a client can reach inside one stream node (issue 11; docs/limits.md, "Stream nodes"), as
+// The bounds a client can reach inside one stream node (docs/limits.md, "Stream nodes"), as
 // pure decisions: the node's paths pass in what they count and the setting, and answer with the error
 // returned here. Producer admission and the epoch step are in producer.ts, next to the producer table.
 import { domainError, type DomainError } from "../errors.ts";

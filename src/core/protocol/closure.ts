@@ -1,7 +1,7 @@
 // Stream closure (PROTOCOL "Stream Closure"): a writer closes a stream with `Stream-Closed: true`, on create
 // or on append (with or without a final body). Closure is durable and final: data stays readable, appends
 // are refused, and readers see EOF once they reach the final offset. In code this is `eof`, kept apart
-// from a node's ownership states (opened/closed), as DESIGN.md asks.
+// from a node's ownership states (opened/closed), as in docs/metadata-log.md, "State".
 
 /** `Stream-Closed` counts only when its value is `true` (any case); any other value is as if absent. */
 export function parseStreamClosedHeader(raw: string | null): boolean {

@@ -26,7 +26,7 @@ export type ProducerTable = ReadonlyMap<string, ProducerState>;
 export const EMPTY_PRODUCERS: ProducerTable = new Map();
 
 /**
- * The bounds on a stream's producers (issue 11, docs/limits.md). `maxProducers` ids per stream; a new id
+ * The bounds on a stream's producers (docs/limits.md). `maxProducers` ids per stream; a new id
  * beyond it is admitted only if producers idle for at least `idleMs` can be pruned to make room.
  * `maxEpochStep`: how far one request may raise a producer's epoch, and the highest first epoch of a new
  * id, so that no request can fence an id for good by jumping to 2^53-1 (the reference client raises the

@@ -1,4 +1,4 @@
-// The bounds of the subscription API (issue 11, docs/limits.md), as pure checks the Worker's routes
+// The bounds of the subscription API (docs/limits.md), as pure checks the Worker's routes
 // and the MetaLog's subscription book run before they change anything. Each rejection names the setting
 // and its max, so a client (and an operator reading a log line) knows which bound it met.
 import { fail, ok, subscriptionError, type Checked, type SubscriptionError } from "./errors.ts";

@@ -1,5 +1,5 @@
-// What the metadata state asks of a node, and drain plans (src/core/meta/duties.ts; seed 003, DESIGN
-// section 6): rows for transferDuties, pendingTransfers, isHandedTo and drainProgress, then fast-check
+// What the metadata state asks of a node, and drain plans (src/core/meta/duties.ts; docs/transfers.md,
+// "Drain and slots"): rows for transferDuties, pendingTransfers, isHandedTo and drainProgress, then fast-check
 // properties of planDrain over random states built with `apply`: it never targets the drained node or an
 // ineligible one, covers every assigned stream without a pending transfer exactly once (or counts them all
 // unplaceable when no node is eligible), every move is a BeginTransfer the rules accept, and the resulting

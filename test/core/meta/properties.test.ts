@@ -1,4 +1,4 @@
-// Property tests over random command sequences (DESIGN.md section 10, invariants 1, 4, 5 and 6), twice: over
+// Property tests over random command sequences (docs/architecture.md, invariants 1, 4, 5 and 6), twice: over
 // sequences of every command, and over failover-heavy ones (declarations, reassignments, takeovers).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";

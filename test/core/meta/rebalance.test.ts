@@ -1,4 +1,4 @@
-// The rebalance plan (src/core/meta/rebalance.ts; seed 002): one test per row of table RB, then fast-check
+// The rebalance plan (src/core/meta/rebalance.ts; docs/transfers.md): one test per row of table RB, then fast-check
 // properties over random states built with `apply`: orphans come first and are exactly the live-ownerless
 // streams, no move targets a dead, draining or slotless node, transfers never widen the load spread and are
 // BeginTransfers the rules accept, an uncut plan leaves no source/target pair a single move could narrow and

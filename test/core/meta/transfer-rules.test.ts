@@ -1,4 +1,4 @@
-// Tables BT and CT (src/core/meta/transfer-rules.ts), one test per row, and the whole handoff of seed 003.
+// Tables BT and CT (src/core/meta/transfer-rules.ts), one test per row, and the whole handoff of docs/transfers.md.
 import { describe, expect, it } from "vitest";
 import { apply, lookupStream, type CommandOf, type MetaState } from "../../../src/core/meta/index.ts";
 import { build, create, CTX, expectChange, expectNoop, expectRejected, register } from "./fixtures.ts";
@@ -88,7 +88,7 @@ describe("table CT: CompleteTransfer", () => {
     expect(applied.state.assigned.get("b")).toBe(1);
     expect(applied.state.assigned.get("a")).toBeUndefined();
   });
-  it("the handoff of seed 003: the target opens at the closed epoch + 1 and the source is held off", () => {
+  it("the handoff: the target opens at the closed epoch + 1 and the source is held off", () => {
     const handedOff = build([complete(1)], closed);
     expectRejected(handedOff, apply(handedOff, openOn("a"), CTX), "held_by", { owner: "b" });
     expect(expectChange(handedOff, apply(handedOff, openOn("b"), CTX)).stream).toMatchObject({ owner: "b", epoch: 2, ownership: "opened" });

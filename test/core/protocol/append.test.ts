@@ -242,7 +242,7 @@ describe("POST on an open stream", () => {
   });
 });
 
-describe("POST: producer bounds (issue 11, PRD-11 and PRD-12)", () => {
+describe("POST: producer bounds (PRD-11 and PRD-12)", () => {
   const bounded = (producers: AppendTarget["producers"]): AppendTarget => ({
     ...open,
     producers,

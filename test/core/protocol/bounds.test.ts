@@ -1,4 +1,4 @@
-// The node's client-reachable bounds as pure rules (src/core/protocol/bounds.ts; issue 11, docs/limits.md),
+// The node's client-reachable bounds as pure rules (src/core/protocol/bounds.ts; docs/limits.md),
 // row by row, with their invariants as properties.
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";

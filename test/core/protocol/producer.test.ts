@@ -224,7 +224,7 @@ describe("producer-state invariants (properties)", () => {
   });
 });
 
-describe("producer bounds (issue 11)", () => {
+describe("producer bounds (MAX_PRODUCERS_PER_STREAM, MAX_PRODUCER_EPOCH_STEP)", () => {
   const limits = (over: Partial<ProducerLimits> = {}): ProducerLimits => ({ maxProducers: 2, idleMs: 1_000, maxEpochStep: 10, ...over });
   const table = (entries: [string, number][]): ProducerTable =>
     new Map(entries.map(([id, lastUpdatedMs]) => [id, { epoch: 0, lastSeq: 0, lastUpdatedMs }] as [string, ProducerState]));

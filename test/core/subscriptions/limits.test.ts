@@ -1,4 +1,4 @@
-// The subscription bounds of issue 11 (src/core/subscriptions/limits.ts, docs/limits.md): each one
+// The subscription bounds (src/core/subscriptions/limits.ts, docs/limits.md): each one
 // refuses with the setting's name and max, on the wire as 413 PAYLOAD_TOO_LARGE (the request alone is over)
 // or 429 LIMIT_REACHED with Retry-After (a full bound that a DELETE frees).
 import fc from "fast-check";
