@@ -21,7 +21,7 @@ body { margin: 0; background: var(--bg); color: var(--text);
 .bar { display: flex; align-items: center; gap: 12px; padding: 10px 16px; background: var(--card);
   border-bottom: 1px solid var(--line); position: sticky; top: 0; z-index: 1; }
 .bar h1 { font-size: 18px; margin: 0; margin-right: auto; white-space: nowrap; }
-#updated { font-size: 13px; text-align: right; }
+#updated { font-size: 12px; text-align: right; white-space: nowrap; }
 .bar button { white-space: nowrap; }
 main { max-width: 1100px; margin: 0 auto; padding: 16px; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px;

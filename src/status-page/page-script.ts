@@ -99,9 +99,11 @@ function streamPath(name) {
 
 function renderNodes(answer) {
   const rows = answer.nodes.map((node) => {
-    const name = el("span", "mono", node.id);
+    // One element per cell: the phone layout spreads a cell's children apart.
+    const name = el("span");
+    name.append(el("span", "mono", node.id));
+    if (node.coordinator) name.append(" ", badge("coordinator"));
     const nameCell = cell(name);
-    if (node.coordinator) nameCell.append(" ", badge("coordinator"));
     const status = el("span");
     status.append(node.live ? badge("live", "ok") : badge("down", "bad"));
     if (node.draining) status.append(badge("draining", "warn"));
