@@ -16,6 +16,9 @@ import {
   type MetaState,
   type MetaView,
   type NodeRecord,
+  MAX_LIST_LIMIT,
+  type StreamListing,
+  type StreamListQuery,
   type StreamLookup,
   type StreamQuery,
   type StreamView,
@@ -147,6 +150,12 @@ export class MetaLog extends DurableObject<Env> {
 
   lookupStream(query: StreamQuery): StreamLookup {
     return this.log.lookupStream(query);
+  }
+
+  /** One page of the streams by name (GET /admin/streams checks the query; the limit is bounded here too). */
+  listStreams(query: StreamListQuery): StreamListing {
+    const limit = Number.isSafeInteger(query.limit) ? Math.min(Math.max(1, query.limit), MAX_LIST_LIMIT) : MAX_LIST_LIMIT;
+    return this.log.listStreams({ prefix: String(query.prefix), after: query.after === null ? null : String(query.after), limit });
   }
 
   watch(since: number, timeoutMs: number): Promise<ViewChanges> {

@@ -16,7 +16,7 @@ import { nodeObjectStore } from "../src/node/store-factory.ts";
 import { emptyStoreRequestCounts } from "../src/node/store-metrics.ts";
 import type { TransferWatcher } from "../src/node/transfer-watcher.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
-import type { FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient } from "../src/ports/stream-node-client.ts";
+import type { FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient, StreamTailInfo } from "../src/ports/stream-node-client.ts";
 import { domainError } from "../src/core/errors.ts";
 import { errorResponse } from "../src/http/stream-routes.ts";
 import { ViewCache } from "../src/router/view-cache.ts";
@@ -111,6 +111,16 @@ export class StreamNode extends DurableObject<Env> {
       takeovers,
       ...zero,
     };
+  }
+
+  /**
+   * The tails of these streams from memory (NodeRuntime.tails; GET /admin/streams asks the owners of a
+   * page's streams). Nothing while start-up has not finished, or while crashed by fault injection.
+   */
+  tails(streamIds: readonly string[]): StreamTailInfo[] {
+    if (!Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
+    if (this.crashed || this.runtime === null) return [];
+    return this.runtime.tails(streamIds);
   }
 
   /** The fault this node is under (GET /admin/faults). */

@@ -40,6 +40,25 @@ export interface StreamAnswer {
   pendingTransfer: null | { source: string; target: string; targetAddress: string | null };
   config: Record<string, unknown>;
 }
+/** One row of GET /admin/streams. */
+export interface StreamRow {
+  name: string;
+  id: string;
+  owner: string | null;
+  ownerAddress: string | null;
+  epoch: number;
+  ownership: string;
+  contentType: string | null;
+  pendingTransfer: null | { source: string; target: string };
+  /** From the owner node: null when the stream is not opened or the node did not answer. */
+  tail: null | { offset: string; bytes: number; closed: boolean };
+}
+/** GET /admin/streams: one page by name; `next` is the `after` of the next page (null: the last one). */
+export interface StreamsPage {
+  version: number;
+  streams: StreamRow[];
+  next: string | null;
+}
 export interface TransferAnswer {
   stream: { id: string; name: string; owner: string | null; epoch: number; ownership: string };
   transfer: { source: string; target: string };
@@ -174,6 +193,17 @@ export class AdminClient {
   }
   stream(path: string): Promise<StreamAnswer> {
     return this.#json("GET", `/admin/streams/${encodeStreamPath(path)}`);
+  }
+  /** One page of the streams; an empty prefix, a null after and an undefined limit are left out (the server's defaults). */
+  streams(page: { prefix: string; after: string | null; limit: number | undefined }): Promise<StreamsPage> {
+    // Each value encoded as a whole (a `+` or `&` in a name stays itself), with its slashes kept readable.
+    const encode = (value: string): string => encodeURIComponent(value).replace(/%2F/g, "/");
+    const query = [
+      ...(page.prefix === "" ? [] : [`prefix=${encode(page.prefix)}`]),
+      ...(page.after === null ? [] : [`after=${encode(page.after)}`]),
+      ...(page.limit === undefined ? [] : [`limit=${page.limit}`]),
+    ];
+    return this.#json("GET", `/admin/streams${query.length === 0 ? "" : `?${query.join("&")}`}`);
   }
   transfer(path: string, target: string): Promise<TransferAnswer> {
     return this.#json("POST", "/admin/transfers", { stream: encodeStreamPath(path), target });

@@ -9,6 +9,7 @@ export type CommandName =
   | "nodes"
   | "slots"
   | "stream"
+  | "streams"
   | "transfer"
   | "transfers"
   | "drain"
@@ -32,6 +33,9 @@ export const ACCESS_OPS = ["read", "append", "create", "delete", "subscribe"] as
 type AccessOp = (typeof ACCESS_OPS)[number];
 export const MAX_TOKEN_PREFIXES = 32;
 export const MAX_TOKEN_TTL_SECONDS = 366 * 24 * 3600;
+/** The most streams one page of `mink streams` may ask for (the admin API's bound), and the pages `--all` reads at most. */
+export const MAX_STREAMS_LIMIT = 1000;
+export const MAX_STREAMS_PAGES = 100;
 /** `mink token create` without --ttl: an hour. */
 const DEFAULT_TOKEN_TTL_SECONDS = 3600;
 const TTL_UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
@@ -39,6 +43,8 @@ const TTL_UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 interface CommandSpec {
   /** Operand names, all required, in order. */
   readonly operands: readonly string[];
+  /** Operand names that may follow the required ones, each optional (`[<prefix>]`). */
+  readonly optionalOperands?: readonly string[];
   readonly summary: string;
   /** Extra help lines (options of this command, what it prints). */
   readonly details: readonly string[];
@@ -62,6 +68,25 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
     operands: ["path"],
     summary: "show one stream's record: owner, epoch, ownership, pending transfer, config",
     details: ["<path> is the stream name as in /v1/stream/<path>, slashes included."],
+  },
+  streams: {
+    operands: [],
+    optionalOperands: ["prefix"],
+    summary: "list the streams by name, one page at a time: owner, epoch, ownership, bytes, tail offset",
+    details: [
+      `  --after <name>  start after this name (exclusive): the 'next' a previous page printed`,
+      `  --limit <n>     streams per page, 1 to ${MAX_STREAMS_LIMIT} (default 100; ${MAX_STREAMS_LIMIT} with --all)`,
+      `  --all           follow the pages to the end, at most ${MAX_STREAMS_PAGES} of them (exit 1 when there are more)`,
+      "",
+      "<prefix> keeps the names that start with it (none: every stream), as the name is written in",
+      "/v1/stream/<name>, without the leading '/'. Names sort by UTF-16 code unit (upper case before lower",
+      "case). Prints NAME, OWNER, EPOCH, STATE (the ownership in the metadata log: unplaced, placed, opened,",
+      "closed; '-> <node>' while a transfer is pending), BYTES and TAIL (the Stream-Next-Offset; '(closed)'",
+      "when the writer closed the stream), asked of each owner node: '-' when the stream is not opened or its",
+      "node did not answer. When more streams follow, the last line is the command for the next page. With",
+      "--json: the server's page {version, streams, next} (with --all, every page's streams in one).",
+    ],
+    flags: ["[--after <name>]", "[--limit <n>]", "[--all]"],
   },
   transfer: {
     operands: ["path", "node"],
@@ -176,7 +201,18 @@ export type Parsed =
       maxConcurrent: number | undefined;
       /** `mink token create --prefix ... --ops ... --ttl ...` (undefined for any other command). */
       mint: TokenMint | undefined;
+      /** `mink streams [prefix] --after ... --limit ... --all` (undefined for any other command). */
+      list: StreamsListing | undefined;
     };
+
+/** What `mink streams` asks for: GET /admin/streams's query, and whether to follow `next`. */
+export interface StreamsListing {
+  prefix: string;
+  after: string | null;
+  /** undefined: the server's default (100), or MAX_STREAMS_LIMIT with --all. */
+  limit: number | undefined;
+  all: boolean;
+}
 
 /** What `mink token create` asks for: the body of POST /admin/tokens. */
 export interface TokenMint {
@@ -196,7 +232,12 @@ const GLOBAL_HELP = [
 /** `mink <command> <operands> [flags] [--no-wait] [options]`; `brief` (the general help's list) leaves out the flags. */
 function usageLine(command: CommandName, brief = false): string {
   const spec = COMMANDS[command];
-  const words = [`mink ${command}`, ...spec.operands.map((name) => `<${name}>`), ...(brief ? [] : (spec.flags ?? []))];
+  const words = [
+    `mink ${command}`,
+    ...spec.operands.map((name) => `<${name}>`),
+    ...(spec.optionalOperands ?? []).map((name) => `[<${name}>]`),
+    ...(brief ? [] : (spec.flags ?? [])),
+  ];
   if (spec.noWait === true) words.push("[--no-wait]");
   return `${words.join(" ")} [options]`;
 }
@@ -289,6 +330,9 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     prefix?: string[];
     ops?: string[];
     ttl?: string[];
+    after?: string[];
+    limit?: string[];
+    all?: boolean;
   };
   let positionals: string[];
   try {
@@ -305,6 +349,9 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
         prefix: { type: "string", multiple: true },
         ops: { type: "string", multiple: true },
         ttl: { type: "string", multiple: true },
+        after: { type: "string", multiple: true },
+        limit: { type: "string", multiple: true },
+        all: { type: "boolean" },
       },
       allowPositionals: true,
       strict: true,
@@ -336,11 +383,13 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (values.help === true) return { kind: "help", text: commandHelp(command) };
 
   const spec = COMMANDS[command];
-  if (operands.length !== spec.operands.length) {
-    const got = operands.length < spec.operands.length ? `missing <${spec.operands[operands.length] ?? ""}>` : `unexpected '${operands[spec.operands.length] ?? ""}'`;
+  const most = spec.operands.length + (spec.optionalOperands?.length ?? 0);
+  if (operands.length < spec.operands.length || operands.length > most) {
+    const got = operands.length < spec.operands.length ? `missing <${spec.operands[operands.length] ?? ""}>` : `unexpected '${operands[most] ?? ""}'`;
     throw new UsageError(`${got}; usage: ${usageLine(command)}`, command);
   }
-  for (const [index, operand] of operands.entries()) {
+  // Required operands must not be empty; an optional one may (`mink streams ""` lists every stream).
+  for (const [index, operand] of operands.slice(0, spec.operands.length).entries()) {
     if (operand.trim() === "") throw new UsageError(`<${spec.operands[index] ?? ""}> is empty`, command);
   }
   if (values["no-wait"] === true && spec.noWait !== true) throw new UsageError(`--no-wait applies only to 'mink drain' and 'mink cluster rebalance'`, command);
@@ -348,7 +397,13 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     if (values[flag] !== undefined && command !== "cluster rebalance") throw new UsageError(`--${flag} applies only to 'mink cluster rebalance'`, command);
   }
   for (const flag of ["prefix", "ops", "ttl"] as const) {
-    if (values[flag] !== undefined && command !== "token create") throw new UsageError(`--${flag} applies only to 'mink token create'`, command);
+    if (values[flag] !== undefined && command !== "token create") {
+      const hint = flag === "prefix" && command === "streams" ? " (the prefix of 'mink streams' is its operand: mink streams <prefix>)" : "";
+      throw new UsageError(`--${flag} applies only to 'mink token create'${hint}`, command);
+    }
+  }
+  for (const flag of ["after", "limit", "all"] as const) {
+    if (values[flag] !== undefined && command !== "streams") throw new UsageError(`--${flag} applies only to 'mink streams'`, command);
   }
   if (command === "slots") parseSlots(operands[1] ?? "");
   if (command === "stream" || command === "transfer") {
@@ -356,6 +411,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   }
   const maxConcurrent = values["max-concurrent"] === undefined ? undefined : parseMaxConcurrent(values["max-concurrent"]);
   const mint = command === "token create" ? parseMint(values.prefix, values.ops, values.ttl) : undefined;
+  const list = command === "streams" ? parseStreamsListing(operands[0], values.after, values.limit, values.all === true) : undefined;
 
   const url = values.url ?? nonEmpty(env["MINK_URL"]) ?? DEFAULT_URL;
   checkUrl(url, command);
@@ -369,6 +425,29 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     dryRun: values["dry-run"] === true,
     maxConcurrent,
     mint,
+    list,
+  };
+}
+
+/** `mink streams [prefix]`'s options: --after and --limit at most once each, --limit 1 to MAX_STREAMS_LIMIT. */
+function parseStreamsListing(prefix: string | undefined, after: string[] | undefined, limit: string[] | undefined, all: boolean): StreamsListing {
+  const command = "streams";
+  if (after !== undefined && after.length > 1) throw new UsageError("--after is given once", command);
+  if (limit !== undefined && limit.length > 1) throw new UsageError("--limit is given once", command);
+  const limitText = limit?.[0];
+  if (limitText !== undefined && (!/^\d+$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > MAX_STREAMS_LIMIT)) {
+    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_STREAMS_LIMIT} (got '${limitText}')`, command);
+  }
+  for (const [what, value] of [["<prefix>", prefix], ["--after", after?.[0]]] as const) {
+    if (value !== undefined && /[\u0000-\u001f\u007f]/.test(value)) throw new UsageError(`${what} must not contain control characters`, command);
+  }
+  const afterName = after?.[0];
+  return {
+    // Names never start with '/': `mink streams /demo/` means demo/, as `mink stream /demo/x` means demo/x.
+    prefix: (prefix ?? "").replace(/^\/+/, ""),
+    after: afterName === undefined || afterName === "" ? null : afterName,
+    limit: limitText === undefined ? undefined : Number(limitText),
+    all,
   };
 }
 

@@ -8,6 +8,7 @@ import { parseCommandLine, type Parsed } from "./args.ts";
 import { nodesCommand, slotsCommand, streamCommand, transferCommand, transfersCommand, undrainCommand, type CommandContext } from "./commands.ts";
 import { drainCommand } from "./drain.ts";
 import { rebalanceCommand } from "./rebalance.ts";
+import { streamsCommand } from "./streams.ts";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./tokens.ts";
 import { describeFailure, EXIT_OK } from "./errors.ts";
 import { processIo, sleep, type CliIo } from "./io.ts";
@@ -50,6 +51,9 @@ async function run(parsed: Extract<Parsed, { kind: "command" }>, context: Comman
       return slotsCommand(context, first, second);
     case "stream":
       return streamCommand(context, first);
+    case "streams":
+      if (parsed.list === undefined) throw new Error("streams parsed without its options");
+      return streamsCommand(context, parsed.list);
     case "transfer":
       return transferCommand(context, first, second);
     case "transfers":

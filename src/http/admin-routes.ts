@@ -6,7 +6,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { domainError } from "../core/errors.ts";
 import { formatMetrics, METRICS_CONTENT_TYPE, type MetricFamily, type MetricSample } from "../core/metrics-text.ts";
-import { parseStreamName } from "../core/protocol/stream-name.ts";
 import { parseBearer } from "../core/subscriptions/index.ts";
 import { type Env, streamNodeClient } from "../env.ts";
 import { STORE_REQUEST_KINDS, type NodeMetrics } from "../ports/stream-node-client.ts";
@@ -14,12 +13,12 @@ import { nodeIdsOf } from "../router/router.ts";
 import type { MetaLogStats } from "../ports/meta-log-client.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
 import { adminFaultRoutes } from "./admin-faults.ts";
+import { adminStreamRoutes } from "./admin-streams.ts";
 import { adminTokenRoutes } from "./admin-tokens.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 import { errorResponse } from "./stream-routes.ts";
 
-const STREAMS_PREFIX = "/admin/streams/";
 const encoder = new TextEncoder();
 
 /**
@@ -91,31 +90,8 @@ adminRoutes.get("/nodes", async (c) => {
   });
 });
 
-/** One stream's record in the metadata log: owner, epoch, ownership state, pending transfer. */
-adminRoutes.get("/streams/*", async (c) => {
-  const path = new URL(c.req.url).pathname;
-  const name = parseStreamName(path.startsWith(STREAMS_PREFIX) ? path.slice(STREAMS_PREFIX.length) : "");
-  if (!name.ok) return errorResponse(name.error);
-  const lookup = await metaOf(c.env).lookupStream({ name: name.value });
-  const stream = lookup.stream;
-  if (stream === null) return errorResponse(domainError("not_found", "no such stream"));
-  return json({
-    version: lookup.version,
-    id: stream.id,
-    name: stream.name,
-    owner: stream.owner,
-    ownerAddress: lookup.ownerNode?.addr ?? null,
-    epoch: stream.epoch,
-    ownership: stream.ownership,
-    closedAtEpoch: stream.closedAtEpoch ?? null,
-    pendingTransfer:
-      stream.transfer === undefined
-        ? null
-        : { source: stream.transfer.source, target: stream.transfer.target, targetAddress: lookup.targetNode?.addr ?? null },
-    config: stream.config,
-  });
-});
-
+/** The stream listing and one stream's record (admin-streams.ts). */
+adminRoutes.route("/", adminStreamRoutes);
 /** Slots, transfers and drain (admin-transfers.ts), behind the same token. */
 adminRoutes.route("/", adminTransferRoutes);
 /** Fault injection for tests (admin-faults.ts): present only with FAULTS_ENABLED=1. */

@@ -20,12 +20,16 @@ import {
   fullChanges,
   fullView,
   handedToNode,
+  insertName,
   isHandedTo,
+  listStreams,
   liveNodes,
   lookupStream,
   pendingTransfers,
   planDrain,
+  removeName,
   seedLiveness,
+  sortedStreamNames,
   touchedBy,
   transferDuties,
   type AdmissionLimits,
@@ -35,6 +39,8 @@ import {
   type MetaState,
   type MetaView,
   type NodeRecord,
+  type StreamListing,
+  type StreamListQuery,
   type StreamLookup,
   type StreamQuery,
   type StreamView,
@@ -90,6 +96,12 @@ export class MetaLogService {
   /** Watchers waiting for the next change (one key). */
   private readonly waiters = new KeyedWaiters();
   private readonly now: () => number;
+  /**
+   * Every stream name in code-unit order, for the listing (GET /admin/streams): built at the first listing,
+   * then kept up to date by each accepted change (names are created and deleted, never renamed), so a page
+   * costs two binary searches. `of` is the name map it describes.
+   */
+  private names: { of: MetaState["streamIdsByName"]; sorted: string[] } | null = null;
 
   /** `state` is what the journal holds (loaded and replayed by the caller). */
   constructor(
@@ -121,7 +133,9 @@ export class MetaLogService {
     const nowMs = this.now();
     const { state, result } = apply(this.current, command, { nowMs });
     if (result.ok && result.changed) {
-      this.journal.append({ index: state.version, command, nowMs }, touchedBy(command, result));
+      const touched = touchedBy(command, result);
+      this.journal.append({ index: state.version, command, nowMs }, touched);
+      this.keepNamesSorted(this.current, state, touched.streams ?? []);
       this.current = state;
       if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
       if (command.type === "DeclareDead") this.failoverCounts.failovers++;
@@ -138,6 +152,34 @@ export class MetaLogService {
 
   lookupStream(query: StreamQuery): StreamLookup {
     return lookupStream(this.current, query);
+  }
+
+  /** One page of the streams by name (table LS in src/core/meta/stream-listing.ts). */
+  listStreams(query: StreamListQuery): StreamListing {
+    const state = this.current;
+    if (this.names === null || this.names.of !== state.streamIdsByName) {
+      // The first listing (or a state the kept names do not describe): sort every name, O(n log n).
+      this.names = { of: state.streamIdsByName, sorted: sortedStreamNames(state) };
+    }
+    return listStreams(state, this.names.sorted, query);
+  }
+
+  /** The sorted names follow an accepted change: the names of the streams it created or deleted. */
+  private keepNamesSorted(before: MetaState, after: MetaState, streamIds: readonly string[]): void {
+    const names = this.names;
+    if (names === null || names.of !== before.streamIdsByName) return;
+    if (after.streamIdsByName === before.streamIdsByName) return;
+    const added: string[] = [];
+    for (const id of streamIds) {
+      const was = before.streams.get(id)?.name;
+      const is = after.streams.get(id)?.name;
+      if (was === is) continue;
+      if (was !== undefined) removeName(names.sorted, was);
+      if (is !== undefined) added.push(is);
+    }
+    for (const name of added) insertName(names.sorted, name);
+    // A change whose touched set missed a name would leave the count wrong: sort again at the next listing.
+    this.names = names.sorted.length === after.streamIdsByName.size ? { of: after.streamIdsByName, sorted: names.sorted } : null;
   }
 
   /**

@@ -7,7 +7,8 @@
 // which replaces it with a new one.
 import type { DomainError } from "../core/errors.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
-import type { NodeMetrics, StoreRequestCounts } from "../ports/stream-node-client.ts";
+import { MAX_TAIL_IDS, type NodeMetrics, type StoreRequestCounts, type StreamTailInfo } from "../ports/stream-node-client.ts";
+import { formatOffset } from "../core/protocol/offsets.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { WalWriter } from "../storage/wal-writer.ts";
 import { attachMissingSources } from "./adopt.ts";
@@ -260,6 +261,22 @@ export class NodeRuntime {
         this.compacting = null;
       });
     return this.compacting;
+  }
+
+  /**
+   * The tails of the streams asked for, from the registry (every stream this incarnation replayed, created
+   * or adopted is in memory: no store request, no open). Streams it does not hold, or holds only as deleted
+   * or handed away, are left out; a soft-deleted stream (forks still read it) is reported.
+   */
+  tails(streamIds: readonly string[]): StreamTailInfo[] {
+    if (streamIds.length > MAX_TAIL_IDS) throw new RangeError(`at most ${MAX_TAIL_IDS} stream ids per call (got ${streamIds.length})`);
+    const tails: StreamTailInfo[] = [];
+    for (const streamId of new Set(streamIds)) {
+      const stream = typeof streamId === "string" ? this.ctx.registry.get(streamId) : undefined;
+      if (stream === undefined || isGone(stream)) continue;
+      tails.push({ streamId, offset: formatOffset(stream.tail), bytes: stream.tail, closed: stream.eof });
+    }
+    return tails;
   }
 
   /** This incarnation's counters and gauges. */

@@ -10,6 +10,8 @@ import type {
   MetaView,
   NodeRecord,
   ResultOf,
+  StreamListing,
+  StreamListQuery,
   StreamLookup,
   StreamQuery,
   StreamView,
@@ -162,6 +164,8 @@ export interface MetaLogClient {
   propose<C extends Command>(command: C): Promise<ProposeResult<C["type"]>>;
   view(): Promise<MetaView>;
   lookupStream(query: StreamQuery): Promise<StreamLookup>;
+  /** One page of the streams by name (table LS, src/core/meta/stream-listing.ts; GET /admin/streams). */
+  listStreams(query: StreamListQuery): Promise<StreamListing>;
   watch(since: number, timeoutMs: number): Promise<ViewChanges>;
   watchDuties(nodeId: string, since: number, timeoutMs: number, nodeEpoch?: number): Promise<NodeDuties>;
   pendingTransfers(): Promise<{ version: number; streams: StreamView[] }>;

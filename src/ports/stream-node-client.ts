@@ -69,12 +69,32 @@ export interface NodePing {
   readonly started: boolean;
 }
 
+/** The most stream ids one `tails` call may ask about (a listing page's bound). */
+export const MAX_TAIL_IDS = 1000;
+
+/** A stream's tail as the node holds it in memory (`tails`; GET /admin/streams). */
+export interface StreamTailInfo {
+  readonly streamId: string;
+  /** The Stream-Next-Offset a HEAD would answer now. */
+  readonly offset: string;
+  /** The stream's size in bytes: its acknowledged tail position (a fork's inherited bytes included). */
+  readonly bytes: number;
+  /** Closed by its writer (eof). */
+  readonly closed: boolean;
+}
+
 /** The StreamNode's methods as seen by a caller. */
 export interface StreamNodeClient {
   /** The node's protocol app: node-addressed requests (`/n/<id>/...` with the prefix removed). */
   fetch(request: Request): Promise<Response>;
   ping(): Promise<NodePing>;
   metrics(): Promise<NodeMetrics>;
+  /**
+   * The tails of these streams (at most MAX_TAIL_IDS ids, else it throws) from memory: only streams this
+   * incarnation holds and has not deleted or handed away; ids it does not hold are left out. Never opens
+   * or loads a stream.
+   */
+  tails(streamIds: readonly string[]): Promise<StreamTailInfo[]>;
   fault(): Promise<FaultState>;
   setFault(request: FaultRequest): Promise<FaultState>;
 }

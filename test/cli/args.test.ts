@@ -34,6 +34,21 @@ describe("mink command line", () => {
     expect(command(["cluster", "rebalance"])).toMatchObject({ command: "cluster rebalance", operands: [], noWait: false, dryRun: false, maxConcurrent: undefined });
   });
 
+  it("parses mink streams with an optional prefix, --after, --limit and --all", () => {
+    expect(command(["streams"])).toMatchObject({ command: "streams", operands: [], list: { prefix: "", after: null, limit: undefined, all: false } });
+    expect(command(["streams", "demo/", "--after", "demo/b", "--limit", "20", "--all"])).toMatchObject({
+      operands: ["demo/"],
+      list: { prefix: "demo/", after: "demo/b", limit: 20, all: true },
+    });
+    expect(command(["streams", "//demo/", "--after="]).list).toEqual({ prefix: "demo/", after: null, limit: undefined, all: false });
+    expect(command(["nodes"]).list).toBeUndefined();
+    for (const bad of ["0", "1001", "1.5", "", "-1"]) expect(usageError(["streams", `--limit=${bad}`]).message).toBe(`--limit must be a whole number from 1 to 1000 (got '${bad}')`);
+    expect(usageError(["streams", "a", "b"]).message).toMatch(/^unexpected 'b'; usage: mink streams \[<prefix>\] \[--after <name>\] \[--limit <n>\] \[--all\]/);
+    expect(usageError(["streams", "--limit", "1", "--limit", "2"]).message).toBe("--limit is given once");
+    expect(usageError(["streams", "a\u0001"]).message).toBe("<prefix> must not contain control characters");
+    for (const flag of ["--all", "--after=x", "--limit=1"]) expect(usageError(["transfers", flag]).message).toMatch(/applies only to 'mink streams'$/);
+  });
+
   it("parses mink cluster rebalance with --dry-run, --max-concurrent and --no-wait, before or after the words", () => {
     expect(command(["cluster", "rebalance", "--dry-run"])).toMatchObject({ command: "cluster rebalance", dryRun: true, maxConcurrent: undefined });
     expect(command(["--max-concurrent", "8", "cluster", "rebalance", "--no-wait", "--json"])).toMatchObject({

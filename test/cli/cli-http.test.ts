@@ -3,7 +3,7 @@
 // sees and the exit code.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.ts";
-import { FAKE_TOKEN, NODES, STREAM, TOKEN_ISSUED_AT, startFakeAdminServer, type FakeAdminServer, type RebalanceRound } from "./fake-admin-server.ts";
+import { FAKE_TOKEN, NODES, STREAM, STREAMS, TOKEN_ISSUED_AT, startFakeAdminServer, type FakeAdminServer, type RebalanceRound } from "./fake-admin-server.ts";
 
 let server: FakeAdminServer;
 
@@ -160,6 +160,104 @@ describe("mink stream", () => {
   it("exits 1 with not_found for an unknown stream", async () => {
     const run = await mink(["stream", "nope/x"]);
     expect(run).toMatchObject({ code: 1, stderr: "mink: not_found (HTTP 404): no stream nope/x\n" });
+  });
+});
+
+describe("mink streams", () => {
+  it("prints the first page as a table: name, owner, epoch, state, bytes and tail, '-' where the stream has no tail", async () => {
+    const run = await mink(["streams"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(server.requests.map((request) => request.url)).toEqual(["/admin/streams"]);
+    expect(run.stdout).toBe(
+      [
+        "NAME        OWNER   EPOCH  STATE             BYTES  TAIL",
+        "demo/a b/c  node-0      3  opened -> node-1     12  0000000000000000_0000000000000012",
+        "demo/b      node-1      1  opened                0  0000000000000000_0000000000000000",
+        "demo/c      node-0      1  opened             1024  0000000000000000_0000000000001024 (closed)",
+        "demo/new    node-1      0  placed                -  -",
+        "other/x     -           0  unplaced              -  -",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("sends the prefix, --after and --limit, and ends a page that has more with the command for the next one", async () => {
+    const first = await mink(["streams", "demo/", "--limit", "2"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout.trimEnd().split("\n").map((line) => line.split("  ")[0])).toEqual(["NAME", "demo/a b/c", "demo/b", "more streams follow: mink streams demo/ --after demo/b --limit 2"]);
+    const second = await mink(["streams", "demo/", "--after", "demo/b", "--limit", "2"]);
+    expect(second.stdout.trimEnd().split("\n").map((line) => line.split(" ")[0])).toEqual(["NAME", "demo/c", "demo/new"]);
+    expect(server.requests.map((request) => request.url)).toEqual(["/admin/streams?prefix=demo/&limit=2", "/admin/streams?prefix=demo/&after=demo/b&limit=2"]);
+    // A name the shell would split is quoted in the hint, and encoded whole in the query.
+    const quoted = await mink(["streams", "demo/", "--limit", "1"]);
+    expect(quoted.stdout.trimEnd().split("\n").at(-1)).toBe("more streams follow: mink streams demo/ --after 'demo/a b/c' --limit 1");
+    expect(server.requests.at(-1)?.url).toBe("/admin/streams?prefix=demo/&limit=1");
+    await mink(["streams", "--after", "demo/a b/c", "--limit", "1"]);
+    expect(server.requests.at(-1)?.url).toBe("/admin/streams?after=demo/a%20b/c&limit=1");
+  });
+
+  it("says so when nothing matches, and drops a leading '/' of the prefix", async () => {
+    const run = await mink(["streams", "/nothing/"]);
+    expect(run).toMatchObject({ code: 0, stdout: "no streams under nothing/\n" });
+    expect(server.requests[0]?.url).toBe("/admin/streams?prefix=nothing/");
+    server.streams = [];
+    expect((await mink(["streams", ""])).stdout).toBe("no streams\n");
+  });
+
+  it("prints the server's page with --json, and no hint", async () => {
+    const run = await mink(["streams", "demo/", "--limit", "2", "--json"]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ version: 7, streams: STREAMS.slice(0, 2), next: "demo/b" });
+  });
+
+  it("--all follows next to the last page, 1000 a page unless --limit says otherwise; --json prints every page's streams", async () => {
+    server.addStreams(5);
+    const run = await mink(["streams", "bulk/", "--all", "--limit", "2"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout.trimEnd().split("\n").map((line) => line.split(" ")[0])).toEqual(["NAME", "bulk/00001", "bulk/00002", "bulk/00003", "bulk/00004", "bulk/00005"]);
+    expect(server.requests.map((request) => request.url)).toEqual([
+      "/admin/streams?prefix=bulk/&limit=2",
+      "/admin/streams?prefix=bulk/&after=bulk/00002&limit=2",
+      "/admin/streams?prefix=bulk/&after=bulk/00004&limit=2",
+    ]);
+    const json = await mink(["streams", "--all", "--json"]);
+    expect(server.requests.at(-1)?.url).toBe("/admin/streams?limit=1000");
+    const answer = JSON.parse(json.stdout) as { version: number; streams: { name: string }[]; next: string | null };
+    expect(answer).toMatchObject({ version: 7, next: null });
+    expect(answer.streams).toHaveLength(STREAMS.length + 5);
+  });
+
+  it("--all stops after 100 pages: it prints what it read and exits 1 with the command for the rest", async () => {
+    server.addStreams(101);
+    const run = await mink(["streams", "bulk/", "--all", "--limit", "1"]);
+    expect(run.code).toBe(1);
+    expect(server.requests).toHaveLength(100);
+    expect(run.stdout.trimEnd().split("\n")).toHaveLength(101); // the header and 100 rows
+    expect(run.stderr).toBe("mink: more streams than 100 pages of 1: listed the first 100; the rest: mink streams bulk/ --after bulk/00100 --limit 1 --all\n");
+  });
+
+  it("exits 2 without a request for a bad --limit, a repeated --after, or the listing flags elsewhere", async () => {
+    for (const argv of [
+      ["streams", "--limit", "0"],
+      ["streams", "--limit", "1001"],
+      ["streams", "--limit", "ten"],
+      ["streams", "--after", "a", "--after", "b"],
+      ["streams", "a/", "b/"],
+      ["nodes", "--all"],
+      ["streams", "--prefix", "demo/"],
+    ]) {
+      const run = await mink(argv);
+      expect(run.code, argv.join(" ")).toBe(2);
+    }
+    expect((await mink(["streams", "--limit", "0"])).stderr).toMatch(/^mink: --limit must be a whole number from 1 to 1000 \(got '0'\)/);
+    expect((await mink(["streams", "--prefix", "demo/"])).stderr).toMatch(/the prefix of 'mink streams' is its operand/);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("exits 1 with the server's code when it refuses the request (no token)", async () => {
+    const run = await mink(["streams", "--after", "x"], { env: { MINK_URL: server.url } });
+    expect(run).toMatchObject({ code: 1, stdout: "" });
+    expect(run.stderr).toMatch(/unauthorized/);
   });
 });
 

@@ -1,7 +1,8 @@
 // A small node:http server that answers like mink's admin API (docs/operations.md), for the CLI's tests:
 // the bearer token check, mink's JSON error bodies, a drain whose progress advances one step per poll,
-// rebalance rounds scripted one answer per call, and a register of access tokens (mint, revoke, list in
-// pages) that checks each request as src/http/admin-tokens.ts does.
+// rebalance rounds scripted one answer per call, a register of access tokens (mint, revoke, list in
+// pages) that checks each request as src/http/admin-tokens.ts does, and a list of streams paged by name as
+// GET /admin/streams pages them (src/core/meta/stream-listing.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -57,6 +58,10 @@ export interface FakeAdminServer {
   rebalanceRounds: RebalanceRound[];
   /** When set, GET /admin/nodes answers this status with a non-JSON body (a proxy's error page). */
   brokenNodes?: number;
+  /** What GET /admin/streams lists (kept sorted by name); reset() puts back STREAMS. */
+  streams: StreamRowBody[];
+  /** Adds `count` opened streams named `bulk/00001` on (3 bytes each), for paging. */
+  addStreams(count: number): void;
   /** Registers `count` more tokens as if minted (ids tok-00001 on, read on `demo/`, an hour), for paging. */
   addTokens(count: number): void;
   /** Back to the defaults: no requests, the scripts and their counters reset. */
@@ -109,6 +114,39 @@ export const STREAM = {
   pendingTransfer: { source: "node-0", target: "node-1", targetAddress: "http://127.0.0.1:8787/n/node-1" },
   config: { contentType: "text/plain", ttlSeconds: null, expiresAtMs: null, fork: null },
 };
+
+export interface StreamRowBody {
+  name: string;
+  id: string;
+  owner: string | null;
+  ownerAddress: string | null;
+  epoch: number;
+  ownership: string;
+  contentType: string | null;
+  pendingTransfer: null | { source: string; target: string };
+  tail: null | { offset: string; bytes: number; closed: boolean };
+}
+
+const opened = (name: string, id: string, owner: string, bytes: number, closed = false): StreamRowBody => ({
+  name,
+  id,
+  owner,
+  ownerAddress: `http://127.0.0.1:8787/n/${owner}`,
+  epoch: 1,
+  ownership: "opened",
+  contentType: "text/plain",
+  pendingTransfer: null,
+  tail: { offset: `0000000000000000_${String(bytes).padStart(16, "0")}`, bytes, closed },
+});
+
+/** The streams GET /admin/streams lists by default, sorted by name. */
+export const STREAMS: readonly StreamRowBody[] = [
+  { ...opened("demo/a b/c", "s1", "node-0", 12), epoch: 3, pendingTransfer: { source: "node-0", target: "node-1" } },
+  opened("demo/b", "s2", "node-1", 0),
+  opened("demo/c", "s3", "node-0", 1024, true),
+  { name: "demo/new", id: "s5", owner: "node-1", ownerAddress: "http://127.0.0.1:8787/n/node-1", epoch: 0, ownership: "placed", contentType: "application/json", pendingTransfer: null, tail: null },
+  { name: "other/x", id: "s4", owner: null, ownerAddress: null, epoch: 0, ownership: "unplaced", contentType: "text/plain", pendingTransfer: null, tail: null },
+];
 
 function send(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { "content-type": "application/json" });
@@ -183,12 +221,19 @@ export async function startFakeAdminServer(): Promise<FakeAdminServer> {
     drainPolls: [],
     drainAnswers: [],
     rebalanceRounds: [],
+    streams: [],
+    addStreams(count) {
+      const start = state.streams.filter((row) => row.name.startsWith("bulk/")).length;
+      for (let i = start + 1; i <= start + count; i += 1) state.streams.push(opened(`bulk/${String(i).padStart(5, "0")}`, `s${1000 + i}`, "node-0", 3));
+      state.streams.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    },
     reset() {
       requests.length = 0;
       state.drainPolls = [{ draining: true, remaining: 0, transferring: 0, incoming: 0, done: true }];
       state.drainAnswers = [];
       state.rebalanceRounds = [BALANCED];
       delete state.brokenNodes;
+      state.streams = [...STREAMS];
       tokens.clear();
       drainPollCount = 0;
       drainCalls = 0;
@@ -281,6 +326,16 @@ export async function startFakeAdminServer(): Promise<FakeAdminServer> {
       return;
     }
     const listed = new URL(url, "http://fake");
+    if (method === "GET" && listed.pathname === "/admin/streams") {
+      const prefix = listed.searchParams.get("prefix") ?? "";
+      const after = listed.searchParams.get("after");
+      const limitText = listed.searchParams.get("limit");
+      const limit = limitText === null ? 100 : /^\d+$/.test(limitText) ? Number(limitText) : NaN;
+      if (!(limit >= 1 && limit <= 1000)) return error(response, 400, "invalid", `limit must be a whole number from 1 to 1000 (got '${limitText ?? ""}')`);
+      const matching = state.streams.filter((row) => row.name.startsWith(prefix) && (after === null || row.name > after));
+      const page = matching.slice(0, limit);
+      return send(response, 200, { version: 7, streams: page, next: matching.length > limit ? (page.at(-1)?.name ?? null) : null });
+    }
     if (method === "GET" && listed.pathname === "/admin/tokens") {
       const unknownParams = [...listed.searchParams.keys()].filter((key) => key !== "after" && key !== "limit");
       if (unknownParams.length > 0) return error(response, 400, "invalid", `unknown parameters: ${unknownParams.join(", ")}`);

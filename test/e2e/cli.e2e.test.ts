@@ -6,7 +6,8 @@
 // stream reads back the same. `mink cluster rebalance` plans (dry run) and then moves streams off a node that
 // got every new one, and they read back the same. `mink token create` mints an access token that `mink token
 // list` shows and `mink token revoke` marks revoked (the service runs AUTH_MODE=open, where stream requests
-// need no token; conformance.e2e.test.ts runs streams with tokens in AUTH_MODE=token). The waits are for
+// need no token; conformance.e2e.test.ts runs streams with tokens in AUTH_MODE=token). `mink streams` lists
+// streams under a prefix with their owners and sizes, a page at a time. The waits are for
 // conditions with a deadline (eventually); nothing here asserts on timing.
 //
 //   npm run test:e2e -- test/e2e/cli.e2e.test.ts
@@ -321,6 +322,52 @@ describe("mink CLI against a three-node mink", () => {
     const unknown = await mink(["token", "revoke", "no-such-token"]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/^mink: not_found \(HTTP 404\)/);
+  });
+
+  it("lists streams under a prefix with their owners and bytes, and pages with --limit", async () => {
+    const contents = new Map([
+      ["cli-e2e/list/b", "bb\n"],
+      ["cli-e2e/list/a", "a\n"],
+      ["cli-e2e/list/c/1", "ccc ccc\n"],
+      ["cli-e2e/list/d", ""],
+    ]);
+    for (const [path, content] of contents) {
+      if (content === "") {
+        const created = await streamRequest(path, { method: "PUT", headers: { "content-type": "text/plain" } });
+        expect(created.status, created.text).toBe(201);
+      } else {
+        await createWithContent(path, content);
+      }
+    }
+    const sorted = [...contents.keys()].sort();
+    const run = await mink(["streams", "cli-e2e/list/"]);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.trimEnd().split("\n");
+    // No name here holds a space, nor does any other cell: a split finds the columns.
+    expect(lines[0]?.split(/\s+/)).toEqual(["NAME", "OWNER", "EPOCH", "STATE", "BYTES", "TAIL"]);
+    expect(lines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(sorted);
+    for (const line of lines.slice(1)) {
+      const [name = "", ownerCell = "", , state, bytes, tail = ""] = line.split(/\s+/);
+      expect(ownerCell, name).toBe(await owner(name));
+      expect(state, name).toBe("opened");
+      expect(Number(bytes), name).toBe(Buffer.byteLength(contents.get(name) ?? "x"));
+      expect(tail, name).toMatch(/^\d+_\d+$/);
+    }
+
+    const first = await mink(["streams", "cli-e2e/list/", "--limit", "3"]);
+    expect(first.code, first.stderr).toBe(0);
+    const firstLines = first.stdout.trimEnd().split("\n");
+    expect(firstLines.slice(1, -1).map((line) => line.split(/\s+/)[0])).toEqual(sorted.slice(0, 3));
+    expect(firstLines.at(-1)).toBe(`more streams follow: mink streams cli-e2e/list/ --after ${sorted[2]} --limit 3`);
+    const second = await mink(["streams", "cli-e2e/list/", "--after", sorted[2] ?? "", "--limit", "3", "--json"]);
+    expect(second.code, second.stderr).toBe(0);
+    const page = JSON.parse(second.stdout) as { streams: Array<{ name: string; owner: string; tail: { bytes: number; closed: boolean } | null }>; next: string | null };
+    expect(page.next).toBeNull();
+    expect(page.streams.map((stream) => stream.name)).toEqual(sorted.slice(3));
+    expect(page.streams[0]).toMatchObject({ owner: await owner(sorted[3] ?? ""), tail: { bytes: Buffer.byteLength(contents.get(sorted[3] ?? "") ?? "x"), closed: false } });
+    const all = await mink(["streams", "cli-e2e/list/", "--limit", "1", "--all"]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout.trimEnd().split("\n").slice(1).map((line) => line.split(/\s+/)[0])).toEqual(sorted);
   });
 
   it("runs as `node bin/mink.js`: JSON on stdout and exit 0 with the token, exit 1 and a clear message without", async () => {

@@ -14,3 +14,4 @@ export * from "./failover-rules.ts";
 export * from "./failover-plan.ts";
 export * from "./collection.ts";
 export * from "./admission.ts";
+export * from "./stream-listing.ts";

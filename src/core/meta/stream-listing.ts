@@ -1,0 +1,145 @@
+// The stream listing (GET /admin/streams, `mink streams`; docs/operations.md): which names one page of the
+// metadata log's streams holds, decided over the names sorted in code-unit order (JavaScript's `<` on
+// strings). The state's maps hash their keys (chunked-map.ts) and keep no order, so the caller keeps the
+// sorted names (MetaLogService builds them once, at the first listing, and then inserts and removes the
+// names each accepted change creates or deletes) and a page costs two binary searches plus its rows.
+import { fail, ok, type Parsed } from "../protocol/parsed.ts";
+import { MAX_STREAM_NAME_LENGTH } from "../protocol/stream-name.ts";
+import type { MetaState } from "./state.ts";
+import { streamView, type StreamView } from "./view.ts";
+
+const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1000;
+
+/** One page asked for: names starting with `prefix` ("" = every name), after `after` (exclusive; null: from the first). */
+export interface StreamListQuery {
+  readonly prefix: string;
+  readonly after: string | null;
+  readonly limit: number;
+}
+
+export interface NamePage {
+  readonly names: readonly string[];
+  /** The `after` of the next page: the page's last name when a matching name follows it, else null. */
+  readonly next: string | null;
+}
+
+/** One listed stream: its record with the pending transfer inlined, and its owner's address. */
+export interface ListedStream {
+  readonly stream: StreamView;
+  readonly ownerAddress: string | null;
+}
+
+export interface StreamListing {
+  readonly version: number;
+  readonly streams: readonly ListedStream[];
+  readonly next: string | null;
+}
+
+/**
+ * Table LQ — the query string of GET /admin/streams (each value already percent-decoded; null: absent):
+ * | row | input                                                          | result                   |
+ * | LQ1 | prefix absent or ""                                            | prefix "" (every stream) |
+ * | LQ2 | prefix or after longer than MAX_STREAM_NAME_LENGTH, or with a control character | invalid |
+ * | LQ3 | after absent or ""                                             | after null (from the first) |
+ * | LQ4 | limit absent                                                   | DEFAULT_LIST_LIMIT       |
+ * | LQ5 | limit not decimal digits, or outside 1..MAX_LIST_LIMIT         | invalid                  |
+ */
+export function parseStreamListQuery(raw: { readonly prefix: string | null; readonly after: string | null; readonly limit: string | null }): Parsed<StreamListQuery> {
+  for (const [field, value] of [
+    ["prefix", raw.prefix],
+    ["after", raw.after],
+  ] as const) {
+    if (value === null) continue;
+    if (value.length > MAX_STREAM_NAME_LENGTH) return fail("invalid", `${field} must be at most ${MAX_STREAM_NAME_LENGTH} characters`);
+    if (/[\u0000-\u001f\u007f]/.test(value)) return fail("invalid", `${field} must not contain control characters`);
+  }
+  let limit = DEFAULT_LIST_LIMIT;
+  if (raw.limit !== null) {
+    limit = /^\d{1,7}$/.test(raw.limit) ? Number(raw.limit) : NaN;
+    if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) return fail("invalid", `limit must be a whole number from 1 to ${MAX_LIST_LIMIT} (got '${raw.limit}')`);
+  }
+  return ok({ prefix: raw.prefix ?? "", after: raw.after === null || raw.after === "" ? null : raw.after, limit });
+}
+
+/** The first index whose name is >= `name` (code-unit order). */
+function lowerBound(sorted: readonly string[], name: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first index whose name is > `name`. */
+function upperBound(sorted: readonly string[], name: string): number {
+  const at = lowerBound(sorted, name);
+  return sorted[at] === name ? at + 1 : at;
+}
+
+/**
+ * Table LS — one page over `sorted` (distinct names in code-unit order):
+ * | row | rule                                                                                   |
+ * | LS1 | only names that start with `prefix` (every name for "")                                |
+ * | LS2 | only names > `after` (exclusive: the name `after` itself is never on the page)         |
+ * | LS3 | the first `limit` such names, in order                                                 |
+ * | LS4 | `next` is the page's last name when another matching name follows it, else null: a page of exactly the last `limit` names ends the listing |
+ * | LS5 | `after` outside the prefix's range: before it starts at the range's first name, after it the page is empty (next null) |
+ * Names with a prefix are contiguous in sorted order, so the page starts at max(first >= prefix, first >
+ * after) and stops at the first name without the prefix: O(log n + limit).
+ */
+export function pageOfNames(sorted: readonly string[], query: StreamListQuery): NamePage {
+  if (!Number.isSafeInteger(query.limit) || query.limit < 1) throw new RangeError("limit must be a positive integer");
+  const start = Math.max(lowerBound(sorted, query.prefix), query.after === null ? 0 : upperBound(sorted, query.after));
+  const names: string[] = [];
+  let at = start;
+  for (; at < sorted.length && names.length < query.limit; at++) {
+    const name = sorted[at]!;
+    if (!name.startsWith(query.prefix)) break;
+    names.push(name);
+  }
+  const more = at < sorted.length && sorted[at]!.startsWith(query.prefix);
+  return { names, next: more ? (names.at(-1) ?? null) : null };
+}
+
+/** Every stream name of the state, sorted in code-unit order: O(n log n), done once (the caller keeps it up to date). */
+export function sortedStreamNames(state: MetaState): string[] {
+  const names: string[] = [];
+  for (const [name] of state.streamIdsByName.entries()) names.push(name);
+  // The default sort compares strings by UTF-16 code unit, as compareNames does, and faster than a comparator.
+  return names.sort();
+}
+
+/** Code-unit order (what `<` on strings means); never locale order. */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Inserts `name` into `sorted` in place (no-op when present). */
+export function insertName(sorted: string[], name: string): void {
+  const at = lowerBound(sorted, name);
+  if (sorted[at] !== name) sorted.splice(at, 0, name);
+}
+
+/** Removes `name` from `sorted` in place (no-op when absent). */
+export function removeName(sorted: string[], name: string): void {
+  const at = lowerBound(sorted, name);
+  if (sorted[at] === name) sorted.splice(at, 1);
+}
+
+/** The page's records, from `sorted` (the state's names, kept by the caller) and the state. */
+export function listStreams(state: MetaState, sorted: readonly string[], query: StreamListQuery): StreamListing {
+  const page = pageOfNames(sorted, query);
+  const streams: ListedStream[] = [];
+  for (const name of page.names) {
+    const id = state.streamIdsByName.get(name);
+    const record = id === undefined ? undefined : state.streams.get(id);
+    if (record === undefined) throw new Error(`the sorted names hold ${name}, which the state does not`);
+    const owner = record.owner === null ? undefined : state.nodes.get(record.owner);
+    streams.push({ stream: streamView(state, record), ownerAddress: owner?.addr ?? null });
+  }
+  return { version: state.version, streams, next: page.next };
+}
