@@ -24,7 +24,7 @@ function moveControl(stream) {
 function renderStreams(answer) {
   const table = $("streams");
   if (!answer.ok) {
-    const missing = answer.status === 404 || answer.status === 400;
+    const missing = answer.status === 404;
     notice("stream-message", missing ? "The stream list is not available: this server has no GET /admin/streams listing." : "streams: " + answer.message, missing ? "" : "error");
     show("stream-list", false);
     return;
