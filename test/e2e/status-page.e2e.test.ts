@@ -1,7 +1,7 @@
 // The status page (docs/status-page.md) in headless Chromium against a three-node mink started for real
 // (test/e2e/service.ts): a wrong token is refused on the login form; the right one shows three live nodes
 // and a coordinator; a stream is found by its prefix in the list and moved to another node from its row,
-// and the page sees the transfer finish; the charts draw once appends happened. Screenshots at desktop and
+// and the page sees the transfer finish; a list longer than a page is paged forward and back; the charts draw once appends happened. Screenshots at desktop and
 // phone width go to test-results/, and at 375 px the page does not scroll sideways. Nothing the page loads
 // may be blocked by its CSP or throw. The stream list and the charts need GET /admin/streams and GET
 // /admin/series: where the server lacks one, the test checks the page says so instead. Every wait is a
@@ -27,6 +27,8 @@ const WAIT_MS = 45_000;
 const PREFIX = "page-e2e/orders";
 const STREAMS = [`${PREFIX}/eu-1`, `${PREFIX}/eu-2`, `${PREFIX}/us-1`, "page-e2e/audit/2026"];
 const PHONE_WIDTH_PX = 375;
+/** Rows per page of the page's stream list (src/status-page/streams-script.ts). */
+const PAGE_ROWS = 20;
 
 // The little of the DOM the page-side predicates touch (they run in Chromium; this test's TypeScript has no DOM types).
 declare const document: { querySelectorAll(selector: string): ArrayLike<{ dataset: Record<string, string | undefined> }> };
@@ -89,7 +91,7 @@ describe.skipIf(!hasChromium)("the status page in a browser, against a three-nod
   }
 
   /** Waits until `predicate`, run in the page, is true (a function: a string would need eval, which the CSP forbids). */
-  async function until<A extends string | number | null>(predicate: (arg: A) => boolean, arg: A): Promise<void> {
+  async function until<A extends string | number | null | [string, number]>(predicate: (arg: A) => boolean, arg: A): Promise<void> {
     await page.waitForFunction(predicate as (arg: unknown) => boolean, arg, { timeout: WAIT_MS });
   }
 
@@ -173,6 +175,29 @@ describe.skipIf(!hasChromium)("the status page in a browser, against a three-nod
     const { nodes } = (await admin("/admin/nodes")).body as { nodes: Array<{ id: string; streams: number }> };
     return new Map(nodes.map((node) => [node.id, node.streams]));
   }
+
+  it("pages through a long list 20 at a time: Next, then Previous", async () => {
+    if (!listing) return;
+    const many = Array.from({ length: PAGE_ROWS + 2 }, (_, i) => `page-e2e/many/${String(i).padStart(2, "0")}`);
+    for (const name of many) await createWithContent(name, "x\n");
+    await page.fill("#prefix", "page-e2e/many/");
+    await page.click("#search button[type=submit]");
+    const rowsAre = async (first: string, count: number): Promise<void> =>
+      until(([name, n]) => {
+        const rows = document.querySelectorAll("#streams tbody tr");
+        return rows.length === n && rows[0]?.dataset["stream"] === name;
+      }, [first, count] as [string, number]);
+    await rowsAre(many[0] ?? "", PAGE_ROWS);
+    await page.click("#next-page");
+    await rowsAre(many[PAGE_ROWS] ?? "", 2);
+    expect(await page.locator("#next-page").isDisabled()).toBe(true);
+    await page.click("#prev-page");
+    await rowsAre(many[0] ?? "", PAGE_ROWS);
+    // Back to the first search, for the screenshots.
+    await page.fill("#prefix", PREFIX);
+    await page.click("#search button[type=submit]");
+    await rowsAre(`${PREFIX}/eu-1`, 3);
+  });
 
   it("draws the activity charts from the series, or says they are not available", async () => {
     if (!series) {
