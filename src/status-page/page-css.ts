@@ -92,7 +92,7 @@ td.name { max-width: 320px; overflow: hidden; text-overflow: ellipsis; }
   table.stack tbody tr:last-child { border-bottom: none; }
   table.stack td { display: flex; justify-content: space-between; align-items: center; gap: 12px;
     border: none; padding: 3px 0; white-space: normal; text-align: right; max-width: none; }
-  table.stack td::before { content: attr(data-label); color: var(--muted); font-size: 12px; font-weight: 600;
+  table.stack td::before { content: attr(data-label); color: var(--muted); font: 600 12px/1.45 system-ui, sans-serif;
     text-transform: uppercase; letter-spacing: 0.04em; text-align: left; flex: none; }
   table.stack td.name { font-weight: 600; word-break: break-all; }
   .offset { max-width: 190px; }
