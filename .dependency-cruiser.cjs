@@ -32,6 +32,13 @@ module.exports = {
       to: { pathNot: "^src/waits/" },
     },
     {
+      name: "log-imports-nothing",
+      comment: "src/log writes structured log lines (docs/observability.md); a leaf every layer may use, it depends on nothing of mink.",
+      severity: "error",
+      from: { path: "^src/log/" },
+      to: { pathNot: "^src/log/" },
+    },
+    {
       name: "metadata-over-core-and-ports",
       comment: "src/metadata is the metadata log's behaviour over a journal port: the core, the ports, the waits.",
       severity: "error",

@@ -25,6 +25,7 @@ export default defineConfig({
             "test/cli/**/*.test.ts",
             "test/node/**/*.test.ts",
             "test/sim/**/*.test.ts",
+            "test/docs/**/*.test.ts",
             "test/status-page/**/*.test.ts",
           ],
           exclude: ["test/contract/**/*.s3.test.ts", "test/storage/**/*.s3.test.ts"],

@@ -9,6 +9,7 @@
 // Every state change happens synchronously on arrival (read the record, run the pure core, write the row),
 // so steps are applied one at a time in arrival order; only signing the resulting webhooks awaits.
 // Time, wake ids and tokens are drawn here, in the shell, and handed to the pure core.
+import { workerLog } from "../src/log/logger.ts";
 import {
   ackWake,
   addExplicitStreams,
@@ -214,7 +215,7 @@ export class MetaLogSubscriptions {
       // is not followed by it) and says so in the log.
       const refused = this.commit(entry, record);
       if (refused !== null) {
-        console.error(`subscription ${entry.record.id}: append to ${tails[0]?.path ?? "?"} not followed: ${refused.message}`);
+        workerLog.log("meta_log.error", { during: "follow_append", subscription: entry.record.id, stream: tails[0]?.path ?? null }, refused.message);
         continue;
       }
       if (effects.length > 0) raw.push({ origin: entry.origin, effects });
@@ -285,7 +286,7 @@ export class MetaLogSubscriptions {
       const step = settleLease(entry.record, { ...this.context(entry.origin), nowMs });
       const refused = this.commit(entry, step.state);
       if (refused !== null) {
-        console.error(`subscription ${entry.record.id}: lease not settled: ${refused.message}`);
+        workerLog.log("meta_log.error", { during: "settle_lease", subscription: entry.record.id }, refused.message);
         continue;
       }
       due.push({ origin: entry.origin, effects: step.effects });

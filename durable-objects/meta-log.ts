@@ -3,6 +3,7 @@
 // SQLite, journals each accepted change there in the step that makes it visible, snapshots to bound the
 // log, and holds the subscription tables. Node heartbeats are soft state, never log entries.
 // The API is documented in docs/metadata-log.md.
+import { workerLog } from "../src/log/logger.ts";
 import { DurableObject } from "cloudflare:workers";
 import {
   decodeSnapshot,
@@ -104,7 +105,7 @@ export class MetaLog extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const { limits, warnings } = edgeLimits(env);
-    for (const warning of warnings) console.warn(warning);
+    for (const warning of warnings) workerLog.log("warning", { message: warning });
     // LEASE_TTL_MS and the bounds of docs/limits.md (MAX_STREAMS here) come from the Worker's vars, which every
     // Durable Object of the deployment is given too.
     this.webhookMaxReplyBytes = limits.webhookMaxReplyBytes;
@@ -302,7 +303,7 @@ export class MetaLog extends DurableObject<Env> {
     // A lapsed lease is also settled by the next step that touches its record; the alarm only adds retries.
     this.ctx.storage.setAlarm(deadlineMs).catch((error: unknown) => {
       this.subscriptionAlarmAtMs = null;
-      console.error("MetaLog could not set its subscription alarm", error);
+      workerLog.log("meta_log.error", { during: "set_alarm" }, error);
     });
   }
 
@@ -319,7 +320,8 @@ export class MetaLog extends DurableObject<Env> {
       });
       this.snapshotVersion = version;
     } catch (error) {
-      console.error(`MetaLog snapshot at version ${version} failed; the log keeps every entry`, error);
+      // The log keeps every entry: nothing is lost, it only grows until a snapshot lands.
+      workerLog.log("meta_log.error", { during: "snapshot", version }, error);
     }
   }
 

@@ -11,15 +11,16 @@ import type { CompactionReport } from "../src/node/compaction.ts";
 import type { NodeContext } from "../src/node/node-context.ts";
 import { NodeRuntime } from "../src/node/node-runtime.ts";
 import type { RecoveryResult } from "../src/node/recovery.ts";
-import { nodeSettings } from "../src/node/settings.ts";
+import { nodeSettings, type NodeSettings } from "../src/node/settings.ts";
 import { nodeObjectStore } from "../src/node/store-factory.ts";
-import { emptyStoreRequestCounts } from "../src/node/store-metrics.ts";
+import { idleMeterSnapshots } from "../src/node/store-metrics.ts";
 import type { TransferWatcher } from "../src/node/transfer-watcher.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
 import type { FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient, StreamTailInfo } from "../src/ports/stream-node-client.ts";
 import { domainError } from "../src/core/errors.ts";
 import { errorResponse } from "../src/http/stream-routes.ts";
 import { ViewCache } from "../src/router/view-cache.ts";
+import { consoleSink, createLogger, type Logger } from "../src/log/logger.ts";
 import type { WalWriter } from "../src/storage/wal-writer.ts";
 
 const NODE_ID_KEY = "nodeId";
@@ -105,7 +106,7 @@ export class StreamNode extends DurableObject<Env> {
       nodeId: this.nodeId,
       nodeEpoch: this.nodeEpoch,
       started: false,
-      storeRequests: emptyStoreRequestCounts(),
+      ...idleMeterSnapshots(),
       transferSteps,
       coordinator,
       takeovers,
@@ -182,10 +183,8 @@ export class StreamNode extends DurableObject<Env> {
       // In the background: an alarm runs only after the previous one returned, so a long compaction
       // awaited here would hold back the next heartbeats, and a busy node would be declared dead.
       this.ctx.waitUntil(
-        this.compact().catch((error: unknown) => {
-          // Nothing is lost: the WAL stays until a compaction lands; the next heartbeat tries again.
-          console.error(`node ${this.nodeId}: compaction failed`, error);
-        }),
+        // Logged by the runtime (compaction.failed); the next heartbeat tries again.
+        this.compact().catch(() => undefined),
       );
     }
   }
@@ -198,7 +197,19 @@ export class StreamNode extends DurableObject<Env> {
   private async start(): Promise<void> {
     const settings = nodeSettings(this.env);
     const origin = this.env.PUBLIC_ORIGIN ?? "http://127.0.0.1:8787";
-    this.runtime = await NodeRuntime.start({
+    const log = createLogger(consoleSink, { node: this.nodeId, nodeEpoch: this.nodeEpoch }, () => Date.now());
+    try {
+      this.runtime = await this.startRuntime(settings, origin, log);
+    } catch (error) {
+      // The metadata log refused the registration or the store did not answer: a later request tries again.
+      log.log("node.start_failed", {}, error);
+      throw error;
+    }
+    await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
+  }
+
+  private startRuntime(settings: NodeSettings, origin: string, log: Logger): Promise<NodeRuntime> {
+    return NodeRuntime.start({
       nodeId: this.nodeId,
       nodeEpoch: this.nodeEpoch,
       addr: `${origin}/n/${this.nodeId}`,
@@ -210,11 +221,12 @@ export class StreamNode extends DurableObject<Env> {
         invalidate: (name) => this.viewCache.invalidate(name),
       },
       now: () => Date.now(),
+      clockMs: () => performance.now(),
       random: () => Math.random(),
-      background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => console.error("background work failed", error))),
+      logSink: consoleSink,
+      background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => log.log("node.error", { during: "background" }, error))),
       onStopped: () => setTimeout(() => this.ctx.abort("the WAL writer stopped"), RESET_AFTER_STOP_MS),
     });
-    await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
   }
 }
 

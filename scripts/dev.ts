@@ -3,11 +3,15 @@
 // (local-runtime.ts: the bundle `wrangler deploy` ships, one workerd, no proxy) on http://127.0.0.1:$PORT
 // (default 8787), with Durable Object state in .mink/wrangler. Both keep their data across restarts.
 // A change under src/ or durable-objects/ rebuilds the bundle and restarts the Worker on the same state
-// (a failed build keeps the running one). Ctrl-C stops everything.
+// (a failed build keeps the running one). Ctrl-C stops everything. MINK_STATE_DIR puts that state (and the
+// build) somewhere else than .mink/ in the current directory, for instance a throwaway folder for a test
+// (test/e2e/dev-process.ts); it must be below the repository, whose node_modules the build resolves from.
 //
 //   PORT=8787 MINK_S3_PORT=9000 MINK_NODES=node-0,node-1,node-2 ADMIN_TOKEN=... npm run dev
+//   MINK_STATE_DIR=/tmp/mink-state npm run dev
 //   LONG_POLL_TIMEOUT_MS=1500 npm run dev      # any wrangler.toml [vars] name set in the environment wins
 import { watch, type FSWatcher } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { embeddedS3Vars, startEmbeddedS3 } from "./embedded-s3.ts";
 import { buildWorker, readWorkerConfig, startLocalRuntime } from "./local-runtime.ts";
@@ -20,22 +24,24 @@ const devAdminToken = process.env.ADMIN_TOKEN ?? "mink-dev-admin";
 const devTokenSecret = process.env.TOKEN_SECRET ?? "mink-dev-token-secret-not-for-production";
 /** Three owning nodes by default (MINK_NODES overrides: a comma-separated list of node ids). */
 const nodeIds = process.env.MINK_NODES ?? "node-0,node-1,node-2";
+/** Where the bucket, the Durable Object state and the build live (MINK_STATE_DIR overrides). */
+const stateDir = process.env.MINK_STATE_DIR ?? ".mink";
 /** Changes closer together than this make one rebuild (an editor's save is several file events). */
 const REBUILD_DEBOUNCE_MS = 200;
 const WATCHED = ["../src/", "../durable-objects/"].map((dir) => fileURLToPath(new URL(dir, import.meta.url)));
 
 const log = (text: string): void => console.log(`[mink dev ${new Date().toISOString().slice(11, 19)}] ${text}`);
 
-const s3 = await startEmbeddedS3({ port: s3Port, persistDir: ".mink/s3" });
-log(`embedded S3 endpoint on ${s3.url} (bucket ${s3.bucket}, data in .mink/s3)`);
+const s3 = await startEmbeddedS3({ port: s3Port, persistDir: join(stateDir, "s3") });
+log(`embedded S3 endpoint on ${s3.url} (bucket ${s3.bucket}, data in ${join(stateDir, "s3")})`);
 
 let started = performance.now();
-const build = await buildWorker(".mink/build");
-log(`built the Worker in ${((performance.now() - started) / 1000).toFixed(1)} s (.mink/build)`);
+const build = await buildWorker(join(stateDir, "build"));
+log(`built the Worker in ${((performance.now() - started) / 1000).toFixed(1)} s (${join(stateDir, "build")})`);
 const runtime = await startLocalRuntime({
   build,
   port,
-  persistDir: ".mink/wrangler",
+  persistDir: join(stateDir, "wrangler"),
   vars: {
     NODE_IDS: nodeIds,
     // Nodes advertise `<PUBLIC_ORIGIN>/n/<id>`: the 307s of the router point there.
@@ -52,7 +58,7 @@ const runtime = await startLocalRuntime({
 });
 const fromEnvironment = Object.keys(readWorkerConfig(build).vars).filter((name) => process.env[name] !== undefined);
 if (fromEnvironment.length > 0) log(`from the environment: ${fromEnvironment.map((name) => `${name}=${JSON.stringify(runtime.vars[name])}`).join(" ")}`);
-log(`mink on ${runtime.url}: nodes ${nodeIds} (admin token: ${devAdminToken}, AUTH_MODE=${JSON.stringify(runtime.vars["AUTH_MODE"] ?? "open")}, state in .mink/wrangler)`);
+log(`mink on ${runtime.url}: nodes ${nodeIds} (admin token: ${devAdminToken}, AUTH_MODE=${JSON.stringify(runtime.vars["AUTH_MODE"] ?? "open")}, state in ${join(stateDir, "wrangler")})`);
 
 // Rebuilds run one at a time; changes during one make one more afterwards.
 let timer: NodeJS.Timeout | undefined;

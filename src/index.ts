@@ -1,9 +1,11 @@
 // The mink Worker: the router in front of the metadata log and the stream nodes.
+import { workerLog } from ".//log/logger.ts";
 import { Hono, type Context } from "hono";
 import { domainError } from "./core/errors.ts";
 import type { Env } from "./env.ts";
 import { nodeIdsOf, routeRequest, toNodeAddress } from "./router/router.ts";
-import { adminRoutes, metricsResponse, requireAdmin } from "./http/admin-routes.ts";
+import { metricsResponse } from "./http/admin-metrics.ts";
+import { adminRoutes, requireAdmin } from "./http/admin-routes.ts";
 import { errorResponse } from "./http/stream-routes.ts";
 import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { streamAccess, subscriptionAccess } from "./http/access.ts";
@@ -30,7 +32,7 @@ app.use("*", async (c, next) => {
     publicOrigin: c.env.PUBLIC_ORIGIN,
   });
   if (check.ok || c.req.path === "/health") return next();
-  console.error(`refusing to serve: ${check.problems.join("; ")}`);
+  workerLog.log("worker.config_refused", { problems: check.problems });
   return errorResponse(domainError("unavailable", `this deployment is not configured safely: ${check.problems.join("; ")}`));
 });
 
@@ -75,7 +77,7 @@ app.notFound(() => errorResponse(domainError("not_found", "no such route")));
 
 /** One answer for anything unexpected: logged here, never an internal message or stack to the caller. */
 app.onError((error) => {
-  console.error("request failed", error);
+  workerLog.log("worker.error", { during: "request" }, error);
   return errorResponse(domainError("unavailable", "the request failed; retry"));
 });
 

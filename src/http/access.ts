@@ -4,6 +4,7 @@
 // everything. The decision is the pure core's (tables AC, AN, AS); here the token is verified, the
 // revocations fetched (per isolate, src/auth/revocation-cache.ts) and the answer written. Reads answered
 // to a token are marked `Cache-Control: private`: a shared cache must not hand them to anyone else.
+import { workerLog } from "../log/logger.ts";
 import type { Context, MiddlewareHandler } from "hono";
 import { decideAccess, streamRequestNeeds, type AccessNeed, type PresentedToken } from "../core/auth/access.ts";
 import { scopeOfBody, subscriptionNeeds, subscriptionRoute, type SubscriptionScope } from "../core/auth/subscription-access.ts";
@@ -55,7 +56,7 @@ async function presented(c: Ctx): Promise<Presented | Response> {
   try {
     return { token, revoked: await revocationsOf(c.env).revoked(() => metaLogClient(c.env.META_LOG)) };
   } catch (error) {
-    console.error("the metadata log did not answer for revocations", error);
+    workerLog.log("worker.error", { during: "revocations" }, error);
     return errorResponse(domainError("unavailable", "token revocations cannot be checked right now; retry"));
   }
 }

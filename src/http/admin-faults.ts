@@ -2,6 +2,7 @@
 // `{"node": "<id>", "mode": "crash" | "zombie" | "pause" | "heal", "ms": <n>}` and `GET /admin/faults`,
 // behind the admin token, and only when FAULTS_ENABLED=1 (otherwise both answer 404 as if absent;
 // wrangler.toml leaves it off). The node carries the fault out (StreamNode.setFault).
+import { workerLog } from "../log/logger.ts";
 import { Hono } from "hono";
 import { z } from "zod";
 import { domainError } from "../core/errors.ts";
@@ -40,6 +41,6 @@ adminFaultRoutes.post("/faults", async (c) => {
   const { node, mode, ms } = body.value;
   if (!nodeIdsOf(c.env).includes(node)) return errorResponse(domainError("not_found", "no such node in NODE_IDS", { nodeId: node }));
   const state = await streamNodeClient(c.env.STREAM_NODE, node).setFault(ms === undefined ? { mode } : { mode, ms });
-  console.log(`fault injected: ${node} ${mode}${ms === undefined ? "" : ` ${ms} ms`}`);
+  workerLog.log("fault.injected", { target: node, mode, ms: ms ?? null });
   return json(state);
 });

@@ -4,6 +4,7 @@
 // /admin/streams/<path>`, one stream's record. The tails come from one `tails` RPC per owner node of the
 // page (src/ports/stream-node-client.ts), in parallel and bounded in time: a node that does not answer
 // leaves its streams' `tail` null and never fails the page.
+import { workerLog } from "../log/logger.ts";
 import { Hono } from "hono";
 import { domainError } from "../core/errors.ts";
 import { parseStreamListQuery, type ListedStream } from "../core/meta/index.ts";
@@ -23,7 +24,7 @@ export const adminStreamRoutes = new Hono<AdminEnv>();
 
 /** A MetaLog that throws (unreachable, overloaded) is a 503 the operator retries, not a bare 500. */
 adminStreamRoutes.onError((error) => {
-  console.error("a stream admin request failed", error);
+  workerLog.log("worker.error", { during: "admin_streams" }, error);
   return errorResponse(domainError("unavailable", "the metadata log did not answer; retry"));
 });
 
@@ -111,11 +112,11 @@ async function askTails(env: Env, owner: string, ids: readonly string[]): Promis
   });
   try {
     const answer = await Promise.race([streamNodeClient(env.STREAM_NODE, owner).tails(ids), late]);
-    if (answer === null) console.warn(`node ${owner} did not answer tails within ${TAILS_TIMEOUT_MS} ms`);
+    if (answer === null) workerLog.log("worker.error", { during: "node_tails", target: owner, timeoutMs: TAILS_TIMEOUT_MS }, "no answer in time");
     const asked = new Set(ids);
     return (answer ?? []).filter((tail) => asked.has(tail.streamId));
   } catch (error) {
-    console.warn(`node ${owner} did not answer tails`, error);
+    workerLog.log("worker.error", { during: "node_tails", target: owner }, error);
     return [];
   } finally {
     if (timer !== undefined) clearTimeout(timer);

@@ -3,6 +3,7 @@
 // each stream it holds; progress; undrain) and rebalance (one round of planRebalance). Every change is a MetaLog proposal or RPC: this file only
 // checks the request with zod and maps the MetaLog's answer to HTTP. Mounted under /admin behind
 // requireAdmin (admin-routes.ts).
+import { workerLog } from "../log/logger.ts";
 import { Hono } from "hono";
 import { z } from "zod";
 import { domainError, type DomainError } from "../core/errors.ts";
@@ -33,7 +34,7 @@ export const adminTransferRoutes = new Hono<AdminEnv>();
 
 /** A MetaLog that throws (unreachable, overloaded) is a 503 the operator retries, not a bare 500. */
 adminTransferRoutes.onError((error) => {
-  console.error("an admin request could not reach the metadata log", error);
+  workerLog.log("worker.error", { during: "admin_meta_log" }, error);
   return errorResponse(domainError("unavailable", "the metadata log did not answer; retry"));
 });
 

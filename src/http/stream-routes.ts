@@ -4,6 +4,7 @@
 // is answered with a 307 to its owner, decided from the node's own view (src/node/node-routing.ts). Mounted at `/v1/stream/*`
 // (and `/n/<node-id>/v1/stream/*`, the node's advertised address). Order of evaluation:
 // docs/protocol-rules.md section 0.
+import { workerLog } from "../log/logger.ts";
 import { Hono, type Context } from "hono";
 import { domainError, type DomainError } from "../core/errors.ts";
 import { parseAppendRequest } from "../core/protocol/append.ts";
@@ -35,10 +36,12 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export function streamRoutes(node: () => NodeContext): Hono {
   const app = new Hono();
   app.all("*", async (c) => {
+    let ctx: NodeContext | null = null;
     try {
-      return await handle(node(), c);
+      ctx = node();
+      return await handle(ctx, c);
     } catch (error) {
-      console.error("stream request failed", error);
+      (ctx?.log ?? workerLog).log("node.error", { during: "stream_request", method: c.req.method }, error);
       return errorResponse(domainError("unavailable", "internal error; retry"));
     }
   });

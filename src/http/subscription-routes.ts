@@ -2,6 +2,7 @@
 // by the Worker: every route parses its request with the pure core, asks the MetaLog (where records and
 // wake state live, so every node and Worker sees the same ones), answers, and performs the effects the
 // MetaLog returned after the answer (waitUntil). Anything else under `__ds` is 404 SUBSCRIPTION_NOT_FOUND.
+import { workerLog } from "../log/logger.ts";
 import { Hono, type Context } from "hono";
 import {
   parseAckRequest,
@@ -54,7 +55,7 @@ function limitsOf(env: Env): EdgeLimits {
   for (const warning of warnings) {
     if (warned.has(warning)) continue;
     warned.add(warning);
-    console.warn(warning);
+    workerLog.log("warning", { message: warning });
   }
   return limits;
 }
@@ -257,6 +258,6 @@ subscriptionRoutes.post("/subscriptions/:id/release", async (c) => {
 subscriptionRoutes.all("*", () => rejection(subscriptionError("not_found", "no such subscription route")));
 
 subscriptionRoutes.onError((error) => {
-  console.error("subscription request failed", error);
+  workerLog.log("worker.error", { during: "subscription_request" }, error);
   return json(503, { error: { code: "UNAVAILABLE", message: "the subscription service is unavailable; retry" } });
 });

@@ -16,8 +16,10 @@ import { afterHandOff } from "./node-routing.ts";
 import { announce, settled, type NodeContext } from "./node-context.ts";
 import { asDomainError, errorReply, reply, type Reply } from "./replies.ts";
 import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
+import { observeAck } from "./store-metrics.ts";
 import type { StreamState } from "./stream-registry.ts";
 import { ensureOpened, recordAccess, resolveLive } from "./stream-lifecycle.ts";
+import { missingStream } from "./missing-stream.ts";
 
 const encoder = new TextEncoder();
 
@@ -30,8 +32,10 @@ export interface AppendInput {
 
 export async function appendToStream(ctx: NodeContext, input: AppendInput): Promise<Reply> {
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
+  // The ack latency runs from here (the request's arrival at the node) to its WAL object being durable.
+  const arrivedMs = ctx.meters.clockMs();
   const stream = await resolveLive(ctx, input.name);
-  if (stream === undefined) return errorReply(domainError("not_found", "no such stream"));
+  if (stream === undefined) return missingStream(ctx, input.name);
   if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
   if (stream.phase.kind === "handing-off") return afterHandOff(ctx, stream);
   const openError = await ensureOpened(ctx, stream);
@@ -137,6 +141,7 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   } catch (error) {
     return errorReply(asDomainError(error));
   }
+  observeAck(ctx.meters, arrivedMs, nowMs);
   await announced;
   recordAccess(ctx, stream, data.byteLength === 0 && close ? "close" : "append");
   const headers: Record<string, string> = { [HEADER.streamNextOffset]: formatOffset(first + data.byteLength) };

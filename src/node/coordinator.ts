@@ -6,6 +6,7 @@
 // schedule lives only in memory: a new holder starts from the log's state, with nothing to rebuild but
 // the time of its next tick.
 import type { DomainError } from "../core/errors.ts";
+import type { Logger } from "../log/logger.ts";
 import type { Coordinator } from "../core/meta/commands.ts";
 import type { CoordinatorTickAnswer, MetaLogClient } from "../ports/meta-log-client.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
@@ -34,6 +35,7 @@ export interface CoordinatorDeps {
   readonly leaseTtlMs: number;
   readonly tickMs: number;
   readonly maxMovesPerTick: number;
+  readonly log: Logger;
 }
 
 export class CoordinatorRole {
@@ -71,7 +73,7 @@ export class CoordinatorRole {
     this.stats.failovers += answer.declared.length;
     this.stats.reassigned += answer.reassigned;
     if (answer.declared.length > 0 || answer.reassigned > 0) {
-      console.log(`coordinator ${this.deps.nodeId}@${this.held}: declared dead [${answer.declared.join(", ")}], re-led ${answer.reassigned} streams`);
+      this.deps.log.log("coordinator.declared_dead", { coordinatorEpoch: this.held, declared: answer.declared, reassigned: answer.reassigned });
     }
     // Orphans still waiting: the next tick comes at once rather than a whole tick later.
     if (answer.orphansLeft && answer.reassigned > 0) this.nextTickMs = 0;
@@ -86,8 +88,11 @@ export class CoordinatorRole {
       if ("fenced" in round) return;
       this.collectCursor = round.cursor;
       this.stats.streamsCollected += round.streamsCollected;
+      if (round.streamsCollected > 0) {
+        this.deps.log.log("stream.collected", { coordinatorEpoch: coordinator.coordinatorEpoch, streams: round.streamsCollected, objects: round.objectsDeleted });
+      }
     } catch (error) {
-      console.warn(`coordinator ${this.deps.nodeId}: collection round failed`, error);
+      this.deps.log.log("node.error", { during: "collection_round" }, error);
     }
   }
 
@@ -114,14 +119,14 @@ export class CoordinatorRole {
     if (acquired.value.lease.coordinatorEpoch !== this.held) {
       this.stats.leasesAcquired++;
       this.nextTickMs = 0;
-      console.log(`node ${nodeId} holds the coordinator lease at coordinator epoch ${acquired.value.lease.coordinatorEpoch}`);
+      this.deps.log.log("coordinator.lease_acquired", { coordinatorEpoch: acquired.value.lease.coordinatorEpoch, expiresAtMs: acquired.value.lease.expiresAtMs });
     }
     this.held = acquired.value.lease.coordinatorEpoch;
     this.expiresAtMs = acquired.value.lease.expiresAtMs;
   }
 
   private lost(error: DomainError): void {
-    if (this.held !== null) console.log(`node ${this.deps.nodeId} lost the coordinator lease ${this.held}: ${error.message}`);
+    if (this.held !== null) this.deps.log.log("coordinator.lease_lost", { coordinatorEpoch: this.held, code: error.code }, error.message);
     this.held = null;
   }
 }

@@ -6,12 +6,13 @@ import { deleteOutcome } from "../core/protocol/fork.ts";
 import { settled, type NodeContext } from "./node-context.ts";
 import { errorReply, reply, type Reply } from "./replies.ts";
 import { removeStream, resolveLive, softDeleteStream } from "./stream-lifecycle.ts";
+import { missingStream } from "./missing-stream.ts";
 
 export async function deleteStream(ctx: NodeContext, name: string): Promise<Reply> {
   return ctx.locks.run(`name:${name}`, async () => {
     if (ctx.stopped !== null) return errorReply(ctx.stopped);
     const stream = await resolveLive(ctx, name);
-    if (stream === undefined) return errorReply(domainError("not_found", "no such stream"));
+    if (stream === undefined) return missingStream(ctx, name);
     if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
     const error = await settled(ctx, stream);
     if (error !== null) return errorReply(error);

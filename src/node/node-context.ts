@@ -8,9 +8,11 @@ import type { WalRecord } from "../storage/record-codec.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
 import { settleWithin, type KeyedWaiters } from "../waits/keyed-waiters.ts";
+import type { Logger } from "../log/logger.ts";
 import type { KeyedLock } from "./keyed-lock.ts";
 import { asDomainError } from "./replies.ts";
 import type { NodeSettings } from "./settings.ts";
+import type { NodeMeters } from "./store-metrics.ts";
 import type { StreamRegistry, StreamState } from "./stream-registry.ts";
 
 /** The part of the WAL writer the paths use. */
@@ -67,6 +69,10 @@ export interface NodeContext {
   readonly view: ViewPort;
   readonly locks: KeyedLock;
   readonly takeovers: TakeoverStats;
+  /** Structured log lines, bound to this node and epoch (docs/observability.md). Never on a hot path. */
+  readonly log: Logger;
+  /** Counters, latency histograms and the recent series for /metrics and GET /admin/series. */
+  readonly meters: NodeMeters;
   now(): number;
   /** A uniform draw in [0, 1) (cursor jitter). */
   random(): number;
@@ -103,9 +109,9 @@ export async function announce(ctx: NodeContext, stream: StreamState): Promise<v
   for (const observe of ctx.observers) {
     try {
       const done = observe(change);
-      if (done !== undefined) work.push(done.catch((error: unknown) => console.error("an acknowledgement observer failed", error)));
+      if (done !== undefined) work.push(done.catch((error: unknown) => ctx.log.log("node.error", { during: "ack_observer", stream: stream.name }, error)));
     } catch (error) {
-      console.error("an acknowledgement observer failed", error);
+      ctx.log.log("node.error", { during: "ack_observer", stream: stream.name }, error);
     }
   }
   ctx.readers.notify(stream.id);

@@ -7,10 +7,13 @@
 // which replaces it with a new one.
 import type { DomainError } from "../core/errors.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
-import { MAX_TAIL_IDS, type NodeMetrics, type StoreRequestCounts, type StreamTailInfo } from "../ports/stream-node-client.ts";
+import { snapshotHistogram } from "../core/histogram.ts";
+import { seriesSamples } from "../core/series.ts";
+import { MAX_TAIL_IDS, type NodeMetrics, type StreamTailInfo } from "../ports/stream-node-client.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import { WalWriter } from "../storage/wal-writer.ts";
+import { WalFencedError, WalWriter } from "../storage/wal-writer.ts";
+import { createLogger, type LogSink } from "../log/logger.ts";
 import { attachMissingSources } from "./adopt.ts";
 import { compactNode, type CompactionReport } from "./compaction.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
@@ -20,7 +23,7 @@ import { asDomainError } from "./replies.ts";
 import { StreamObjectCache } from "./object-cache.ts";
 import { recoverNode, type RecoveryResult } from "./recovery.ts";
 import type { NodeSettings } from "./settings.ts";
-import { countAcknowledged, countingStore, emptyStoreRequestCounts, type AppendCounts } from "./store-metrics.ts";
+import { countAcknowledged, meteredStore, newNodeMeters, storeLatencySnapshots, type NodeMeters } from "./store-metrics.ts";
 import { isGone, StreamRegistry } from "./stream-registry.ts";
 import { subscriptionDelivery } from "./subscription-delivery.ts";
 import { expireIdle } from "./stream-lifecycle.ts";
@@ -64,7 +67,11 @@ export interface NodeRuntimeDeps {
   /** Cached lookups of the metadata log (the shell decides how long they are trusted). */
   readonly view: ViewPort;
   readonly now: () => number;
+  /** Monotonic ms for latencies (performance.now in workerd and Node; virtual time in the simulation). */
+  readonly clockMs: () => number;
   readonly random: () => number;
+  /** Where the node's structured log lines go (the console in workerd; tests capture them). */
+  readonly logSink: LogSink;
   /** Keeps background work alive past the response (waitUntil in workerd). */
   readonly background: (work: Promise<unknown>) => void;
   /** Called once when the WAL writer stopped: the shell must replace this incarnation. */
@@ -85,33 +92,36 @@ export class NodeRuntime {
     readonly watcher: TransferWatcher,
     readonly coordinator: CoordinatorRole,
     private readonly meta: NodeMetaPort,
-    /** Counters for /metrics, from the start on (recovery's store requests included). */
-    private readonly storeRequests: StoreRequestCounts,
-    private readonly appendCounts: AppendCounts,
+    /** Counters and histograms for /metrics, from the start on (recovery's store requests included). */
+    private readonly meters: NodeMeters,
   ) {
     this.checkpointSeq = recovery.fromSeq;
   }
 
   /** Registers, fences and replays, then serves. Throws when the metadata log refuses the registration. */
   static async start(deps: NodeRuntimeDeps): Promise<NodeRuntime> {
-    const storeRequests = emptyStoreRequestCounts();
-    const appendCounts: AppendCounts = { appends: 0, bytes: 0 };
-    const store = countingStore(deps.store, storeRequests);
     const { nodeId, nodeEpoch } = deps;
+    const log = createLogger(deps.logSink, { node: nodeId, nodeEpoch }, deps.now);
     const registeredAtMs = deps.now();
+    const startedMs = deps.clockMs();
+    const meters = newNodeMeters(registeredAtMs, deps.clockMs);
+    const store = meteredStore(deps.store, meters);
     const registered = await deps.meta.propose({ type: "RegisterNode", nodeId, nodeEpoch, addr: deps.addr });
     if (!registered.ok) throw new Error(`RegisterNode refused: ${registered.error.message}`);
+    const registerMs = deps.clockMs() - startedMs;
     const takeovers = { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 };
     const dead = registered.value.node.dead;
     // Back from the dead: its old incarnation's chain goes into manifests first (by this node, or by the
     // node that claimed it), so this start replays none of it and opens nothing it no longer owns.
     if (dead !== undefined) {
-      const takeoverDeps = { nodeId, nodeEpoch, store, meta: deps.meta, now: deps.now, claimTtlMs: deps.settings.leaseTtlMs };
+      const takeoverDeps = { nodeId, nodeEpoch, store, meta: deps.meta, now: deps.now, claimTtlMs: deps.settings.leaseTtlMs, log };
       await takeOverOwnPast(takeoverDeps, { nodeId, nodeEpoch: dead.epoch });
     }
     const objects = new StreamObjectCache(store);
     const registry = new StreamRegistry((key) => objects.get(key));
+    const recoveringMs = deps.clockMs();
     const recovery = await recoverNode(store, registry, nodeId, nodeEpoch, deps.now());
+    const recoverMs = deps.clockMs() - recoveringMs;
     const wal = new WalWriter(store, nodeId, nodeEpoch, recovery.sealSeq + 1, { batchDeadlineMs: deps.settings.walBatchDeadlineMs });
     const port: WalPort = {
       get queuedBytes() {
@@ -125,7 +135,7 @@ export class NodeRuntime {
           stopServing(ctx, error, deps);
           throw error;
         }
-        countAcknowledged(appendCounts, records);
+        countAcknowledged(meters, records);
         return ack;
       },
     };
@@ -144,6 +154,8 @@ export class NodeRuntime {
       view: deps.view,
       locks: new KeyedLock(),
       takeovers,
+      log,
+      meters,
       observers: new Set(),
       now: deps.now,
       random: deps.random,
@@ -167,8 +179,22 @@ export class NodeRuntime {
       leaseTtlMs: settings.leaseTtlMs,
       tickMs: settings.coordinatorTickMs,
       maxMovesPerTick: settings.maxReassignPerTick,
+      log,
     });
-    return new NodeRuntime(ctx, recovery, wal, watcher, coordinator, deps.meta, storeRequests, appendCounts);
+    log.log("node.start", {
+      addr: deps.addr,
+      registerMs: roundMs(registerMs),
+      recoverMs: roundMs(recoverMs),
+      totalMs: roundMs(deps.clockMs() - startedMs),
+      tookOverOwnPast: dead === undefined ? null : dead.epoch,
+      fromSeq: recovery.fromSeq,
+      sealSeq: recovery.sealSeq,
+      walObjects: recovery.objectsReplayed,
+      walRecords: recovery.recordsReplayed,
+      walBytes: recovery.bytesReplayed,
+      streams: recovery.streams,
+    });
+    return new NodeRuntime(ctx, recovery, wal, watcher, coordinator, deps.meta, meters);
   }
 
   /** A test fault on the heartbeat (see BeatFault); null: none. */
@@ -185,14 +211,18 @@ export class NodeRuntime {
     this.fault = null;
     const sentAtMs = this.ctx.now();
     const beat = await this.meta.heartbeat(this.ctx.nodeId, this.ctx.nodeEpoch);
-    if (!beat.ok) return beat.error.code === "stale_epoch" ? "replaced" : "failed";
+    if (!beat.ok) {
+      if (beat.error.code !== "stale_epoch") return "failed";
+      this.ctx.log.log("node.superseded", { during: "heartbeat", code: beat.error.code }, beat.error.message);
+      return "replaced";
+    }
     this.ctx.liveUntilMs = Math.max(this.ctx.liveUntilMs, sentAtMs + selfLeaseMs(this.ctx.settings));
     await this.coordinatorStep();
     this.askForLeaseAtExpiry();
     try {
       await expireIdle(this.ctx);
     } catch (error) {
-      console.error(`node ${this.ctx.nodeId}: expiring idle streams failed`, error);
+      this.ctx.log.log("node.error", { during: "expire_idle" }, error);
     }
     return "ok";
   }
@@ -201,7 +231,7 @@ export class NodeRuntime {
     try {
       await this.coordinator.step();
     } catch (error) {
-      console.error(`node ${this.ctx.nodeId}: coordinator step failed`, error);
+      this.ctx.log.log("node.error", { during: "coordinator_step" }, error);
     }
   }
 
@@ -252,11 +282,20 @@ export class NodeRuntime {
     // Out of touch with the metadata log: a takeover may be sealing this chain; no clean-up under its feet.
     if (this.compacting === null && this.ctx.now() >= this.ctx.liveUntilMs) return Promise.resolve(null);
     if (this.compacting === null) this.bytesAtCheckpoint = this.wal.stats.bytesWritten;
+    const startedMs = this.ctx.meters.clockMs();
     this.compacting ??= compactNode(this.ctx, this.ctx.store, { fromSeq: this.recovery.fromSeq, seals: this.recovery.seals })
-      .then((report) => {
-        this.checkpointSeq = report.snapshotSeq;
-        return report;
-      })
+      .then(
+        (report) => {
+          this.checkpointSeq = report.snapshotSeq;
+          this.ctx.log.log("compaction.done", { ...report, durationMs: roundMs(this.ctx.meters.clockMs() - startedMs) });
+          return report;
+        },
+        (error: unknown) => {
+          // Nothing is lost: the WAL stays until a compaction lands; the next heartbeat tries again.
+          this.ctx.log.log("compaction.failed", { durationMs: roundMs(this.ctx.meters.clockMs() - startedMs) }, error);
+          throw error;
+        },
+      )
       .finally(() => {
         this.compacting = null;
       });
@@ -287,9 +326,12 @@ export class NodeRuntime {
       nodeId: this.ctx.nodeId,
       nodeEpoch: this.ctx.nodeEpoch,
       started: true,
-      appendsAcknowledged: this.appendCounts.appends,
-      bytesAppended: this.appendCounts.bytes,
-      storeRequests: { ...this.storeRequests },
+      appendsAcknowledged: this.meters.appendCounts.appends,
+      bytesAppended: this.meters.appendCounts.bytes,
+      storeRequests: { ...this.meters.storeRequests },
+      storeLatency: storeLatencySnapshots(this.meters),
+      ackLatency: snapshotHistogram(this.meters.ack),
+      series: seriesSamples(this.meters.series, this.ctx.now()),
       walFlushes: this.wal.stats.objectsWritten,
       walBytesWritten: this.wal.stats.bytesWritten,
       openStreams,
@@ -306,6 +348,10 @@ export class NodeRuntime {
   }
 }
 
+function roundMs(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
+
 /** How long a node serves after a heartbeat was acknowledged (see NodeContext.liveUntilMs). */
 function selfLeaseMs(settings: NodeSettings): number {
   return Math.max(settings.leaseTtlMs - settings.heartbeatMs, settings.leaseTtlMs / 2);
@@ -316,7 +362,8 @@ function stopServing(ctx: NodeContext, error: unknown, deps: NodeRuntimeDeps): v
   if (ctx.stopped !== null) return;
   const stopped = asDomainError(error);
   ctx.stopped = stopped;
-  console.error(`node ${ctx.nodeId} epoch ${ctx.nodeEpoch} stops serving`, error);
+  if (error instanceof WalFencedError) ctx.log.log("node.fenced", { code: stopped.code }, error);
+  else ctx.log.log("node.stopped", { code: stopped.code }, error);
   ctx.readers.shutdown();
   deps.onStopped(stopped);
 }

@@ -16,6 +16,7 @@ import { type NodeContext } from "./node-context.ts";
 import { errorReply, reply, type Reply } from "./replies.ts";
 import type { StreamState } from "./stream-registry.ts";
 import { recordAccess, resolveLive } from "./stream-lifecycle.ts";
+import { missingStream } from "./missing-stream.ts";
 
 const decoder = new TextDecoder();
 
@@ -32,7 +33,7 @@ export interface ReadInput {
 /** The stream for a read-like request, or the 404/410 to answer. */
 async function readable(ctx: NodeContext, name: string): Promise<StreamState | Reply> {
   const stream = await resolveLive(ctx, name);
-  if (stream === undefined) return errorReply(domainError("not_found", "no such stream"));
+  if (stream === undefined) return missingStream(ctx, name);
   if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
   return stream;
 }

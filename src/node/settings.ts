@@ -1,5 +1,6 @@
 // The node's settings, read once per incarnation from the Worker's vars (wrangler.toml [vars]; locally
 // `--var`). Bad values fall back to the defaults with a warning rather than stopping the node.
+import { workerLog } from "../log/logger.ts";
 
 export interface NodeSettings {
   /** How long a long-poll waits at the tail, and the SSE keep-alive interval (LONG_POLL_TIMEOUT_MS). */
@@ -134,6 +135,6 @@ function positiveInt(raw: string | undefined, name: string, fallback: number): n
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
   if (Number.isSafeInteger(value) && value > 0) return value;
-  console.warn(`${name}=${raw} is not a positive integer; using ${fallback}`);
+  workerLog.log("settings.invalid", { name, value: raw, fallback, reason: "not a positive integer" });
   return fallback;
 }

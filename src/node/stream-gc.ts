@@ -53,7 +53,6 @@ export async function collectRound(
     await Promise.all(doomed.slice(i, i + DELETE_CONCURRENCY).map((key) => store.delete(key)));
   }
   const streamsCollected = answer.collect.filter((id) => !kept.has(id)).length;
-  if (streamsCollected > 0) console.log(`collection: ${streamsCollected} deleted streams, ${doomed.length} objects`);
   return { cursor: next, streamsCollected, objectsDeleted: doomed.length };
 }
 

@@ -23,10 +23,15 @@ export async function resolveLive(ctx: NodeContext, name: string): Promise<Strea
   const access = checkAccess(lifecycleView(stream), ctx.now());
   if (access.kind !== "ok" && (("remove" in access && access.remove) || ("softDelete" in access && access.softDelete))) {
     const { ttlSeconds, expiresAtMs } = stream.config;
-    console.log(
-      `node ${ctx.nodeId}: ${name} (${stream.id}) expired: ttl ${ttlSeconds ?? "-"} s, expires at ${expiresAtMs ?? "-"}, ` +
-        `last access ${ctx.now() - stream.lastAccessMs} ms ago, created ${ctx.now() - stream.createdAtMs} ms ago`,
-    );
+    ctx.log.log("stream.expired", {
+      stream: name,
+      streamId: stream.id,
+      epoch: stream.epoch,
+      ttlSeconds: ttlSeconds ?? null,
+      expiresAtMs: expiresAtMs ?? null,
+      idleMs: ctx.now() - stream.lastAccessMs,
+      ageMs: ctx.now() - stream.createdAtMs,
+    });
   }
   if (access.kind === "not-found" && access.remove) await removeStream(ctx, stream);
   else if (access.kind === "gone" && access.softDelete) await softDeleteStream(ctx, stream);
@@ -91,7 +96,7 @@ export async function removeStream(ctx: NodeContext, stream: StreamState): Promi
     by: { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch },
   });
   if (!deleted.ok && deleted.error.code !== "not_found") {
-    console.warn(`DeleteStream ${stream.id} refused by the metadata log: ${deleted.error.message}`);
+    ctx.log.log("node.error", { during: "delete_stream", stream: stream.name, streamId: stream.id, code: deleted.error.code }, deleted.error.message);
   }
   ctx.view.invalidate(stream.name);
   const source = ctx.registry.detachFork(stream);

@@ -61,7 +61,8 @@ export function subscriptionDelivery(
       } catch (error) {
         known = null;
         since = -1;
-        console.warn("watching the subscription set failed; reporting every append meanwhile", error);
+        // Meanwhile every append is reported (nothing is missed, only more is sent).
+        ctx.log.log("node.error", { during: "watch_subscriptions" }, error);
         await new Promise((resolve) => setTimeout(resolve, WATCH_RETRY_MS));
       }
     }

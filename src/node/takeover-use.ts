@@ -22,7 +22,16 @@ export async function takeOverFor(ctx: NodeContext, dead: DeadIncarnationRef): P
   let target = dead;
   for (let hops = 0; hops < 3; hops++) {
     const answer = await takeOver(
-      { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch, store: ctx.store, meta: ctx.meta, locks: ctx.locks, now: () => ctx.now(), claimTtlMs: ctx.settings.leaseTtlMs },
+      {
+        nodeId: ctx.nodeId,
+        nodeEpoch: ctx.nodeEpoch,
+        store: ctx.store,
+        meta: ctx.meta,
+        locks: ctx.locks,
+        now: () => ctx.now(),
+        claimTtlMs: ctx.settings.leaseTtlMs,
+        log: ctx.log,
+      },
       target,
     );
     switch (answer.kind) {
@@ -35,7 +44,7 @@ export async function takeOverFor(ctx: NodeContext, dead: DeadIncarnationRef): P
       case "wait":
         return false;
       case "refused":
-        console.warn(`node ${ctx.nodeId}: takeover of ${target.nodeId}@${target.nodeEpoch} refused: ${answer.error.message}`);
+        ctx.log.log("takeover.refused", { deadNode: target.nodeId, deadEpoch: target.nodeEpoch, code: answer.error.code }, answer.error.message);
         return false;
     }
   }

@@ -17,6 +17,7 @@
 //  5. delete the dead chain's WAL below the seal, keeping every seal (deleteWalBelow).
 // Each step is idempotent: a crash or a lost claim leaves a state the next claimer finishes.
 import type { DomainError } from "../core/errors.ts";
+import type { Logger } from "../log/logger.ts";
 import type { StreamRecord } from "../core/meta/state.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import { advanceCheckpoint, deleteWalBelow } from "../storage/checkpoint.ts";
@@ -41,6 +42,7 @@ export interface TakeoverDeps {
   readonly now: () => number;
   /** How long a claim holds other claimers off (LEASE_TTL_MS). */
   readonly claimTtlMs: number;
+  readonly log: Logger;
 }
 
 export interface DeadIncarnationRef {
@@ -79,6 +81,7 @@ async function takeOverLocked(deps: TakeoverDeps, dead: DeadIncarnationRef): Pro
   if ((claimed.value.node.takenOver ?? -1) >= dead.nodeEpoch) return { kind: "done" };
 
   const startedMs = deps.now();
+  deps.log.log("takeover.begin", { deadNode: dead.nodeId, deadEpoch: dead.nodeEpoch });
   const registry = new StreamRegistry((key) => objects.get(key));
   const objects = new StreamObjectCache(deps.store);
   const sealEpoch = dead.nodeEpoch + 1;
@@ -93,7 +96,7 @@ async function takeOverLocked(deps: TakeoverDeps, dead: DeadIncarnationRef): Pro
       for (let stream = queue.shift(); stream !== undefined; stream = queue.shift()) {
         const record = (await deps.meta.lookupStream({ id: stream.id })).stream;
         if (record === null || !belongsTo(record, dead)) continue; // deleted, or someone else's since: not ours to touch
-        if (await closeInManifest(deps.store, registry, stream, record.epoch)) streamsClosed++;
+        if (await closeInManifest(deps, registry, stream, record.epoch)) streamsClosed++;
       }
     };
     await Promise.all(Array.from({ length: Math.min(CLOSE_CONCURRENCY, queue.length) }, worker));
@@ -113,7 +116,7 @@ async function takeOverLocked(deps: TakeoverDeps, dead: DeadIncarnationRef): Pro
     await deleteWalBelow(deps.store, dead.nodeId, recovery.sealSeq, { fromSeq: recovery.fromSeq, keepSeqs: recovery.seals });
   } catch (error) {
     // Only garbage is left behind: the checkpoint already says replay starts at the seal.
-    console.warn(`takeover of ${dead.nodeId}@${dead.nodeEpoch}: WAL clean-up failed`, error);
+    deps.log.log("node.error", { during: "takeover_wal_cleanup", deadNode: dead.nodeId, deadEpoch: dead.nodeEpoch }, error);
   }
   const report: TakeoverReport = {
     nodeId: dead.nodeId,
@@ -124,7 +127,15 @@ async function takeOverLocked(deps: TakeoverDeps, dead: DeadIncarnationRef): Pro
     streamsClosed,
     durationMs: deps.now() - startedMs,
   };
-  console.log(`node ${deps.nodeId} took over ${dead.nodeId}@${dead.nodeEpoch}: ${JSON.stringify(report)}`);
+  deps.log.log("takeover.end", {
+    deadNode: dead.nodeId,
+    deadEpoch: dead.nodeEpoch,
+    sealSeq: report.sealSeq,
+    walObjects: report.walObjectsReplayed,
+    walBytes: report.walBytesReplayed,
+    streamsClosed,
+    durationMs: report.durationMs,
+  });
   return { kind: "done", report };
 }
 
@@ -138,7 +149,8 @@ function belongsTo(record: StreamRecord, dead: DeadIncarnationRef): boolean {
  * Closes one replayed stream in its manifest at `epoch` (the epoch the dead node opened it at), after the
  * data of a fork's source it reads. False when the manifest shows a later owner (this copy is stale).
  */
-async function closeInManifest(store: ObjectStore, registry: StreamRegistry, stream: StreamState, epoch: number): Promise<boolean> {
+async function closeInManifest(deps: TakeoverDeps, registry: StreamRegistry, stream: StreamState, epoch: number): Promise<boolean> {
+  const { store } = deps;
   const source = registry.sourceOf(stream);
   try {
     if (source !== undefined) await flushToObjects({ store, registry }, source, source.epoch, false);
@@ -146,7 +158,7 @@ async function closeInManifest(store: ObjectStore, registry: StreamRegistry, str
     return true;
   } catch (error) {
     if (error instanceof StaleEpochError || error instanceof HandOffError) {
-      console.warn(`takeover: ${stream.id} left alone: ${error.message}`);
+      deps.log.log("takeover.stream_skipped", { stream: stream.name, streamId: stream.id, epoch }, error);
       return false;
     }
     throw error;

@@ -57,7 +57,7 @@ export class TransferWatcher {
       try {
         const duties = await this.meta.watchDuties(this.ctx.nodeId, since, since === 0 ? 0 : this.watchMs, this.ctx.nodeEpoch);
         if (duties.superseded === true) {
-          console.warn(`node ${this.ctx.nodeId} epoch ${this.ctx.nodeEpoch}: superseded; its watcher stops`);
+          this.ctx.log.log("node.superseded", { during: "transfer_watch" });
           break;
         }
         since = duties.version;
@@ -67,7 +67,7 @@ export class TransferWatcher {
         await this.stepAll([...duties.transfers, ...this.toOpen.values()]);
       } catch (error) {
         this.stats.failures++;
-        console.error(`node ${this.ctx.nodeId}: transfer watcher round failed`, error);
+        this.ctx.log.log("node.error", { during: "transfer_watch" }, error);
         await new Promise((resolve) => setTimeout(resolve, this.watchMs));
       }
     }
@@ -90,7 +90,7 @@ export class TransferWatcher {
         await forgetStale(this.ctx, stream.id);
       } catch (error) {
         this.stats.failures++;
-        console.warn(`node ${this.ctx.nodeId}: releasing a stale copy of ${stream.name} failed`, error);
+        this.ctx.log.log("transfer.failed", { stream: stream.name, streamId: stream.id, step: "forget_stale" }, error);
       }
       held = this.ctx.registry.get(stream.id);
     }
@@ -101,19 +101,24 @@ export class TransferWatcher {
         case "close_and_complete":
           await handOff(this.ctx, stream.id, stream.name, step.epoch);
           this.stats.handOffs++;
+          this.ctx.log.log("transfer.hand_off", { stream: stream.name, streamId: stream.id, epoch: step.epoch, rule: step.rule });
           break;
         case "complete":
           await complete(this.ctx, stream.id, step.closedEpoch);
           this.stats.completions++;
+          this.ctx.log.log("transfer.complete", { stream: stream.name, streamId: stream.id, epoch: step.closedEpoch, rule: step.rule });
           break;
         case "open": {
           const error = await adoptStream(this.ctx, stream);
           // Opened, or no longer this node's to open (deleted, or someone else opened it): done either way.
           if (error === null || error.code === "not_found" || error.code === "held_by") {
             this.toOpen.delete(stream.id);
-            if (error === null) this.stats.adoptions++;
+            if (error === null) {
+              this.stats.adoptions++;
+              this.ctx.log.log("transfer.open", { stream: stream.name, streamId: stream.id, rule: step.rule });
+            }
           } else {
-            console.warn(`node ${this.ctx.nodeId}: opening handed-over ${stream.name} failed: ${error.message}`);
+            this.ctx.log.log("transfer.failed", { stream: stream.name, streamId: stream.id, step: "open", rule: step.rule, code: error.code }, error.message);
           }
           break;
         }
@@ -125,7 +130,7 @@ export class TransferWatcher {
       }
     } catch (error) {
       this.stats.failures++;
-      console.warn(`node ${this.ctx.nodeId}: transfer step ${step.rule} for ${stream.name} failed`, error);
+      this.ctx.log.log("transfer.failed", { stream: stream.name, streamId: stream.id, step: step.kind, rule: step.rule }, error);
     }
     return step;
   }

@@ -1,6 +1,8 @@
 // A stream node as the router and the admin API see it: the port they depend on, and the types that cross
 // it. The StreamNode Durable Object implements it (checked by the compiler in
 // durable-objects/stream-node.ts). Imports nothing but the core, so no caller depends on the Durable Object.
+import type { HistogramSnapshot } from "../core/histogram.ts";
+import type { SeriesSample } from "../core/series.ts";
 
 export const STORE_REQUEST_KINDS = ["put", "get", "head", "list", "delete"] as const;
 type StoreRequestKind = (typeof STORE_REQUEST_KINDS)[number];
@@ -15,6 +17,12 @@ export interface NodeMetrics {
   readonly appendsAcknowledged: number;
   readonly bytesAppended: number;
   readonly storeRequests: StoreRequestCounts;
+  /** How long each object-store request took, by kind, until it settled (failures included). */
+  readonly storeLatency: Readonly<Record<StoreRequestKind, HistogramSnapshot>>;
+  /** Each acknowledged append's latency, from its arrival at the node to its WAL object being durable. */
+  readonly ackLatency: HistogramSnapshot;
+  /** The recent intervals for the status page (GET /admin/series): oldest first, the current one last. */
+  readonly series: readonly SeriesSample[];
   /** WAL objects written (each is one flush of a batch). */
   readonly walFlushes: number;
   readonly walBytesWritten: number;

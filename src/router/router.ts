@@ -3,6 +3,7 @@
 // per-isolate cached view, and then serves through the local node, answers a 307 to the owner's advertised
 // address, or (ROUTER_MODE=forward, for clients that cannot follow a redirect) sends the request to the
 // owner itself and follows the owner's own redirects. docs/router.md has the flows.
+import { workerLog } from "../log/logger.ts";
 import { domainError } from "../core/errors.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
 import { STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
@@ -60,7 +61,7 @@ const warned = new Set<string>();
 function warnOnce(warning: string): void {
   if (warned.has(warning)) return;
   warned.add(warning);
-  console.warn(warning);
+  workerLog.log("warning", { message: warning });
 }
 
 /** What the router needs besides its settings; tests pass their own cache. */
@@ -94,7 +95,7 @@ export async function routeRequest(env: Env, request: Request, deps?: RouterDeps
   try {
     lookup = await cache.lookup(source, name.value);
   } catch (error) {
-    console.error("the metadata log did not answer a lookup", error);
+    workerLog.log("worker.error", { during: "lookup" }, error);
     return errorResponse(domainError("unavailable", "the metadata log is unavailable; retry"));
   }
   const response = await routeByLookup(env, settings, lookup, request, url);
@@ -173,7 +174,7 @@ async function toNode(env: Env, nodeId: string, request: Request): Promise<Respo
     // "manual": a node's 307 is an answer for the client (or for forward()), never followed by the stub.
     return await streamNodeClient(env.STREAM_NODE, nodeId).fetch(new Request(request, { redirect: "manual" }));
   } catch (error) {
-    console.error(`node ${nodeId} did not answer`, error);
+    workerLog.log("worker.error", { during: "node_request", target: nodeId }, error);
     return errorResponse(domainError("unavailable", `node ${nodeId} is unavailable; retry`));
   }
 }
@@ -184,10 +185,12 @@ async function toNode(env: Env, nodeId: string, request: Request): Promise<Respo
  * await another request's I/O): concurrent first requests each wake the nodes, which is harmless. A node
  * that fails to start is started again by the next request that reaches it.
  */
-async function wakeNodes(env: Env, nodeIds: readonly string[]): Promise<void> {
+export async function wakeNodes(env: Env, nodeIds: readonly string[] = nodeIdsOf(env)): Promise<void> {
   const key = nodeIds.join(",");
   if (woken.has(key)) return;
   const results = await Promise.allSettled(nodeIds.map((id) => streamNodeClient(env.STREAM_NODE, id).ping()));
-  for (const result of results) if (result.status === "rejected") console.error("a node did not start", result.reason);
+  results.forEach((result, i) => {
+    if (result.status === "rejected") workerLog.log("worker.error", { during: "node_wake", target: nodeIds[i] ?? null }, result.reason);
+  });
   woken.add(key);
 }

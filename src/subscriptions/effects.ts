@@ -8,6 +8,7 @@
 // A delivery follows no redirect (a 3xx is a failed delivery: a public URL must not bounce the signed body
 // and its callback token to an address SUB-3 would refuse), and the receiver's reply is read to a bound
 // (WEBHOOK_MAX_REPLY_BYTES) and no further: only `{"done": true}` matters in it.
+import { workerLog } from "../log/logger.ts";
 import { DEFAULT_EDGE_LIMITS } from "../core/edge-limits.ts";
 import type { WakeRef } from "../core/subscriptions/wire.ts";
 import type { PreparedEffect } from "../ports/meta-log-client.ts";
@@ -44,7 +45,7 @@ export async function performSubscriptionEffects(
       const next = await sendWebhook(effect, ports);
       if (next.length > 0 && depth < MAX_CHAINED_STEPS) await performSubscriptionEffects(next, ports, depth + 1);
     } catch (error) {
-      console.error(`subscription effect ${effect.kind} failed`, error);
+      workerLog.log("subscription.error", { during: effect.kind }, error);
     }
   }
 }
@@ -69,7 +70,8 @@ async function sendWebhook(
   const maxBytes = ports.maxReplyBytes ?? DEFAULT_EDGE_LIMITS.webhookMaxReplyBytes;
   const reply = await readAtMost(response.body, maxBytes, { declaredBytes: declaredLength(response.headers) });
   if (!reply.ok) {
-    console.error(`webhook reply from ${new URL(effect.url).host} over ${maxBytes} bytes: dropped, the wake waits for callbacks`);
+    // Dropped: the wake waits for callbacks.
+    workerLog.log("subscription.error", { during: "webhook_reply", host: new URL(effect.url).host, maxBytes, reason: "reply too large" });
     return [];
   }
   const text = new TextDecoder().decode(reply.bytes);

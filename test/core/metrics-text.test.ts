@@ -64,4 +64,59 @@ describe("metrics text", () => {
     );
     expect(formatMetrics([])).toBe("");
   });
+
+  it("writes a histogram as cumulative buckets, +Inf, _sum and _count with the sample's labels", () => {
+    const text = formatMetrics([
+      {
+        name: "mink_append_ack_seconds",
+        help: "Ack latency.",
+        type: "histogram",
+        samples: [
+          {
+            labels: { node: "node-0" },
+            buckets: [
+              { le: 0.001, count: 1 },
+              { le: 0.01, count: 3 },
+            ],
+            sum: 0.0305,
+            count: 4,
+          },
+        ],
+      },
+    ]);
+    expect(text.split("\n")).toEqual([
+      "# HELP mink_append_ack_seconds Ack latency.",
+      "# TYPE mink_append_ack_seconds histogram",
+      'mink_append_ack_seconds_bucket{node="node-0",le="0.001"} 1',
+      'mink_append_ack_seconds_bucket{node="node-0",le="0.01"} 3',
+      'mink_append_ack_seconds_bucket{node="node-0",le="+Inf"} 4',
+      'mink_append_ack_seconds_sum{node="node-0"} 0.0305',
+      'mink_append_ack_seconds_count{node="node-0"} 4',
+      "",
+    ]);
+  });
+
+  it("an empty histogram still has its +Inf bucket, _sum and _count", () => {
+    const text = formatMetrics([{ name: "h_seconds", help: "h", type: "histogram", samples: [{ buckets: [{ le: 1, count: 0 }], sum: 0, count: 0 }] }]);
+    expect(text.split("\n").slice(2, -1)).toEqual(['h_seconds_bucket{le="1"} 0', 'h_seconds_bucket{le="+Inf"} 0', "h_seconds_sum 0", "h_seconds_count 0"]);
+  });
+
+  it("refuses histogram buckets that are not cumulative and ascending, and a label named le", () => {
+    const family = (buckets: { le: number; count: number }[], count: number, labels?: Record<string, string>) =>
+      formatMetrics([{ name: "h", help: "", type: "histogram", samples: [{ labels, buckets, sum: 0, count }] }]);
+    expect(() => family([{ le: 1, count: 2 }, { le: 2, count: 1 }], 2)).toThrow(RangeError);
+    expect(() => family([{ le: 2, count: 1 }, { le: 1, count: 1 }], 1)).toThrow(RangeError);
+    expect(() => family([{ le: 1, count: 3 }], 2)).toThrow(RangeError);
+    expect(() => family([{ le: Infinity, count: 1 }], 1)).toThrow(RangeError);
+    expect(() => family([{ le: 1, count: 1 }], 1, { le: "x" })).toThrow(RangeError);
+  });
+
+  it("refuses one name used for two types", () => {
+    expect(() =>
+      formatMetrics([
+        { name: "m", help: "", type: "gauge", samples: [] },
+        { name: "m", help: "", type: "histogram", samples: [] },
+      ]),
+    ).toThrow(RangeError);
+  });
 });

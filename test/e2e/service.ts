@@ -107,7 +107,7 @@ function installExitHooks(): void {
   }
 }
 
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
   } catch {
@@ -131,7 +131,7 @@ function groupAlive(pgid: number): boolean {
   return readProcStats().some((stat) => stat.pgrp === pgid && stat.state !== "Z");
 }
 
-async function waitForGroupExit(pgid: number, timeoutMs: number): Promise<boolean> {
+export async function waitForGroupExit(pgid: number, timeoutMs: number): Promise<boolean> {
   return eventually(() => !groupAlive(pgid), { timeoutMs, what: `process group ${pgid} to exit` }).then(
     () => true,
     () => false,
@@ -156,7 +156,7 @@ function sharedBuild(): Promise<string> {
 }
 
 /** A port that was free a moment ago (the kernel's pick for port 0). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();

@@ -23,6 +23,7 @@ import type { Gate, SimMetaLog } from "./sim-meta.ts";
 import { scheduledStore } from "./sim-store.ts";
 import type { Trace } from "./trace.ts";
 import type { VirtualClock } from "./virtual-time.ts";
+import { consoleSink } from "../../src/log/logger.ts";
 
 export const ORIGIN = "http://127.0.0.1:8787";
 /** How long a node trusts a cached lookup (as the Durable Object does). */
@@ -130,6 +131,8 @@ export class SimCluster {
           invalidate: (name) => viewCache.invalidate(name),
         },
         now: () => clock.now(),
+        clockMs: () => clock.now(),
+        logSink: consoleSink,
         random: this.random,
         background: (work) => {
           work.catch((error: unknown) => trace.write(`  node ${inc.label} background work failed: ${String(error)}`));

@@ -6,8 +6,8 @@
 //    started again at 0, so its whole value is the delta. WAL bytes and streams closed are read from
 //    /metrics too should a family for them appear (`mink_node_takeover_wal_bytes_total`,
 //    `mink_node_takeover_streams_closed_total`); today there is none.
-//  - the Worker's log: the node that took over prints `node <id> took over <dead>@<epoch>: {report}`
-//    (src/node/takeover.ts) with walObjectsReplayed, walBytesReplayed, streamsClosed and durationMs.
+//  - the Worker's log: the node that took over writes a `takeover.end` line (docs/observability.md) with
+//    deadNode, deadEpoch, walObjects, walBytes, streamsClosed and durationMs.
 import { readFileSync } from "node:fs";
 
 const SAMPLE = /^(mink_[a-z_]+)(?:\{([^}]*)\})? (\S+)$/;
@@ -86,7 +86,16 @@ export interface LoggedTakeover {
   durationMs: number;
 }
 
-const REPORT = /node (\S+) took over (\S+)@(\d+): (\{.*\})\s*$/;
+interface TakeoverEndLine {
+  event: string;
+  node: string;
+  deadNode: string;
+  deadEpoch: number;
+  walObjects: number;
+  walBytes: number;
+  streamsClosed: number;
+  durationMs: number;
+}
 
 /** The takeover reports of incarnation `dead`@`epoch` in the Worker's log (empty if none). */
 export function loggedTakeovers(logFile: string, dead: string, epoch: number): LoggedTakeover[] {
@@ -98,14 +107,24 @@ export function loggedTakeovers(logFile: string, dead: string, epoch: number): L
   }
   const reports: LoggedTakeover[] = [];
   for (const line of text.split("\n")) {
-    const match = REPORT.exec(line);
-    if (match === null || match[2] !== dead || Number(match[3]) !== epoch) continue;
+    const start = line.indexOf("{");
+    if (start < 0 || !line.includes('"takeover.end"')) continue;
+    let report: TakeoverEndLine;
     try {
-      const report = JSON.parse(match[4]!) as Omit<LoggedTakeover, "by">;
-      reports.push({ ...report, by: match[1]! });
+      report = JSON.parse(line.slice(start)) as TakeoverEndLine;
     } catch {
-      // a line cut by the log's buffering: not a report
+      continue; // a line cut by the log's buffering: not a report
     }
+    if (report.event !== "takeover.end" || report.deadNode !== dead || report.deadEpoch !== epoch) continue;
+    reports.push({
+      by: report.node,
+      nodeId: report.deadNode,
+      nodeEpoch: report.deadEpoch,
+      walObjectsReplayed: report.walObjects,
+      walBytesReplayed: report.walBytes,
+      streamsClosed: report.streamsClosed,
+      durationMs: report.durationMs,
+    });
   }
   return reports;
 }

@@ -10,11 +10,16 @@ import { nodeSettings, type NodeSettings, type SettingsVars } from "../../../src
 import { MemoryStore } from "../../../src/storage/memory-store.ts";
 import type { ObjectStore } from "../../../src/storage/object-store.ts";
 import { MemoryMetaLog } from "./memory-meta-log.ts";
+import { consoleSink, type LogSink } from "../../../src/log/logger.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
 
 export interface ClusterOptions {
   readonly now?: () => number;
+  /** Monotonic ms for latencies (default performance.now). */
+  readonly clockMs?: () => number;
+  /** Where the nodes' structured log lines go (default the console); a test passes a capture. */
+  readonly logSink?: LogSink;
   readonly random?: () => number;
   readonly settings?: SettingsVars;
   /** Settings with no var (e.g. `maxReadBytes`), over the ones read from `settings`. */
@@ -70,6 +75,8 @@ export class TestCluster {
         invalidate: (name) => viewCache.invalidate(name),
       },
       now: this.now,
+      clockMs: this.options.clockMs ?? (() => performance.now()),
+      logSink: this.options.logSink ?? consoleSink,
       random: this.random,
       background: (work) => {
         work.catch((error: unknown) => console.error(`node ${nodeId}: background work failed`, error));

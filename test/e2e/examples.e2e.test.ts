@@ -1,0 +1,90 @@
+// The files in examples/ run against `npm run dev` as a newcomer starts it (scripts/dev.ts, fresh state,
+// free ports), and say what they claim: the producer's messages read back, the live tail receives
+// messages appended after it connected and stops at its count, the idempotent writer's retry is a 204
+// duplicate and the stream holds each message once, and the CLI script moves a stream to another node.
+// Also what the README's first session says a fresh start answers.
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.ts";
+import { REPO_ROOT, run, startDev, type DevProcess } from "./dev-process.ts";
+
+const TSX = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+const EXAMPLE_TIMEOUT_MS = 60_000;
+/** cli.sh runs the CLI a dozen times, each a Node start through tsx: 45 s on 2 busy cores. */
+const CLI_SCRIPT_TIMEOUT_MS = 180_000;
+let dev: DevProcess;
+
+beforeAll(async () => {
+  dev = await startDev();
+});
+afterAll(async () => {
+  await dev?.stop();
+});
+
+const env = (): NodeJS.ProcessEnv => ({ ...process.env, MINK_URL: dev.baseUrl, MINK_TOKEN: "", MINK_ADMIN_TOKEN: "" });
+
+async function example(file: string, ...args: string[]): Promise<string> {
+  const script = file.endsWith(".sh");
+  const finished = await run(script ? "bash" : TSX, [join("examples", file), ...args], { env: env(), timeoutMs: script ? CLI_SCRIPT_TIMEOUT_MS : EXAMPLE_TIMEOUT_MS });
+  expect(finished.code, `${file} ${args.join(" ")}: ${finished.stderr}\n${finished.stdout}\n--- npm run dev:\n${dev.logTail(20)}`).toBe(0);
+  return finished.stdout;
+}
+
+const greetings = (from: number, to: number): object[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => ({ type: "greeting", n: from + i, text: `hello ${from + i}` }));
+
+describe("examples against npm run dev", () => {
+  it("a fresh start answers the first PUT with 201 from the router's own node, the second with a 307 to another node", async () => {
+    const put = (name: string): Promise<Response> =>
+      fetch(`${dev.baseUrl}/v1/stream/${name}`, { method: "PUT", headers: { "Content-Type": "text/plain" }, redirect: "manual" });
+    expect((await put("demo/hello")).status).toBe(201);
+    const second = await put("demo/second");
+    expect(second.status).toBe(307);
+    expect(second.headers.get("location")).toBe(`${dev.baseUrl}/n/node-1/v1/stream/demo/second`);
+  });
+
+  it("producer.ts creates a JSON stream, appends its messages and reads them back", async () => {
+    const out = await example("producer.ts", "demo/events", "3");
+    expect(JSON.parse(out.trim())).toEqual(greetings(1, 3));
+  });
+
+  it("live-tail.ts receives messages appended after it connected and stops at its count", async () => {
+    // From the beginning: the 3 messages there, then 2 of the 3 the producer appends once those printed.
+    const tail = spawn(TSX, ["examples/live-tail.ts", "demo/events", "5", "-1"], { cwd: REPO_ROOT, env: env(), stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    tail.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    tail.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => tail.on("close", resolve));
+    try {
+      await eventually(() => out.split("\n").filter((line) => line.startsWith("{")).length === 3, { timeoutMs: EXAMPLE_TIMEOUT_MS, what: `the tail to print the 3 existing messages (stderr: ${err})` });
+      await example("producer.ts", "demo/events", "3");
+      expect(await exited).toBe(0);
+    } finally {
+      tail.kill("SIGKILL");
+    }
+    const lines = out.trim().split("\n");
+    expect(lines.slice(0, 5).map((line) => JSON.parse(line) as object)).toEqual([...greetings(1, 3), ...greetings(1, 2)]);
+    expect(lines[5]).toMatch(/^5 messages, next offset \d+_\d+$/);
+    expect(lines).toHaveLength(6);
+  });
+
+  it("idempotent-writer.ts: a retried append is a 204 duplicate and the stream holds each message once", async () => {
+    const out = await example("idempotent-writer.ts", "demo/orders");
+    expect(out).toContain("PUT 201");
+    expect(out).toContain("retry of seq 0: 204, Producer-Seq 0");
+    expect(out).toContain("seq 1: 200");
+    expect(out).toContain("read back: order 1;order 2;\n");
+  });
+
+  it("cli.sh lists three nodes, moves a stream to another node with its data intact, and lists it there", { timeout: CLI_SCRIPT_TIMEOUT_MS + 10_000 }, async () => {
+    const out = await example("cli.sh", "demo/cli");
+    for (const node of ["node-0", "node-1", "node-2"]) expect(out).toMatch(new RegExp(`^${node}\\s+yes`, "m"));
+    const moved = /^moved from (node-\d) to (node-\d); read back: before the move;after the move;$/m.exec(out);
+    expect(moved, out).not.toBeNull();
+    expect(moved![1]).not.toBe(moved![2]);
+    // The listing of demo/ at the end shows the stream on its new owner.
+    expect(out).toMatch(new RegExp(`^demo/cli\\s+${moved![2]}\\s`, "m"));
+  });
+});
