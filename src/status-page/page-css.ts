@@ -19,7 +19,7 @@ export const STATUS_PAGE_CSS = `
 body { margin: 0; background: var(--bg); color: var(--text);
   font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 .bar { display: flex; align-items: center; gap: 12px; padding: 10px 16px; background: var(--card);
-  border-bottom: 1px solid var(--line); position: sticky; top: 0; z-index: 1; }
+  border-bottom: 1px solid var(--line); }
 .bar h1 { font-size: 18px; margin: 0; margin-right: auto; white-space: nowrap; }
 #updated { font-size: 12px; text-align: right; white-space: nowrap; }
 .bar button { white-space: nowrap; }
