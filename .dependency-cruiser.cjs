@@ -95,6 +95,13 @@ module.exports = {
       to: { path: "^(src/(node|storage|http|router|subscriptions|ports|env\\.ts|index\\.ts)|durable-objects/)" },
     },
     {
+      name: "status-page-is-text",
+      comment: "src/status-page is the status page's HTML, CSS and browser script as text: it imports only itself.",
+      severity: "error",
+      from: { path: "^src/status-page/" },
+      to: { pathNot: "^src/status-page/" },
+    },
+    {
       name: "production-code-not-tests-or-scripts",
       comment: "Nothing shipped imports tests, benchmarks or dev scripts.",
       severity: "error",

@@ -26,6 +26,7 @@ export default defineConfig({
             "test/node/**/*.test.ts",
             "test/sim/**/*.test.ts",
             "test/docs/**/*.test.ts",
+            "test/status-page/**/*.test.ts",
           ],
           exclude: ["test/contract/**/*.s3.test.ts", "test/storage/**/*.s3.test.ts"],
           globalSetup: ["test/setup/embedded-s3.global.ts"],

@@ -12,6 +12,7 @@ import { streamAccess, subscriptionAccess } from "./http/access.ts";
 import { activeContentGuard } from "./http/active-content.ts";
 import { checkDeployment } from "./core/auth/deployment.ts";
 import { healthRoutes } from "./http/health.ts";
+import { statusPageRoutes } from "./http/status-page.ts";
 
 export { MetaLog } from "../durable-objects/meta-log.ts";
 export { StreamNode } from "../durable-objects/stream-node.ts";
@@ -66,6 +67,8 @@ app.use("/n/:node/*", async (c, next) => {
 });
 app.route("/n/:node", protocolApp((c) => toNodeAddress(c.env, c.req.param("node"), c.req.raw)));
 
+/** The status page (docs/status-page.md): its files carry no data, so they are served before the token check. */
+app.route("/", statusPageRoutes);
 /** Operations (docs/operations.md): JSON views of the metadata log and Prometheus metrics, admin token only. */
 app.route("/admin", adminRoutes);
 app.get("/metrics", requireAdmin, (c) => metricsResponse(c.env));
