@@ -5,6 +5,7 @@
 // GET /admin/streams pages them (src/core/meta/stream-listing.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { StreamRow } from "../../src/cli/admin-client.ts";
 
 export const FAKE_TOKEN = "fake-admin-token";
 
@@ -115,17 +116,8 @@ export const STREAM = {
   config: { contentType: "text/plain", ttlSeconds: null, expiresAtMs: null, fork: null },
 };
 
-export interface StreamRowBody {
-  name: string;
-  id: string;
-  owner: string | null;
-  ownerAddress: string | null;
-  epoch: number;
-  ownership: string;
-  contentType: string | null;
-  pendingTransfer: null | { source: string; target: string };
-  tail: null | { offset: string; bytes: number; closed: boolean };
-}
+/** A row as the real endpoint answers it: the CLI's own type of the wire format. */
+export type StreamRowBody = StreamRow;
 
 const opened = (name: string, id: string, owner: string, bytes: number, closed = false): StreamRowBody => ({
   name,
