@@ -4,6 +4,7 @@
 // carries its node epoch; a restart or a takeover seals its WAL first), so while it is opened here the
 // view can only agree. Any other name is looked up afresh: that costs one metadata RPC on a misdirected
 // request or a create, and keeps two stale views from sending a request back and forth.
+import type { DomainError } from "../core/errors.ts";
 import { refusalError, routeStream } from "../core/routing.ts";
 import { opensFromStore } from "../core/transfer-steps.ts";
 import { adoptStream } from "./adopt.ts";
@@ -18,10 +19,18 @@ const PARK_TIMEOUT_MS = 10_000;
 /** How often a parked request looks at the log again if nothing wakes it first. */
 const PARK_POLL_MS = 200;
 
+/**
+ * Out of touch with the metadata log for nearly a lease: this incarnation may be declared dead and its
+ * streams taken over, so it serves nothing new and ends its live readers (they retry at the new owner).
+ */
+export function lostTouch(ctx: NodeContext): DomainError | null {
+  return ctx.now() >= ctx.liveUntilMs ? unavailable("this node has lost touch with the metadata log; retry") : null;
+}
+
 /** Null: serve here. Otherwise the reply (307, 409, 503). */
 export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply | null> {
-  // Out of touch with the metadata log for nearly a lease: it may be declared dead and taken over.
-  if (ctx.now() >= ctx.liveUntilMs) return errorReply(unavailable("this node has lost touch with the metadata log; retry"));
+  const lost = lostTouch(ctx);
+  if (lost !== null) return errorReply(lost);
   let held = ctx.registry.byName(name);
   if (held?.phase.kind === "opened") return null;
   const parkUntilMs = ctx.now() + PARK_TIMEOUT_MS;

@@ -13,6 +13,7 @@ import { decideLiveStart, isTailProbe, responseCursor, type ReadMode } from "../
 import { formatExpiresAt } from "../core/protocol/ttl.ts";
 
 import { type NodeContext } from "./node-context.ts";
+import { lostTouch } from "./node-routing.ts";
 import { errorReply, reply, type Reply } from "./replies.ts";
 import type { StreamState } from "./stream-registry.ts";
 import { recordAccess, resolveLive } from "./stream-lifecycle.ts";
@@ -144,9 +145,12 @@ async function longPoll(
         [HEADER.cacheControl]: NO_STORE,
       });
     }
+    const lost = lostTouch(ctx);
+    if (lost !== null) return errorReply(lost);
     const refused = admit();
     if (refused !== null) return errorReply(refused);
-    const reason = await ctx.readers.wait(stream.id, remaining, input.signal);
+    // Woken at the latest when this node would lose touch, so a reader is not kept at a node being taken over.
+    const reason = await ctx.readers.wait(stream.id, Math.min(remaining, ctx.liveUntilMs - ctx.now()), input.signal);
     if (reason === "shutdown") return errorReply(domainError("unavailable", "the node is restarting"));
     if (reason === "timeout" && input.signal?.aborted === true) {
       return errorReply(domainError("unavailable", "the client went away"));

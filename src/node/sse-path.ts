@@ -10,6 +10,7 @@ import { formatOffset } from "../core/protocol/offsets.ts";
 import { responseCursor } from "../core/protocol/read.ts";
 import { encodeBase64, SSE_CONTENT_TYPE, sseControlEvent, sseDataEvent } from "../core/protocol/sse.ts";
 import { type NodeContext } from "./node-context.ts";
+import { lostTouch } from "./node-routing.ts";
 import { errorReply, reply, type Reply } from "./replies.ts";
 import { openRead, readPage, releaseLiveSlot, takeLiveSlot, type ReadInput } from "./read-path.ts";
 import { recordAccess } from "./stream-lifecycle.ts";
@@ -85,7 +86,9 @@ async function pump(
         await send(sseControlEvent({ nextOffset: formatOffset(position), cursor: cursor(), flags: { upToDate: true, closed: false } }));
         announced = true;
       }
-      const remaining = Math.min(ctx.settings.longPollTimeoutMs, endAt - ctx.now());
+      // Ended when this node loses touch with the metadata log: the client reconnects to the new owner.
+      if (lostTouch(ctx) !== null) return;
+      const remaining = Math.min(ctx.settings.longPollTimeoutMs, endAt - ctx.now(), ctx.liveUntilMs - ctx.now());
       if (remaining <= 0) return;
       const reason = await ctx.readers.wait(stream.id, remaining, gone);
       if (reason === "shutdown") return;

@@ -96,6 +96,24 @@ describe("node tier: failover", () => {
     }
   });
 
+  it("out of touch, a node ends its live readers: a long-poll at a node that stops hearing from the metadata log is answered 503 when its self-lease runs out, not at the long-poll timeout, and the retry reaches the new owner", async () => {
+    const w = await world();
+    const { owned } = await streamsWithData(w, "b");
+    const name = owned[0]!;
+    const b = w.nodes.get("b")!;
+    const tail = (await b.request("GET", `${name}?offset=-1`)).headers.get("stream-next-offset")!;
+    // LONG_POLL_TIMEOUT_MS is the default 30 s: a reader kept until then would outlast the test.
+    const poll = b.request("GET", `${name}?offset=${tail}&live=long-poll`);
+    await eventually(() => b.runtime.ctx.readers.size === 1, { what: "the long-poll waiting at b" });
+    await w.advance(LEASE_TTL_MS + 100, [w.nodes.get("a")!, w.nodes.get("c")!]); // b's heartbeats stop
+    const answer = await poll;
+    expect(answer.status).toBe(503);
+    expect(b.runtime.ctx.readers.size).toBe(0);
+    await reopenedElsewhere(w, [name], "b");
+    expect((await send(w, "a", "POST", name, "late;")).status).toBe(204);
+    expect(await (await send(w, "a", "GET", `${name}?offset=${tail}`)).text()).toBe("late;");
+  });
+
   it("the seal is the arbiter: a zombie acknowledges nothing once its chain is sealed; what it acknowledged before is kept", async () => {
     const w = await world();
     const { owned } = await streamsWithData(w, "b");
