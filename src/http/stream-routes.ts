@@ -23,6 +23,7 @@ import { type Reply } from "../node/replies.ts";
 import { routeAtNode } from "../node/node-routing.ts";
 import { headStream, readStream } from "../node/read-path.ts";
 import { sseStream } from "../node/sse-path.ts";
+import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import { errorResponseParts } from "./error-table.ts";
 import { preflightResponse, withSecurityHeaders } from "./security-headers.ts";
 
@@ -181,51 +182,13 @@ export async function readBeforeRedirect(request: Request, maxBytes: number): Pr
  */
 const DRAIN_LIMIT_FACTOR = 4;
 
-/** The body, or `too_large` (the rest of the body read and dropped) when the declared or actual length is over the limit. */
+/** The body, or `too_large` (up to DRAIN_LIMIT_FACTOR times the limit read and dropped) when the declared or actual length is over the limit. */
 async function readBody(request: Request, maxBytes: number): Promise<Uint8Array | DomainError> {
-  const tooLarge = domainError("too_large", "the request body is over the size limit", { maxBytes });
-  if (request.body === null) return new Uint8Array(0);
-  const reader = (request.body as ReadableStream<Uint8Array>).getReader();
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await drain(reader, maxBytes * DRAIN_LIMIT_FACTOR);
-    return tooLarge;
-  }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await drain(reader, maxBytes * DRAIN_LIMIT_FACTOR - total);
-      return tooLarge;
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const body = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return body;
-}
-
-/** Reads and drops up to `limitBytes` more of a body; cancels it past that. */
-async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, limitBytes: number): Promise<void> {
-  let left = limitBytes;
-  try {
-    while (left > 0) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      left -= value.byteLength;
-    }
-    await reader.cancel();
-  } catch {
-    // The client went away: nothing left to drain.
-  }
+  const read = await readAtMost(request.body, maxBytes, {
+    declaredBytes: declaredLength(request.headers),
+    drainBytes: maxBytes * DRAIN_LIMIT_FACTOR,
+  });
+  return read.ok ? read.bytes : domainError("too_large", "the request body is over the size limit", { maxBytes });
 }
 
 /**
