@@ -3,8 +3,10 @@
 // functions below, never through the Durable Object classes, so nothing outside durable-objects/ imports them.
 import { META_LOG_NAME, type MetaLogClient } from "./ports/meta-log-client.ts";
 import type { StreamNodeClient } from "./ports/stream-node-client.ts";
+import type { SettingsVars } from "./node/settings.ts";
 
-export interface Env {
+/** The node settings (SettingsVars, src/node/settings.ts) and the Worker's own bindings and settings. */
+export interface Env extends SettingsVars {
   META_LOG: DurableObjectNamespace;
   STREAM_NODE: DurableObjectNamespace;
   S3_ENDPOINT: string;
@@ -14,39 +16,8 @@ export interface Env {
   S3_ACCESS_KEY_ID: string;
   S3_SECRET_ACCESS_KEY: string;
   ADMIN_TOKEN?: string;
-  /** How long a long-poll waits at the tail (ms; default 30000). */
-  LONG_POLL_TIMEOUT_MS?: string;
-  /** A node silent this long is dead; the coordinator lease lasts this long (default 30000). */
-  LEASE_TTL_MS?: string;
-  /** How often a node heartbeats (default 5000). */
-  HEARTBEAT_MS?: string;
-  /** How often the lease holder runs the coordinator's tick (default 5000). */
-  COORDINATOR_TICK_MS?: string;
   /** "1" enables POST/GET /admin/faults (tests only; off in wrangler.toml). */
   FAULTS_ENABLED?: string;
-  /** Largest request body in bytes (default 8 MiB); larger gets 413. */
-  MAX_BODY_BYTES?: string;
-  /** A node compacts its WAL after this many WAL objects (default 256)... */
-  COMPACT_AFTER_WAL_OBJECTS?: string;
-  /** ... or this many WAL bytes (default 32 MiB). */
-  COMPACT_AFTER_WAL_BYTES?: string;
-  // Bounds (docs/limits.md): node
-  /** Long-poll and SSE readers per node (default 10000); over it a live read gets 429 with Retry-After. */
-  MAX_LIVE_READERS?: string;
-  /** Producer ids per stream (default 1000); a new one over it gets 429 unless idle ones can be pruned. */
-  MAX_PRODUCERS_PER_STREAM?: string;
-  /** A producer idle this long (ms; default 86400000, one day) may be pruned for a new one. */
-  PRODUCER_IDLE_MS?: string;
-  /** Longest protocol header value (bytes; default 1024); longer gets 400. */
-  MAX_HEADER_VALUE_BYTES?: string;
-  /** Largest Producer-Epoch raise per request (default 1000000; also the largest first epoch); more gets 400. */
-  MAX_PRODUCER_EPOCH_STEP?: string;
-  /** Longest fork chain (default 16); a fork of a stream that deep gets 400. */
-  MAX_FORK_DEPTH?: string;
-  /** Append bytes waiting for the WAL per node (default 64 MiB); more gets 503 with Retry-After. */
-  MAX_WAL_QUEUE_BYTES?: string;
-  /** How long one WAL object may take to land, retries included (ms; default 10000); then 503. */
-  WAL_BATCH_DEADLINE_MS?: string;
   /** The node ids of the deployment, comma-separated. */
   NODE_IDS?: string;
   /** The node this Worker acts for (R1 and R7 serve there); default the first of NODE_IDS. */
@@ -79,8 +50,6 @@ export interface Env {
   MAX_ACKS_PER_REQUEST?: string;
   /** Largest `__ds` request body in bytes (default 65536); larger is 413 PAYLOAD_TOO_LARGE before parsing. */
   MAX_DS_BODY_BYTES?: string;
-  /** How much of a webhook reply is read (bytes; default 65536); the rest is dropped. */
-  WEBHOOK_MAX_REPLY_BYTES?: string;
   /** "1" allows plain-http webhooks to loopback hosts (development and conformance only; off in wrangler.toml). */
   WEBHOOK_ALLOW_LOOPBACK?: string;
 }

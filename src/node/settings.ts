@@ -67,22 +67,38 @@ const DEFAULT_SETTINGS: NodeSettings = {
 };
 
 export interface SettingsVars {
+  /** How long a long-poll waits at the tail (ms; default 30000). */
   LONG_POLL_TIMEOUT_MS?: string;
+  /** Largest request body in bytes (default 8 MiB); larger gets 413. */
   MAX_BODY_BYTES?: string;
+  /** A node compacts its WAL after this many WAL objects (default 256)... */
   COMPACT_AFTER_WAL_OBJECTS?: string;
+  /** ... or this many WAL bytes (default 32 MiB). */
   COMPACT_AFTER_WAL_BYTES?: string;
+  /** A node silent this long is dead; the coordinator lease lasts this long (default 30000). */
   LEASE_TTL_MS?: string;
+  /** How often a node heartbeats (default 5000). */
   HEARTBEAT_MS?: string;
+  /** How often the lease holder runs the coordinator's tick (default 5000). */
   COORDINATOR_TICK_MS?: string;
   // Bounds (docs/limits.md): node
+  /** Long-poll and SSE readers per node (default 10000); over it a live read gets 429 with Retry-After. */
   MAX_LIVE_READERS?: string;
+  /** Producer ids per stream (default 1000); a new one over it gets 429 unless idle ones can be pruned. */
   MAX_PRODUCERS_PER_STREAM?: string;
+  /** A producer idle this long (ms; default 86400000, one day) may be pruned for a new one. */
   PRODUCER_IDLE_MS?: string;
+  /** Longest protocol header value (bytes; default 1024); longer gets 400. */
   MAX_HEADER_VALUE_BYTES?: string;
+  /** Largest Producer-Epoch raise per request (default 1000000; also the largest first epoch); more gets 400. */
   MAX_PRODUCER_EPOCH_STEP?: string;
+  /** Longest fork chain (default 16); a fork of a stream that deep gets 400. */
   MAX_FORK_DEPTH?: string;
+  /** Append bytes waiting for the WAL per node (default 64 MiB); more gets 503 with Retry-After. */
   MAX_WAL_QUEUE_BYTES?: string;
+  /** How long one WAL object may take to land, retries included (ms; default 10000); then 503. */
   WAL_BATCH_DEADLINE_MS?: string;
+  /** How much of a webhook reply is read (bytes; default 65536); the rest is dropped. */
   WEBHOOK_MAX_REPLY_BYTES?: string;
 }
 
