@@ -1,0 +1,81 @@
+// Bucketing (rows B1..B7 of docs/tables.md): which bucket a row goes to, which partition, and the name of
+// the stream that holds a (table, partition, bucket).
+import { RESERVED_SEGMENT } from "../protocol/headers.ts";
+import type { TableDefinition } from "./definition.ts";
+import { encodeKey } from "./key-encoding.ts";
+import { bucketKeyOf, type Row } from "./rows.ts";
+
+const FNV_OFFSET_BASIS = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** B1: FNV-1a, 32 bits, over the UTF-8 bytes of `text` (a lone surrogate as U+FFFD, as TextEncoder does). */
+export function fnv1a32(text: string): number {
+  let hash = FNV_OFFSET_BASIS;
+  const mix = (byte: number): void => {
+    hash = Math.imul(hash ^ byte, FNV_PRIME) >>> 0;
+  };
+  for (const char of text) {
+    let point = char.codePointAt(0) ?? 0;
+    if (point >= 0xd800 && point <= 0xdfff) point = 0xfffd;
+    if (point < 0x80) {
+      mix(point);
+    } else if (point < 0x800) {
+      mix(0xc0 | (point >> 6));
+      mix(0x80 | (point & 0x3f));
+    } else if (point < 0x10000) {
+      mix(0xe0 | (point >> 12));
+      mix(0x80 | ((point >> 6) & 0x3f));
+      mix(0x80 | (point & 0x3f));
+    } else {
+      mix(0xf0 | (point >> 18));
+      mix(0x80 | ((point >> 12) & 0x3f));
+      mix(0x80 | ((point >> 6) & 0x3f));
+      mix(0x80 | (point & 0x3f));
+    }
+  }
+  return hash;
+}
+
+/**
+ * B2, B3: the bucket of a checked row, 0 <= bucket < definition.buckets: the hash of the encoded bucket key,
+ * or for a log table without a bucket key, of the whole row (B3: the same row always lands in the same
+ * bucket, so a retried batch splits the same way and each bucket's producer headers deduplicate it).
+ */
+export function bucketOf(definition: TableDefinition, row: Row): number {
+  const key = bucketKeyOf(definition, row);
+  const input = key === null ? wholeRowText(definition, row) : encodeKey(key);
+  return fnv1a32(input) % definition.buckets;
+}
+
+/** B4: the partition value of a checked row, or null for an unpartitioned table. */
+export function partitionKey(definition: TableDefinition, row: Row): string | number | null {
+  if (definition.partitionBy === null) return null;
+  // The partition column is a non-nullable string or int (definition.ts), so the row holds one.
+  return row[definition.partitionBy] as string | number;
+}
+
+/** The first segments of every bucket stream name: under the stream API's reserved `__ds` (NAME-3). */
+const BUCKET_STREAM_PREFIX = `${RESERVED_SEGMENT}/table/`;
+
+/**
+ * B5..B7: the stream of bucket `bucket` of `table` (a name from parseTableName) in `partition`:
+ * `__ds/table/<table>/b/<bucket>`, or `__ds/table/<table>/p/<encoded value>/b/<bucket>`. The stream API
+ * refuses every name whose first segment is `__ds`, so no client stream can take one; a table name has no
+ * `/` and the key encoding escapes it, so two (table, partition, bucket) never share a name.
+ */
+export function bucketStreamName(table: string, partition: string | number | null, bucket: number): string {
+  const partitionPart = partition === null ? "" : `p/${encodeKey([partition])}/`;
+  return `${BUCKET_STREAM_PREFIX}${table}/${partitionPart}b/${bucket}`;
+}
+
+/** The row as JSON in column order; json values with object keys sorted, so equal rows give equal text. */
+function wholeRowText(definition: TableDefinition, row: Row): string {
+  return JSON.stringify(definition.columns.map((column) => sortKeys(row[column.name] ?? null)));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (typeof value !== "object" || value === null) return value;
+  const record = value as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(record).sort().map((key) => [key, sortKeys(record[key])]));
+}
