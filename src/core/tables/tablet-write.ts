@@ -8,6 +8,9 @@ import type { BucketState, PendingBatch } from "./tablet.ts";
 /** A bound on ops in one batch (per bucket): a larger batch is refused whole. */
 export const MAX_OPS_PER_BATCH = 10_000;
 
+/** A bound on batches in flight per bucket: a write beyond it waits for acknowledgements (retry later). */
+export const MAX_PENDING_BATCHES = 64;
+
 export type TableKind = "log" | "primary-key";
 
 export type WriteOp =
@@ -53,6 +56,9 @@ function recordsOf(op: WriteOp, before: Row | undefined): KeyedRecord[] {
 export function writeStep(state: BucketState, kind: TableKind, ops: readonly WriteOp[]): TableResult<WriteOutcome> {
   if (ops.length > MAX_OPS_PER_BATCH) {
     return rejectResult("too_large", "too many ops in one batch", { limit: "MAX_OPS_PER_BATCH", max: MAX_OPS_PER_BATCH });
+  }
+  if (state.pending.length >= MAX_PENDING_BATCHES) {
+    return rejectResult("limit_reached", "too many batches in flight for this bucket", { limit: "MAX_PENDING_BATCHES", max: MAX_PENDING_BATCHES });
   }
   const mismatch = ops.findIndex((op) => !opKindAllowed(op, kind));
   if (mismatch >= 0) {

@@ -4,7 +4,7 @@ import { describe, expect, test } from "vitest";
 import { decodeChangeRecord, encodeChangeRecord, parseChangeRecord } from "../../../src/core/tables/changelog.ts";
 import { acknowledgeBatch, applyRecords, failBatch } from "../../../src/core/tables/tablet-apply.ts";
 import { lookup, MAX_LOOKUP_KEYS, MAX_SCAN_LIMIT, prefixScan, ready } from "../../../src/core/tables/tablet-read.ts";
-import { MAX_OPS_PER_BATCH, writeStep, type WriteOp } from "../../../src/core/tables/tablet-write.ts";
+import { MAX_OPS_PER_BATCH, MAX_PENDING_BATCHES, writeStep, type WriteOp } from "../../../src/core/tables/tablet-write.ts";
 import { EMPTY_TABLET, openBucket, type BucketState } from "../../../src/core/tables/tablet.ts";
 
 function unwrap<T>(result: { ok: true; value: T } | { ok: false; error: unknown }): T {
@@ -82,6 +82,13 @@ describe("write step", () => {
     const ops = Array.from({ length: MAX_OPS_PER_BATCH }, (_, i) => up(`k${i}`, i));
     expect(writeStep(openBucket(EMPTY_TABLET), "primary-key", ops).ok).toBe(true);
     expect(writeStep(openBucket(EMPTY_TABLET), "primary-key", [...ops, up("x", 0)])).toMatchObject({ ok: false, error: { code: "too_large" } });
+  });
+  test("W9: a write beyond MAX_PENDING_BATCHES in flight is refused until one is acknowledged", () => {
+    let state = openBucket(EMPTY_TABLET);
+    for (let i = 0; i < MAX_PENDING_BATCHES; i++) state = unwrap(writeStep(state, "primary-key", [up("a", i)])).state;
+    expect(writeStep(state, "primary-key", [up("b", 0)])).toMatchObject({ ok: false, error: { code: "limit_reached" } });
+    const acked = unwrap(acknowledgeBatch(state, state.pending[0]!.batchId, 0));
+    expect(writeStep(acked, "primary-key", [up("b", 0)]).ok).toBe(true);
   });
 });
 
