@@ -1,0 +1,108 @@
+// Snapshots of a tablet (docs/tables-changelog.md, table S): the rows sorted by key and the offset they
+// cover, cut into parts of bounded size, each addressed by its content. Cuts fall after keys chosen by their
+// own hash, not by position, so a key range no write touched comes out as the same part in the next
+// snapshot and is stored once.
+import { isJsonObject } from "../meta/json.ts";
+import { okResult, rejectResult, type Row, type TableResult } from "./changelog.ts";
+import { crc32, utf8Bytes } from "./checksum.ts";
+import { compareKeys, type Tablet } from "./tablet.ts";
+
+export interface SnapshotCut {
+  /** A part is cut before a row that would take it over this many bytes (a part holds at least one row). */
+  readonly maxPartBytes: number;
+  /** A part is also cut after a key whose checksum is a multiple of this: about one key in this many. */
+  readonly boundaryModulus: number;
+}
+
+/** 4 MiB parts at most; with rows of about 100 B a content cut falls about every 1.6 MiB. */
+const DEFAULT_CUT: SnapshotCut = { maxPartBytes: 4 * 1024 * 1024, boundaryModulus: 16_384 };
+
+export interface PartRef {
+  /** The content address: checksum and length, so a part written once is reused by later snapshots. */
+  readonly id: string;
+  readonly checksum: number;
+  readonly bytes: number;
+}
+
+export interface SnapshotManifest {
+  /** The tablet's applied offset: replay starts at this offset. */
+  readonly coveredOffset: number;
+  readonly parts: readonly PartRef[];
+}
+
+export interface SnapshotPart extends PartRef {
+  /** One line per row: `[key, row]` as JSON. */
+  readonly text: string;
+}
+
+function partOf(text: string): SnapshotPart {
+  const bytes = utf8Bytes(text);
+  const checksum = crc32(bytes);
+  return { id: `${checksum.toString(16).padStart(8, "0")}-${bytes.length}`, checksum, bytes: bytes.length, text };
+}
+
+function isBoundaryKey(key: string, cut: SnapshotCut): boolean {
+  return crc32(utf8Bytes(key)) % cut.boundaryModulus === 0;
+}
+
+/** S1-S3: the manifest and the parts of a snapshot of `tablet`. */
+export function takeSnapshot(tablet: Tablet, cut: SnapshotCut = DEFAULT_CUT): { manifest: SnapshotManifest; parts: SnapshotPart[] } {
+  const parts: SnapshotPart[] = [];
+  let lines: string[] = [];
+  let bytes = 0;
+  const flush = (): void => {
+    if (lines.length > 0) parts.push(partOf(lines.join("")));
+    lines = [];
+    bytes = 0;
+  };
+  for (const key of [...tablet.rows.keys()].sort(compareKeys)) {
+    const line = `${JSON.stringify([key, tablet.rows.get(key)])}\n`;
+    const lineBytes = utf8Bytes(line).length;
+    if (lines.length > 0 && bytes + lineBytes > cut.maxPartBytes) flush();
+    lines.push(line);
+    bytes += lineBytes;
+    if (isBoundaryKey(key, cut)) flush();
+  }
+  flush();
+  const manifest = { coveredOffset: tablet.appliedOffset, parts: parts.map(({ id, checksum, bytes: size }) => ({ id, checksum, bytes: size })) };
+  return { manifest, parts };
+}
+
+/** S4: a part is sound when its text has the length and checksum its reference records. */
+export function partIsSound(ref: PartRef, text: string): boolean {
+  const bytes = utf8Bytes(text);
+  return bytes.length === ref.bytes && crc32(bytes) === ref.checksum;
+}
+
+function corrupt(partId: string, message: string): TableResult<Tablet> {
+  return rejectResult("conflict", message, { reason: "snapshot_corrupt", partId });
+}
+
+function parseLine(line: string): [string, Row] | null {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" || !isJsonObject(parsed[1])) return null;
+    return [parsed[0], parsed[1]];
+  } catch {
+    return null;
+  }
+}
+
+/** S4-S5: the tablet a snapshot holds, at its covered offset; a missing or corrupt part refuses the whole. */
+export function restoreSnapshot(manifest: SnapshotManifest, texts: ReadonlyMap<string, string>): TableResult<Tablet> {
+  const rows = new Map<string, Row>();
+  let lastKey: string | null = null;
+  for (const ref of manifest.parts) {
+    const text = texts.get(ref.id);
+    if (text === undefined || !partIsSound(ref, text)) return corrupt(ref.id, "a snapshot part is missing or fails its checksum");
+    for (const line of text.split("\n").slice(0, -1)) {
+      const entry = parseLine(line);
+      if (entry === null || (lastKey !== null && compareKeys(entry[0], lastKey) <= 0)) {
+        return corrupt(ref.id, "a snapshot part holds a malformed or out-of-order row");
+      }
+      rows.set(entry[0], entry[1]);
+      lastKey = entry[0];
+    }
+  }
+  return okResult({ rows, appliedOffset: manifest.coveredOffset });
+}
