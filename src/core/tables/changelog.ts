@@ -1,4 +1,4 @@
-// The record format of a bucket's stream (docs/tables-changelog.md, table C): one JSON message per record,
+// The record format of a bucket's stream (docs/tables.md, table C): one JSON message per record,
 // `{"op": "+I" | "-U" | "+U" | "-D", "row": {...}}`. Log tables write `+I` only. The decoder is the gate for
 // everything read back from a stream (replay after a restart, restore), so it refuses anything else.
 import { domainError, type DomainError } from "../errors.ts";

@@ -1,4 +1,4 @@
-// Which snapshots to keep, which parts to collect, and which snapshot to restore (docs/tables-changelog.md,
+// Which snapshots to keep, which parts to collect, and which snapshot to restore (docs/tables.md,
 // rows S6-S9). Pure decisions over manifests; the shell lists and deletes objects.
 import type { SnapshotManifest } from "./snapshot.ts";
 

@@ -1,4 +1,4 @@
-// Snapshots of a tablet (docs/tables-changelog.md, table S): the rows sorted by key and the offset they
+// Snapshots of a tablet (docs/tables.md, table S): the rows sorted by key and the offset they
 // cover, cut into parts of bounded size, each addressed by its content. Cuts fall after keys chosen by their
 // own hash, not by position, so a key range no write touched comes out as the same part in the next
 // snapshot and is stored once.

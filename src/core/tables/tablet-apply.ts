@@ -1,4 +1,4 @@
-// Applying acknowledged records to the tablet (docs/tables-changelog.md, table A). The tablet moves only
+// Applying acknowledged records to the tablet (docs/tables.md, table A). The tablet moves only
 // here, so a lookup never sees a row the stream has not acknowledged. Replay after a restart and after a
 // restore goes through the same function: records below `appliedOffset` are skipped, a gap is refused.
 import { okResult, rejectResult, type KeyedRecord, type Row, type TableResult } from "./changelog.ts";

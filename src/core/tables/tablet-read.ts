@@ -1,4 +1,4 @@
-// Lookups, prefix scans and read-your-writes over the applied tablet only (docs/tables-changelog.md, table
+// Lookups, prefix scans and read-your-writes over the applied tablet only (docs/tables.md, table
 // R): nothing here reads pending batches, so no read sees an unacknowledged row.
 import { okResult, rejectResult, type Row, type TableResult } from "./changelog.ts";
 import { compareKeys, type Tablet } from "./tablet.ts";

@@ -1,4 +1,4 @@
-// The write step of one bucket (docs/tables-changelog.md, table W): a batch of ops in, the changelog records
+// The write step of one bucket (docs/tables.md, table W): a batch of ops in, the changelog records
 // out, queued as a pending batch. The applied tablet does not change here; it changes only when the stream
 // acknowledges the records (tablet-apply.ts). The step reads "applied tablet + pending batches, in order".
 import { jsonEqual } from "../meta/json.ts";

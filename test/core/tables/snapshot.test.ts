@@ -1,4 +1,4 @@
-// Rows S1-S9 of docs/tables-changelog.md: snapshot parts, restore plus replay, retention and the fallback.
+// Rows S1-S9 of docs/tables.md: snapshot parts, restore plus replay, retention and the fallback.
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import type { KeyedRecord } from "../../../src/core/tables/changelog.ts";

@@ -1,4 +1,4 @@
-// Properties over random interleavings of writes, acknowledgements and WAL failures (docs/tables-changelog.md,
+// Properties over random interleavings of writes, acknowledgements and WAL failures (docs/tables.md,
 // tables W and A): the images are right with batches in flight, and a read never sees an unacknowledged row.
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";

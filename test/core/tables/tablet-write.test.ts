@@ -1,4 +1,4 @@
-// Rows C, W, A and R of docs/tables-changelog.md: the changelog record format, the write step, applying
+// Rows C, W, A and R of docs/tables.md: the changelog record format, the write step, applying
 // acknowledged records, and reads of the applied tablet.
 import { describe, expect, test } from "vitest";
 import { decodeChangeRecord, encodeChangeRecord, parseChangeRecord } from "../../../src/core/tables/changelog.ts";
