@@ -38,6 +38,7 @@ export interface Touched {
   readonly nodes?: readonly string[];
   readonly streams?: readonly string[];
   readonly lease?: true;
+  readonly tables?: readonly string[];
 }
 
 export type ViewChanges =
@@ -115,6 +116,11 @@ export function touchedBy(command: Command, result: AnyResult): Touched {
     case "AcquireLease":
     case "RenewLease":
       return { lease: true };
+    case "CreateTable":
+    case "DropTable":
+      return { tables: [command.name] };
+    case "LeadBucket":
+      return { tables: [command.table] };
   }
 }
 
