@@ -2,7 +2,7 @@
 // random command sequences and the snapshot round trip of tables.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { apply, decodeSnapshot, encodeSnapshot, type CommandOf, type Coordinator, type MetaState } from "../../../src/core/meta/index.ts";
+import { apply, decodeSnapshot, encodeSnapshot, planBucketReleads, releadCommands, tablesOf, type CommandOf, type Coordinator, type MetaState } from "../../../src/core/meta/index.ts";
 import { MAX_TABLES, MAX_TOTAL_BUCKETS } from "../../../src/core/meta/table-rules.ts";
 import { run, stepsArbitrary } from "./arbitraries.ts";
 import { build, CTX, expectChange, expectNoop, expectRejected, NOW_MS, register } from "./fixtures.ts";
@@ -145,5 +145,31 @@ describe("table invariants over random command sequences", () => {
     const decoded = decodeSnapshot(encodeSnapshot(state));
     expect([...decoded.tables.values()]).toEqual([...state.tables.values()]);
     expect(encodeSnapshot(decoded)).toBe(encodeSnapshot(state));
+  });
+});
+
+describe("planBucketReleads: the tick re-leads buckets of dead leaders", () => {
+  it("re-leads only buckets of declared-dead leaders, to the least-loaded live node, lowest id on ties", () => {
+    const state = build([register("d"), createTable("t", ["a", "b", "b"])], cluster());
+    // c is dead: give it buckets directly (CreateTable refuses a dead leader).
+    const table = state.tables.get("t");
+    if (table === undefined) throw new Error("no table");
+    const withDead: MetaState = { ...state, tables: new Map([["t", { ...table, buckets: table.buckets.map((b) => (b.bucket === 0 ? b : { ...b, leader: "c" })) }]]) };
+    const plan = planBucketReleads(withDead, new Set(["a", "b", "d"]), 10);
+    // Loads: a 1, b 0, d 0 -> b (lowest id of the two least loaded), then d.
+    expect(plan).toEqual([
+      { table: "t", bucket: 1, node: "b" },
+      { table: "t", bucket: 2, node: "d" },
+    ]);
+    expect(planBucketReleads(withDead, new Set(["a", "b", "d"]), 1)).toHaveLength(1);
+    expect(planBucketReleads(withDead, new Set(), 10)).toEqual([]);
+    expect(planBucketReleads(state, new Set(["a", "b", "d"]), 10)).toEqual([]);
+    // The plan's commands are accepted and give each re-led bucket a higher leader epoch.
+    const after = build(releadCommands(plan, COORD), withDead);
+    expect(after.tables.get("t")?.buckets.map((b) => [b.leader, b.leaderEpoch])).toEqual([["a", 1], ["b", 2], ["d", 2]]);
+  });
+  it("tablesOf lists the tables by name", () => {
+    const state = build([createTable("z", ["a"]), createTable("m", ["b"])], cluster());
+    expect(tablesOf(state).map((t) => t.name)).toEqual(["m", "z"]);
   });
 });
