@@ -2,7 +2,7 @@
 // random command sequences and the snapshot round trip of tables.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { apply, decodeSnapshot, encodeSnapshot, planBucketReleads, releadCommands, tablesOf, type CommandOf, type Coordinator, type MetaState } from "../../../src/core/meta/index.ts";
+import { apply, collectableStreams, decodeSnapshot, encodeSnapshot, planBucketReleads, releadCommands, tablesOf, type CommandOf, type Coordinator, type MetaState } from "../../../src/core/meta/index.ts";
 import { MAX_TABLES, MAX_TOTAL_BUCKETS } from "../../../src/core/meta/table-rules.ts";
 import { run, stepsArbitrary } from "./arbitraries.ts";
 import { build, CTX, expectChange, expectNoop, expectRejected, NOW_MS, register } from "./fixtures.ts";
@@ -171,5 +171,15 @@ describe("planBucketReleads: the tick re-leads buckets of dead leaders", () => {
   it("tablesOf lists the tables by name", () => {
     const state = build([createTable("z", ["a"]), createTable("m", ["b"])], cluster());
     expect(tablesOf(state).map((t) => t.name)).toEqual(["m", "z"]);
+  });
+});
+
+describe("table GC with tables", () => {
+  it("GC1: a live table's bucket streams are kept; a dropped table's are collected", () => {
+    const state = build([createTable("t", ["a", "b"])], cluster());
+    const ids = state.tables.get("t")?.buckets.map((b) => b.streamId) ?? [];
+    expect(collectableStreams(state, ids).collect).toEqual([]);
+    const dropped = build([{ type: "DropTable", name: "t" }], state);
+    expect(collectableStreams(dropped, ids).collect).toEqual(ids);
   });
 });
