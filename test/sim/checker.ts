@@ -297,8 +297,12 @@ function proposerOf(command: Command): { nodeId: string; nodeEpoch: number } | n
     case "BeginTransfer":
     case "CompleteTransfer":
       return command.by ?? null;
+    case "DropTable":
+      return command.by ?? null;
     case "DeclareDead":
     case "ReassignStreams":
+    case "CreateTable":
+    case "LeadBucket":
       return command.coordinator;
     case "ClaimTakeover":
     case "CompleteTakeover":

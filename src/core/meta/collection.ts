@@ -30,7 +30,7 @@ export interface Collection {
 /**
  * Table GC — a stream id found in the object store:
  * | row | condition                                              | result                             |
- * | GC1 | a stream of the log                                    | kept                               |
+ * | GC1 | a stream of the log, or a bucket stream of a table     | kept                               |
  * | GC2 | not an id the log issued (`s<n>`, n < nextStreamSeq)   | kept (not ours, or a create under way) |
  * | GC3 | the fork source of a stream of the log                 | kept (keptSources)                 |
  * | GC4 | otherwise (deleted, nothing in the log reads it)       | collect                            |
@@ -41,11 +41,13 @@ export function collectableStreams(state: MetaState, streamIds: readonly string[
     const source = forkSourceOf(stream.config);
     if (source !== null) sources.add(source);
   }
+  const bucketStreams = new Set<string>();
+  for (const table of state.tables.values()) for (const bucket of table.buckets) bucketStreams.add(bucket.streamId);
   const collect: string[] = [];
   const keptSources: string[] = [];
   for (const id of new Set(streamIds)) {
     const seq = seqOf(id);
-    if (state.streams.get(id) !== undefined || seq === null || seq >= state.nextStreamSeq) continue;
+    if (state.streams.get(id) !== undefined || bucketStreams.has(id) || seq === null || seq >= state.nextStreamSeq) continue;
     if (sources.has(id)) keptSources.push(id);
     else collect.push(id);
   }

@@ -1,7 +1,9 @@
 // Metadata commands and their results. A command is what goes into the log; `ApplyContext` carries the
 // log entry's time (stamped by MetaLog when it accepted the proposal), so replay sees the same clock.
 import type { DomainError } from "../errors.ts";
+import type { JsonValue } from "./json.ts";
 import type { Lease, NodeRecord, PendingTransfer, StreamConfig, StreamRecord } from "./state.ts";
+import type { BucketRecord, TableRecord } from "./table-records.ts";
 
 /** A node proposing a command names itself and its current epoch; a stale epoch is rejected. */
 export interface Proposer {
@@ -125,6 +127,29 @@ export interface CompleteTakeover {
   readonly by: Proposer;
 }
 
+export interface CreateTable {
+  readonly type: "CreateTable";
+  readonly name: string;
+  /** Validated by the caller (src/core/tables); the log keeps and compares it as opaque JSON. */
+  readonly definition: JsonValue;
+  /** The leader of each bucket, computed by the coordinator: its length is the bucket count (1..1024). */
+  readonly leaders: readonly string[];
+  readonly coordinator: Coordinator;
+}
+export interface DropTable {
+  readonly type: "DropTable";
+  readonly name: string;
+  readonly by?: Proposer;
+}
+export interface LeadBucket {
+  readonly type: "LeadBucket";
+  readonly table: string;
+  readonly bucket: number;
+  /** The new leader (the same one again for a fresh epoch after its restart). */
+  readonly node: string;
+  readonly coordinator: Coordinator;
+}
+
 export type Command =
   | RegisterNode
   | SetSlots
@@ -141,7 +166,10 @@ export type Command =
   | DeclareDead
   | ReassignStreams
   | ClaimTakeover
-  | CompleteTakeover;
+  | CompleteTakeover
+  | CreateTable
+  | DropTable
+  | LeadBucket;
 
 export type CommandType = Command["type"];
 
@@ -162,6 +190,9 @@ export const COMMAND_TYPES: readonly CommandType[] = [
   "ReassignStreams",
   "ClaimTakeover",
   "CompleteTakeover",
+  "CreateTable",
+  "DropTable",
+  "LeadBucket",
 ];
 
 export interface ApplyContext {
@@ -189,6 +220,11 @@ export interface ValueOf {
   ReassignStreams: { readonly streams: readonly StreamRecord[]; readonly skipped: readonly string[] };
   ClaimTakeover: { readonly node: NodeRecord };
   CompleteTakeover: { readonly node: NodeRecord };
+  CreateTable: { readonly table: TableRecord };
+  /** The record as it was before the drop. */
+  DropTable: { readonly table: TableRecord };
+  /** The bucket at its new leader epoch. */
+  LeadBucket: { readonly bucket: BucketRecord };
 }
 
 /** Accepted: `changed` is false for a no-op (a repeat, a race lost harmlessly); the state is then the same object. */

@@ -10,7 +10,7 @@ export interface JsonObject {
   readonly [key: string]: JsonValue;
 }
 
-function isJsonValue(value: unknown, depth = 0): value is JsonValue {
+export function isJsonValue(value: unknown, depth = 0): value is JsonValue {
   if (depth > 32) return false;
   if (value === null || typeof value === "boolean" || typeof value === "string") return true;
   if (typeof value === "number") return Number.isFinite(value);

@@ -3,7 +3,8 @@
 // the load counts) and checks the text is what encode wrote; a corrupt snapshot throws rather than loading
 // a wrong state. encode(decode(text)) === text, and iteration order survives the round trip.
 import { ChunkedMap } from "./chunked-map.ts";
-import type { JsonObject } from "./json.ts";
+import type { JsonObject, JsonValue } from "./json.ts";
+import type { BucketRecord, TableRecord } from "./table-records.ts";
 import { countAssigned, type Lease, type MetaState, type NodeRecord, type Ownership, type PendingTransfer, type StreamRecord } from "./state.ts";
 
 const SNAPSHOT_FORMAT = "mink-meta-snapshot/1";
@@ -19,6 +20,9 @@ type StreamTuple =
   | [id: string, name: string, owner: string | null, epoch: number, ownership: number, config: JsonObject]
   | [id: string, name: string, owner: string | null, epoch: number, ownership: number, config: JsonObject, orphanOf: [string, number]];
 type TransferTuple = [streamId: string, source: string, target: string];
+/** Buckets in bucket order, so the bucket number is the index. */
+type BucketTuple = [leader: string, leaderEpoch: number, streamId: string];
+type TableTuple = [name: string, definition: JsonValue, buckets: BucketTuple[]];
 type LeaseTuple = [holder: string, holderEpoch: number, coordinatorEpoch: number, expiresAtMs: number];
 
 interface SnapshotDocument {
@@ -29,6 +33,8 @@ interface SnapshotDocument {
   streams: StreamTuple[];
   transfers: TransferTuple[];
   lease: LeaseTuple | null;
+  /** Written only when there are tables, so a snapshot from before tables encodes back to the same text. */
+  tables?: TableTuple[];
 }
 
 export function encodeSnapshot(state: MetaState): string {
@@ -46,6 +52,9 @@ export function encodeSnapshot(state: MetaState): string {
     document.streams.push(s.orphanOf === undefined ? base : [...base, [s.orphanOf.node, s.orphanOf.nodeEpoch]]);
   }
   for (const [streamId, t] of state.transfers.entries()) document.transfers.push([streamId, t.source, t.target]);
+  if (state.tables.size > 0) {
+    document.tables = [...state.tables.values()].map((t) => [t.name, t.definition, t.buckets.map((b) => [b.leader, b.leaderEpoch, b.streamId])]);
+  }
   return JSON.stringify(document);
 }
 
@@ -109,6 +118,16 @@ function decodeStream(value: unknown): StreamRecord {
   return ownership === "closed" ? { ...record, closedAtEpoch: record.epoch } : record;
 }
 
+function decodeTable(value: unknown): TableRecord {
+  const [name, definition, buckets] = tuple(value, 3, "table");
+  if (definition === undefined) corrupt("table definition");
+  const records = list(buckets, "table buckets").map((bucket, index): BucketRecord => {
+    const [leader, leaderEpoch, streamId] = tuple(bucket, 3, "table bucket");
+    return { bucket: index, leader: str(leader, "bucket leader"), leaderEpoch: int(leaderEpoch, "leader epoch"), streamId: str(streamId, "bucket stream") };
+  });
+  return { name: str(name, "table name"), definition: definition as JsonValue, buckets: records };
+}
+
 export function decodeSnapshot(text: string): MetaState {
   const document = JSON.parse(text) as Partial<Record<keyof SnapshotDocument, unknown>>;
   if (typeof document !== "object" || document === null || document.format !== SNAPSHOT_FORMAT) corrupt("format");
@@ -146,5 +165,6 @@ export function decodeSnapshot(text: string): MetaState {
     transfers,
     assigned: countAssigned(streams.values()),
     lease,
+    tables: new Map(document.tables === undefined ? [] : list(document.tables, "tables").map(decodeTable).map((t) => [t.name, t] as const)),
   };
 }

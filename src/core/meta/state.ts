@@ -3,6 +3,7 @@
 // shares everything it did not touch. See docs/metadata-log.md for the rules that change it.
 import { ChunkedMap } from "./chunked-map.ts";
 import type { JsonObject } from "./json.ts";
+import type { TableRecord } from "./table-records.ts";
 
 export interface NodeRecord {
   readonly id: string;
@@ -89,6 +90,8 @@ export interface MetaState {
   readonly assigned: ReadonlyMap<string, number>;
   /** The last lease granted; it stays (expired) until the next acquisition, so coordinator epochs only grow. */
   readonly lease: Lease | null;
+  /** Tables by name, with their buckets' leaders (docs/tables-metadata.md). */
+  readonly tables: ReadonlyMap<string, TableRecord>;
 }
 
 /**
@@ -111,6 +114,7 @@ export function emptyState(): MetaState {
     transfers: ChunkedMap.empty(),
     assigned: new Map(),
     lease: null,
+    tables: new Map(),
   };
 }
 

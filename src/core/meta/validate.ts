@@ -3,13 +3,16 @@
 import { domainError, type DomainError } from "../errors.ts";
 import { COMMAND_TYPES, type CommandType } from "./commands.ts";
 import { MAX_REASSIGN_BATCH } from "./failover-rules.ts";
-import { isJsonObject } from "./json.ts";
+import { isJsonObject, isJsonValue } from "./json.ts";
+import { MAX_BUCKETS_PER_TABLE } from "./table-rules.ts";
 
 const MAX_ID_CHARS = 256;
 const MAX_NAME_CHARS = 1024;
 const MAX_ADDR_CHARS = 2048;
 /** A stream's configuration is metadata (content type, TTL...), kept in every snapshot: keep it small. */
 const MAX_CONFIG_JSON_CHARS = 16 * 1024;
+/** A table's definition (columns, keys) is in every snapshot and view too. */
+const MAX_DEFINITION_JSON_CHARS = 16 * 1024;
 
 type Check = (value: unknown) => boolean;
 
@@ -30,6 +33,9 @@ const coordinator: Check = (v) => proposer(v) && count((v as Record<string, unkn
 const move: Check = (v) => isRecord(v) && id(v.streamId) && id(v.target) && Object.keys(v).length === 2;
 const moves: Check = (v) => Array.isArray(v) && v.length > 0 && v.length <= MAX_REASSIGN_BATCH && v.every(move);
 
+const leaders: Check = (v) => Array.isArray(v) && v.length > 0 && v.length <= MAX_BUCKETS_PER_TABLE && v.every(id);
+const bucket: Check = (v) => count(v) && (v as number) < MAX_BUCKETS_PER_TABLE;
+
 const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } = {
   RegisterNode: { nodeId: id, nodeEpoch: count, addr, slots: optional(count) },
   SetSlots: { nodeId: id, slots: count, by: optional(proposer) },
@@ -47,6 +53,9 @@ const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } =
   ReassignStreams: { moves, coordinator },
   ClaimTakeover: { nodeId: id, nodeEpoch: count, by: proposer, ttlMs: ttl },
   CompleteTakeover: { nodeId: id, nodeEpoch: count, by: proposer },
+  CreateTable: { name, definition: (v) => isJsonValue(v), leaders, coordinator },
+  DropTable: { name, by: optional(proposer) },
+  LeadBucket: { table: name, bucket, node: id, coordinator },
 };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -70,6 +79,9 @@ export function validateCommand(input: unknown): DomainError | null {
   }
   if (input.type === "CreateStream" && JSON.stringify(input.config).length > MAX_CONFIG_JSON_CHARS) {
     return domainError("too_large", "stream configuration too large", { maxChars: MAX_CONFIG_JSON_CHARS });
+  }
+  if (input.type === "CreateTable" && JSON.stringify(input.definition).length > MAX_DEFINITION_JSON_CHARS) {
+    return domainError("too_large", "table definition too large", { maxChars: MAX_DEFINITION_JSON_CHARS });
   }
   return null;
 }

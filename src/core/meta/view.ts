@@ -4,6 +4,7 @@
 import type { AnyResult, Command } from "./commands.ts";
 import { takeoverGate } from "./failover-rules.ts";
 import type { Lease, MetaState, NodeRecord, PendingTransfer, StreamRecord } from "./state.ts";
+import type { TableRecord } from "./table-records.ts";
 
 export interface StreamView extends StreamRecord {
   /** Present while a transfer is pending: route to `target`. */
@@ -38,6 +39,7 @@ export interface Touched {
   readonly nodes?: readonly string[];
   readonly streams?: readonly string[];
   readonly lease?: true;
+  readonly tables?: readonly string[];
 }
 
 export type ViewChanges =
@@ -115,6 +117,11 @@ export function touchedBy(command: Command, result: AnyResult): Touched {
     case "AcquireLease":
     case "RenewLease":
       return { lease: true };
+    case "CreateTable":
+    case "DropTable":
+      return { tables: [command.name] };
+    case "LeadBucket":
+      return { tables: [command.table] };
   }
 }
 
@@ -146,4 +153,9 @@ export function changesSince(state: MetaState, since: number, touched: Iterable<
 
 export function fullChanges(state: MetaState, since: number): ViewChanges {
   return { full: true, since, version: state.version, view: fullView(state) };
+}
+
+/** The tables as nodes see them, sorted by name (bounded by MAX_TABLES and MAX_TOTAL_BUCKETS). */
+export function tablesOf(state: MetaState): readonly TableRecord[] {
+  return [...state.tables.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

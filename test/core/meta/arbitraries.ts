@@ -48,7 +48,15 @@ const KINDS: readonly Command["type"][] = [
   "ClaimTakeover",
   "CompleteTakeover",
   "CompleteTakeover",
+  "CreateTable",
+  "CreateTable",
+  "DropTable",
+  "LeadBucket",
+  "LeadBucket",
+  "LeadBucket",
 ];
+
+const TABLE_NAMES = ["t1", "t2"] as const;
 
 /** Failover-heavy: the coordinator's commands and the takeovers, with enough of the rest to feed them. */
 const FAILOVER_KINDS: readonly Command["type"][] = [
@@ -209,6 +217,16 @@ function resolve(state: MetaState, step: Step): Command {
         by: { nodeId: completer, nodeEpoch: state.nodes.get(completer)?.epoch ?? 1 },
       };
     }
+    case "CreateTable": {
+      // 1 to 3 buckets led by `nodeId`, `other`, `nodeId`; a different definition (TB3) when slots is 0.
+      const leaders = [nodeId, other, nodeId].slice(0, 1 + (step.stream % 3));
+      const name = TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1";
+      return { type: "CreateTable", name, definition: { v: step.slots === 0 ? 2 : 1 }, leaders, coordinator: coordinatorFor(state, step, nodeId) };
+    }
+    case "DropTable":
+      return withBy({ type: "DropTable", name: TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1" });
+    case "LeadBucket":
+      return { type: "LeadBucket", table: TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1", bucket: step.slots % 3, node: other, coordinator: coordinatorFor(state, step, nodeId) };
   }
 }
 
