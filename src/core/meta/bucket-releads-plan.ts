@@ -1,4 +1,4 @@
-// What the coordinator's tick decides for tables (docs/tables-metadata.md), beside failover-plan.ts: the
+// What the coordinator's tick decides for tables (docs/tables.md), beside failover-plan.ts: the
 // buckets whose leader is gone get a live leader, one LeadBucket each. Liveness comes in as a parameter.
 import type { Coordinator, LeadBucket } from "./commands.ts";
 import { chooseNode, isEligible } from "./placement.ts";

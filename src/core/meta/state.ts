@@ -90,7 +90,7 @@ export interface MetaState {
   readonly assigned: ReadonlyMap<string, number>;
   /** The last lease granted; it stays (expired) until the next acquisition, so coordinator epochs only grow. */
   readonly lease: Lease | null;
-  /** Tables by name, with their buckets' leaders (docs/tables-metadata.md). */
+  /** Tables by name, with their buckets' leaders (docs/tables.md). */
   readonly tables: ReadonlyMap<string, TableRecord>;
 }
 

@@ -1,4 +1,4 @@
-// The records of a table in the metadata state (rules in table-rules.ts, docs/tables-metadata.md). Kept
+// The records of a table in the metadata state (rules in table-rules.ts, docs/tables.md). Kept
 // apart from the rules so the state and the commands can name them without an import cycle.
 import type { JsonValue } from "./json.ts";
 

@@ -1,4 +1,4 @@
-// Table rules (docs/tables-metadata.md): CreateTable, DropTable and LeadBucket. A table is a set of buckets;
+// Table rules (docs/tables.md): CreateTable, DropTable and LeadBucket. A table is a set of buckets;
 // each bucket has one leader and a leader epoch that only grows, and its own stream id (`s<n>`, from the
 // same sequence as streams, so object-store prefixes never collide and collection finds them). The rows are
 // tested by name in test/core/meta/table-rules.test.ts.

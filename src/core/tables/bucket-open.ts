@@ -1,4 +1,4 @@
-// Opening a bucket (docs/tables-metadata.md, table BO): the decision a node's sync task takes for one bucket
+// Opening a bucket (docs/tables.md, table BO): the decision a node's sync task takes for one bucket
 // from the view, and how a request for the bucket is answered meanwhile (table BR). Pure: the view record,
 // the bucket stream's state, liveness and this node's own open state come in as parameters.
 
