@@ -302,8 +302,9 @@ function proposerOf(command: Command): { nodeId: string; nodeEpoch: number } | n
     case "DeclareDead":
     case "ReassignStreams":
     case "CreateTable":
-    case "LeadBucket":
       return command.coordinator;
+    case "CommitBucketSnapshot":
+      return command.by;
     case "ClaimTakeover":
     case "CompleteTakeover":
       return command.by;

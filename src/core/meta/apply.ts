@@ -12,7 +12,7 @@ import type { Outcome } from "./outcome.ts";
 import { placeStream } from "./placement.ts";
 import type { MetaState } from "./state.ts";
 import { closeStream, createStream, deleteStream, openStream } from "./stream-rules.ts";
-import { createTable, dropTable, leadBucket } from "./table-rules.ts";
+import { commitBucketSnapshot, createTable, dropTable } from "./table-rules.ts";
 import { beginTransfer, completeTransfer } from "./transfer-rules.ts";
 import { validateCommand } from "./validate.ts";
 
@@ -59,8 +59,8 @@ function dispatch(state: MetaState, command: Command, ctx: ApplyContext): Outcom
       return createTable(state, command, ctx.nowMs);
     case "DropTable":
       return dropTable(state, command);
-    case "LeadBucket":
-      return leadBucket(state, command, ctx.nowMs);
+    case "CommitBucketSnapshot":
+      return commitBucketSnapshot(state, command);
   }
 }
 

@@ -3,7 +3,7 @@
 import type { DomainError } from "../errors.ts";
 import type { JsonValue } from "./json.ts";
 import type { Lease, NodeRecord, PendingTransfer, StreamConfig, StreamRecord } from "./state.ts";
-import type { BucketRecord, TableRecord } from "./table-records.ts";
+import type { BucketRecord, BucketSnapshot, TableRecord } from "./table-records.ts";
 
 /** A node proposing a command names itself and its current epoch; a stale epoch is rejected. */
 export interface Proposer {
@@ -134,6 +134,8 @@ export interface CreateTable {
   readonly definition: JsonValue;
   /** The leader of each bucket, computed by the coordinator: its length is the bucket count (1..1024). */
   readonly leaders: readonly string[];
+  /** The configuration of every bucket stream (a JSON stream, chosen by the shell that knows the protocol). */
+  readonly streamConfig: StreamConfig;
   readonly coordinator: Coordinator;
 }
 export interface DropTable {
@@ -141,13 +143,16 @@ export interface DropTable {
   readonly name: string;
   readonly by?: Proposer;
 }
-export interface LeadBucket {
-  readonly type: "LeadBucket";
+/** A bucket's leader commits a snapshot it wrote, at the stream epoch it leads at: a stale leader is refused. */
+export interface CommitBucketSnapshot {
+  readonly type: "CommitBucketSnapshot";
   readonly table: string;
   readonly bucket: number;
-  /** The new leader (the same one again for a fresh epoch after its restart). */
-  readonly node: string;
-  readonly coordinator: Coordinator;
+  readonly streamId: string;
+  /** The bucket stream's epoch the leader opened it at (the leader epoch). */
+  readonly epoch: number;
+  readonly snapshot: BucketSnapshot;
+  readonly by: Proposer;
 }
 
 export type Command =
@@ -169,7 +174,7 @@ export type Command =
   | CompleteTakeover
   | CreateTable
   | DropTable
-  | LeadBucket;
+  | CommitBucketSnapshot;
 
 export type CommandType = Command["type"];
 
@@ -192,7 +197,7 @@ export const COMMAND_TYPES: readonly CommandType[] = [
   "CompleteTakeover",
   "CreateTable",
   "DropTable",
-  "LeadBucket",
+  "CommitBucketSnapshot",
 ];
 
 export interface ApplyContext {
@@ -223,8 +228,8 @@ export interface ValueOf {
   CreateTable: { readonly table: TableRecord };
   /** The record as it was before the drop. */
   DropTable: { readonly table: TableRecord };
-  /** The bucket at its new leader epoch. */
-  LeadBucket: { readonly bucket: BucketRecord };
+  /** The bucket with its kept snapshots, and the snapshots it no longer keeps (their parts may be collected). */
+  CommitBucketSnapshot: { readonly bucket: BucketRecord; readonly dropped: readonly BucketSnapshot[] };
 }
 
 /** Accepted: `changed` is false for a no-op (a repeat, a race lost harmlessly); the state is then the same object. */

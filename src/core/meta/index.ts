@@ -15,4 +15,3 @@ export * from "./failover-plan.ts";
 export * from "./collection.ts";
 export * from "./admission.ts";
 export * from "./stream-listing.ts";
-export * from "./bucket-releads-plan.ts";

@@ -4,7 +4,7 @@
 // a wrong state. encode(decode(text)) === text, and iteration order survives the round trip.
 import { ChunkedMap } from "./chunked-map.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
-import type { BucketRecord, TableRecord } from "./table-records.ts";
+import type { BucketRecord, BucketSnapshot, TableRecord } from "./table-records.ts";
 import { countAssigned, type Lease, type MetaState, type NodeRecord, type Ownership, type PendingTransfer, type StreamRecord } from "./state.ts";
 
 const SNAPSHOT_FORMAT = "mink-meta-snapshot/1";
@@ -20,8 +20,9 @@ type StreamTuple =
   | [id: string, name: string, owner: string | null, epoch: number, ownership: number, config: JsonObject]
   | [id: string, name: string, owner: string | null, epoch: number, ownership: number, config: JsonObject, orphanOf: [string, number]];
 type TransferTuple = [streamId: string, source: string, target: string];
-/** Buckets in bucket order, so the bucket number is the index. */
-type BucketTuple = [leader: string, leaderEpoch: number, streamId: string];
+type SnapshotTuple = [key: string, coveredOffset: number, coveredPosition: number, rows: number, bytes: number];
+/** Buckets in bucket order, so the bucket number is the index; the stream record holds leader and epoch. */
+type BucketTuple = [streamId: string, snapshots: SnapshotTuple[]];
 type TableTuple = [name: string, definition: JsonValue, buckets: BucketTuple[]];
 type LeaseTuple = [holder: string, holderEpoch: number, coordinatorEpoch: number, expiresAtMs: number];
 
@@ -53,7 +54,7 @@ export function encodeSnapshot(state: MetaState): string {
   }
   for (const [streamId, t] of state.transfers.entries()) document.transfers.push([streamId, t.source, t.target]);
   if (state.tables.size > 0) {
-    document.tables = [...state.tables.values()].map((t) => [t.name, t.definition, t.buckets.map((b) => [b.leader, b.leaderEpoch, b.streamId])]);
+    document.tables = [...state.tables.values()].map((t) => [t.name, t.definition, t.buckets.map((b) => [b.streamId, b.snapshots.map((n) => [n.key, n.coveredOffset, n.coveredPosition, n.rows, n.bytes])])]);
   }
   return JSON.stringify(document);
 }
@@ -118,12 +119,23 @@ function decodeStream(value: unknown): StreamRecord {
   return ownership === "closed" ? { ...record, closedAtEpoch: record.epoch } : record;
 }
 
+function decodeBucketSnapshot(value: unknown): BucketSnapshot {
+  const [key, coveredOffset, coveredPosition, rows, bytes] = tuple(value, 5, "bucket snapshot");
+  return {
+    key: str(key, "snapshot key"),
+    coveredOffset: int(coveredOffset, "snapshot offset"),
+    coveredPosition: int(coveredPosition, "snapshot position"),
+    rows: int(rows, "snapshot rows"),
+    bytes: int(bytes, "snapshot bytes"),
+  };
+}
+
 function decodeTable(value: unknown): TableRecord {
   const [name, definition, buckets] = tuple(value, 3, "table");
   if (definition === undefined) corrupt("table definition");
   const records = list(buckets, "table buckets").map((bucket, index): BucketRecord => {
-    const [leader, leaderEpoch, streamId] = tuple(bucket, 3, "table bucket");
-    return { bucket: index, leader: str(leader, "bucket leader"), leaderEpoch: int(leaderEpoch, "leader epoch"), streamId: str(streamId, "bucket stream") };
+    const [streamId, snapshots] = tuple(bucket, 2, "table bucket");
+    return { bucket: index, streamId: str(streamId, "bucket stream"), snapshots: list(snapshots, "bucket snapshots").map(decodeBucketSnapshot) };
   });
   return { name: str(name, "table name"), definition: definition as JsonValue, buckets: records };
 }

@@ -4,6 +4,7 @@
 // sorted names (MetaLogService builds them once, at the first listing, and then inserts and removes the
 // names each accepted change creates or deletes) and a page costs two binary searches plus its rows.
 import { fail, ok, type Parsed } from "../protocol/parsed.ts";
+import { RESERVED_SEGMENT } from "../protocol/headers.ts";
 import { MAX_STREAM_NAME_LENGTH } from "../protocol/stream-name.ts";
 import type { MetaState } from "./state.ts";
 import { streamView, type StreamView } from "./view.ts";
@@ -88,6 +89,7 @@ function upperBound(sorted: readonly string[], name: string): number {
  * | LS3 | the first `limit` such names, in order                                                 |
  * | LS4 | `next` is the page's last name when another matching name follows it, else null: a page of exactly the last `limit` names ends the listing |
  * | LS5 | `after` outside the prefix's range: before it starts at the range's first name, after it the page is empty (next null) |
+ * | LS6 | names under the reserved first segment `__ds/` (table buckets) are never in `sorted` (see isListedName) |
  * Names with a prefix are contiguous in sorted order, so the page starts at max(first >= prefix, first >
  * after) and stops at the first name without the prefix: O(log n + limit).
  */
@@ -105,10 +107,15 @@ export function pageOfNames(sorted: readonly string[], query: StreamListQuery): 
   return { names, next: more ? (names.at(-1) ?? null) : null };
 }
 
-/** Every stream name of the state, sorted in code-unit order: O(n log n), done once (the caller keeps it up to date). */
+/** LS6: a table bucket's stream (`__ds/table/...`) is the table's, not a stream of the stream API. */
+function isListedName(name: string): boolean {
+  return !name.startsWith(`${RESERVED_SEGMENT}/`);
+}
+
+/** Every listed stream name of the state, sorted in code-unit order: O(n log n), done once (the caller keeps it up to date). */
 export function sortedStreamNames(state: MetaState): string[] {
   const names: string[] = [];
-  for (const [name] of state.streamIdsByName.entries()) names.push(name);
+  for (const [name] of state.streamIdsByName.entries()) if (isListedName(name)) names.push(name);
   // The default sort compares strings by UTF-16 code unit, as compareNames does, and faster than a comparator.
   return names.sort();
 }
@@ -120,6 +127,7 @@ export function compareNames(a: string, b: string): number {
 
 /** Inserts `name` into `sorted` in place (no-op when present). */
 export function insertName(sorted: string[], name: string): void {
+  if (!isListedName(name)) return;
   const at = lowerBound(sorted, name);
   if (sorted[at] !== name) sorted.splice(at, 0, name);
 }

@@ -1,14 +1,27 @@
-// The records of a table in the metadata state (rules in table-rules.ts, docs/tables.md). Kept
-// apart from the rules so the state and the commands can name them without an import cycle.
+// The records of a table in the metadata state (rules in table-rules.ts, docs/tables.md). A bucket is a
+// stream of the streams map (its owner is the bucket's leader, its epoch the leader epoch); the table
+// record names those streams and keeps each bucket's committed snapshots. Kept apart from the rules so the
+// state and the commands can name them without an import cycle.
 import type { JsonValue } from "./json.ts";
+
+/** A snapshot of a bucket's tablet in the object store, as its leader committed it. */
+export interface BucketSnapshot {
+  /** The manifest's object key. */
+  readonly key: string;
+  /** Changelog records the snapshot covers (the tablet's applied offset). */
+  readonly coveredOffset: number;
+  /** The bucket stream's byte position replay resumes at. */
+  readonly coveredPosition: number;
+  readonly rows: number;
+  readonly bytes: number;
+}
 
 export interface BucketRecord {
   readonly bucket: number;
-  /** The node that should lead (open) the bucket's stream. */
-  readonly leader: string;
-  /** Bumped by every LeadBucket; the bucket's stream is opened at it, so a lower one is fenced. */
-  readonly leaderEpoch: number;
+  /** The bucket's stream in the streams map: its owner leads the bucket. */
   readonly streamId: string;
+  /** Oldest first, at most MAX_KEPT_SNAPSHOTS: the newest is restored, the older is the fallback. */
+  readonly snapshots: readonly BucketSnapshot[];
 }
 
 export interface TableRecord {

@@ -1,14 +1,16 @@
-// Table rules (docs/tables.md): CreateTable, DropTable and LeadBucket. A table is a set of buckets;
-// each bucket has one leader and a leader epoch that only grows, and its own stream id (`s<n>`, from the
-// same sequence as streams, so object-store prefixes never collide and collection finds them). The rows are
-// tested by name in test/core/meta/table-rules.test.ts.
-import type { CreateTable, DropTable, LeadBucket, ValueOf } from "./commands.ts";
+// Table rules (docs/tables.md, "Metadata and leaders"): CreateTable, DropTable and CommitBucketSnapshot.
+// A table is a set of buckets and every bucket is a stream of the streams map, named under the reserved
+// `__ds/table/` prefix: its owner is the bucket's leader and its epoch the leader epoch, so everything the log
+// does for streams (opening fences the previous writer, re-leading a dead node's streams, transfers,
+// collection) does it for buckets too. The rows are tested by name in test/core/meta/table-rules.test.ts.
+import { bucketStreamName } from "../tables/bucketing.ts";
+import type { CommitBucketSnapshot, CreateTable, DropTable, ValueOf } from "./commands.ts";
 import { checkCoordinator } from "./failover-rules.ts";
 import { jsonEqual } from "./json.ts";
 import { checkProposer } from "./node-rules.ts";
 import { accepted, rejected, rejectedWith, unchanged, type Outcome } from "./outcome.ts";
-import { isDeclaredDead, streamIdFor, type MetaState } from "./state.ts";
-import type { BucketRecord, TableRecord } from "./table-records.ts";
+import { isDeclaredDead, streamIdFor, withStream, type MetaState, type StreamRecord } from "./state.ts";
+import type { BucketRecord, BucketSnapshot, TableRecord } from "./table-records.ts";
 
 /** The most tables one deployment keeps (each is in every snapshot and every node's view). */
 export const MAX_TABLES = 1000;
@@ -16,6 +18,8 @@ export const MAX_TABLES = 1000;
 export const MAX_BUCKETS_PER_TABLE = 1024;
 /** The most buckets of all tables together: each is a stream some node leads. */
 export const MAX_TOTAL_BUCKETS = 65_536;
+/** Snapshots kept per bucket: the newest is restored, the one before it is the fallback for a corrupt part. */
+export const MAX_KEPT_SNAPSHOTS = 2;
 
 function totalBuckets(tables: ReadonlyMap<string, TableRecord>): number {
   let total = 0;
@@ -38,7 +42,7 @@ function checkLeader(state: MetaState, nodeId: string): string | null {
 }
 
 /**
- * Table TB — CreateTable {name, definition, leaders (one per bucket), coordinator} at nowMs:
+ * Table TB — CreateTable {name, definition, leaders (one per bucket), streamConfig, coordinator} at nowMs:
  * | row | condition                                                 | result                                                   |
  * | TB1 | coordinator fails table C                                 | as table C                                               |
  * | TB2 | a table of that name, same definition and bucket count    | no-op: the existing record (answers 200)                 |
@@ -46,7 +50,8 @@ function checkLeader(state: MetaState, nodeId: string): string | null {
  * | TB4 | MAX_TABLES tables exist                                   | limit_reached {limit: "max_tables", max}                 |
  * | TB5 | the buckets would pass MAX_TOTAL_BUCKETS                  | limit_reached {limit: "max_total_buckets", max}          |
  * | TB6 | a leader is not registered or is declared dead            | invalid {bucket, node, reason}                           |
- * | TB7 | otherwise                                                 | accepted: bucket i led by leaders[i] at leader epoch 1, stream ids `s<n>` consecutive |
+ * | TB7 | a bucket's stream name is taken (a drop not yet settled)  | conflict {reason: "bucket_stream_exists", bucket}         |
+ * | TB8 | otherwise                                                 | accepted: bucket i a stream `__ds/table/<name>/b/<i>` placed on leaders[i] at epoch 0 (its first open takes epoch 1), ids `s<n>` consecutive |
  */
 export function createTable(state: MetaState, command: CreateTable, nowMs: number): Outcome<ValueOf["CreateTable"]> {
   const coordinatorError = checkCoordinator(state, command.coordinator, nowMs);
@@ -71,16 +76,25 @@ export function createTable(state: MetaState, command: CreateTable, nowMs: numbe
   for (const [bucket, node] of command.leaders.entries()) {
     const reason = checkLeader(state, node);
     if (reason !== null) return rejected(state, "invalid", "a bucket leader must be a registered live node", { bucket, node, reason });
+    if (state.streamIdsByName.get(bucketStreamName(command.name, null, bucket)) !== undefined) {
+      return rejected(state, "conflict", "a bucket stream of that table still exists", { reason: "bucket_stream_exists", bucket });
+    }
   }
-  const buckets = command.leaders.map((leader, bucket) => ({
-    bucket,
-    leader,
-    leaderEpoch: 1,
-    streamId: streamIdFor(state.nextStreamSeq + bucket),
-  }));
+  let next: MetaState = { ...state, nextStreamSeq: state.nextStreamSeq + command.leaders.length };
+  const buckets = command.leaders.map((leader, bucket): BucketRecord => {
+    const stream: StreamRecord = {
+      id: streamIdFor(state.nextStreamSeq + bucket),
+      name: bucketStreamName(command.name, null, bucket),
+      owner: leader,
+      epoch: 0,
+      ownership: "placed",
+      config: command.streamConfig,
+    };
+    next = withStream(next, stream.id, stream);
+    return { bucket, streamId: stream.id, snapshots: [] };
+  });
   const table: TableRecord = { name: command.name, definition: command.definition, buckets };
-  const next = withTable({ ...state, nextStreamSeq: state.nextStreamSeq + buckets.length }, table.name, table);
-  return accepted(next, { table });
+  return accepted(withTable(next, table.name, table), { table });
 }
 
 /**
@@ -88,35 +102,47 @@ export function createTable(state: MetaState, command: CreateTable, nowMs: numbe
  * | row | condition               | result                                                                        |
  * | TD1 | proposer fails table P  | as table P                                                                    |
  * | TD2 | no such table           | not_found {table}                                                             |
- * | TD3 | otherwise               | accepted: the record removed; its bucket stream ids are never reused, so collection (table GC) deletes their objects |
+ * | TD3 | otherwise               | accepted: the record and its bucket streams removed (as DeleteStream: the leaders learn it from the view); the stream ids are never reused, so collection (table GC) deletes their objects |
  */
 export function dropTable(state: MetaState, command: DropTable): Outcome<ValueOf["DropTable"]> {
   const proposerError = checkProposer(state, command.by);
   if (proposerError !== null) return rejectedWith(state, proposerError);
   const table = state.tables.get(command.name);
   if (table === undefined) return rejected(state, "not_found", "no such table", { table: command.name });
-  return accepted(withTable(state, table.name, null), { table });
+  let next = withTable(state, table.name, null);
+  for (const { streamId } of table.buckets) {
+    if (next.streams.get(streamId) === undefined) continue;
+    next = withStream({ ...next, transfers: next.transfers.delete(streamId) }, streamId, null);
+  }
+  return accepted(next, { table });
 }
 
 /**
- * Table LB — LeadBucket {table, bucket, node, coordinator} at nowMs:
- * | row | condition                                  | result                                                           |
- * | LB1 | coordinator fails table C (a stale coordinator epoch) | as table C: fenced {holder, coordinatorEpoch}          |
- * | LB2 | no such table, or no such bucket           | not_found {table, bucket}                                        |
- * | LB3 | the node is not registered or declared dead | invalid {node, reason}                                          |
- * | LB4 | otherwise (also the same leader: a restart) | accepted: leader = node, leaderEpoch + 1 (strictly above every earlier one) |
+ * Table CB — CommitBucketSnapshot {table, bucket, streamId, epoch, snapshot, by}:
+ * | row | condition                                                          | result                                   |
+ * | CB1 | proposer fails table P                                             | as table P                               |
+ * | CB2 | no such table or bucket, or the bucket has another stream (dropped and created again) | not_found {table, bucket} |
+ * | CB3 | the bucket stream is not opened by the proposer at `epoch` (a stale leader) | fenced {owner, epoch}           |
+ * | CB4 | the snapshot covers no more than the newest kept one               | no-op (a retried commit, or a late one)  |
+ * | CB5 | otherwise                                                          | accepted: kept = the newest MAX_KEPT_SNAPSHOTS; `dropped` lists the ones no longer kept |
  */
-export function leadBucket(state: MetaState, command: LeadBucket, nowMs: number): Outcome<ValueOf["LeadBucket"]> {
-  const coordinatorError = checkCoordinator(state, command.coordinator, nowMs);
-  if (coordinatorError !== null) return rejectedWith(state, coordinatorError);
+export function commitBucketSnapshot(state: MetaState, command: CommitBucketSnapshot): Outcome<ValueOf["CommitBucketSnapshot"]> {
+  const proposerError = checkProposer(state, command.by);
+  if (proposerError !== null) return rejectedWith(state, proposerError);
   const table = state.tables.get(command.table);
-  const current = table?.buckets[command.bucket];
-  if (table === undefined || current === undefined) {
+  const bucket = table?.buckets[command.bucket];
+  if (table === undefined || bucket === undefined || bucket.streamId !== command.streamId) {
     return rejected(state, "not_found", "no such table bucket", { table: command.table, bucket: command.bucket });
   }
-  const reason = checkLeader(state, command.node);
-  if (reason !== null) return rejected(state, "invalid", "a bucket leader must be a registered live node", { node: command.node, reason });
-  const bucket: BucketRecord = { ...current, leader: command.node, leaderEpoch: current.leaderEpoch + 1 };
-  const buckets = table.buckets.map((b) => (b.bucket === bucket.bucket ? bucket : b));
-  return accepted(withTable(state, table.name, { ...table, buckets }), { bucket });
+  const stream = state.streams.get(bucket.streamId);
+  if (stream === undefined || stream.ownership !== "opened" || stream.owner !== command.by.nodeId || stream.epoch !== command.epoch) {
+    return rejected(state, "fenced", "not the bucket's leader at this epoch", { owner: stream?.owner ?? null, epoch: stream?.epoch ?? 0 });
+  }
+  const newest = bucket.snapshots.at(-1);
+  if (newest !== undefined && command.snapshot.coveredPosition <= newest.coveredPosition) return unchanged(state, { bucket, dropped: [] });
+  const all: BucketSnapshot[] = [...bucket.snapshots, command.snapshot];
+  const kept = all.slice(-MAX_KEPT_SNAPSHOTS);
+  const next: BucketRecord = { ...bucket, snapshots: kept };
+  const buckets = table.buckets.map((b) => (b.bucket === next.bucket ? next : b));
+  return accepted(withTable(state, table.name, { ...table, buckets }), { bucket: next, dropped: all.slice(0, all.length - kept.length) });
 }

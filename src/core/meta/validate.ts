@@ -35,6 +35,14 @@ const moves: Check = (v) => Array.isArray(v) && v.length > 0 && v.length <= MAX_
 
 const leaders: Check = (v) => Array.isArray(v) && v.length > 0 && v.length <= MAX_BUCKETS_PER_TABLE && v.every(id);
 const bucket: Check = (v) => count(v) && (v as number) < MAX_BUCKETS_PER_TABLE;
+const bucketSnapshot: Check = (v) =>
+  isRecord(v) &&
+  name(v.key) &&
+  count(v.coveredOffset) &&
+  count(v.coveredPosition) &&
+  count(v.rows) &&
+  count(v.bytes) &&
+  Object.keys(v).length === 5;
 
 const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } = {
   RegisterNode: { nodeId: id, nodeEpoch: count, addr, slots: optional(count) },
@@ -53,9 +61,9 @@ const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } =
   ReassignStreams: { moves, coordinator },
   ClaimTakeover: { nodeId: id, nodeEpoch: count, by: proposer, ttlMs: ttl },
   CompleteTakeover: { nodeId: id, nodeEpoch: count, by: proposer },
-  CreateTable: { name, definition: (v) => isJsonValue(v), leaders, coordinator },
+  CreateTable: { name, definition: (v) => isJsonValue(v), leaders, streamConfig: config, coordinator },
   DropTable: { name, by: optional(proposer) },
-  LeadBucket: { table: name, bucket, node: id, coordinator },
+  CommitBucketSnapshot: { table: name, bucket, streamId: id, epoch: count, snapshot: bucketSnapshot, by: proposer },
 };
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -119,8 +119,11 @@ export function touchedBy(command: Command, result: AnyResult): Touched {
       return { lease: true };
     case "CreateTable":
     case "DropTable":
-      return { tables: [command.name] };
-    case "LeadBucket":
+      // Bucket streams are streams: the leaders learn of them (and of their removal) as of any stream.
+      return result.ok && "table" in result.value
+        ? { tables: [command.name], streams: result.value.table.buckets.map((bucket) => bucket.streamId) }
+        : { tables: [command.name] };
+    case "CommitBucketSnapshot":
       return { tables: [command.table] };
   }
 }
@@ -155,7 +158,41 @@ export function fullChanges(state: MetaState, since: number): ViewChanges {
   return { full: true, since, version: state.version, view: fullView(state) };
 }
 
-/** The tables as nodes see them, sorted by name (bounded by MAX_TABLES and MAX_TOTAL_BUCKETS). */
+/** The tables, sorted by name (bounded by MAX_TABLES). */
 export function tablesOf(state: MetaState): readonly TableRecord[] {
   return [...state.tables.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** One bucket as the router and the nodes route it: its stream (owner = leader, epoch = leader epoch). */
+export interface BucketView {
+  readonly bucket: number;
+  readonly streamId: string;
+  readonly stream: StreamView | null;
+  /** The leader's record (for its address), when the stream has an owner. */
+  readonly leaderNode: NodeRecord | null;
+  readonly snapshots: TableRecord["buckets"][number]["snapshots"];
+}
+
+export interface TableLookup {
+  readonly version: number;
+  /** Null when no table has that name. */
+  readonly table: { readonly name: string; readonly definition: TableRecord["definition"] } | null;
+  readonly buckets: readonly BucketView[];
+}
+
+export function lookupTable(state: MetaState, name: string): TableLookup {
+  const table = state.tables.get(name);
+  if (table === undefined) return { version: state.version, table: null, buckets: [] };
+  const buckets = table.buckets.map((bucket): BucketView => {
+    const record = state.streams.get(bucket.streamId);
+    const owner = record?.owner ?? null;
+    return {
+      bucket: bucket.bucket,
+      streamId: bucket.streamId,
+      stream: record === undefined ? null : streamView(state, record),
+      leaderNode: owner === null ? null : (state.nodes.get(owner) ?? null),
+      snapshots: bucket.snapshots,
+    };
+  });
+  return { version: state.version, table: { name: table.name, definition: table.definition }, buckets };
 }

@@ -51,9 +51,8 @@ const KINDS: readonly Command["type"][] = [
   "CreateTable",
   "CreateTable",
   "DropTable",
-  "LeadBucket",
-  "LeadBucket",
-  "LeadBucket",
+  "CommitBucketSnapshot",
+  "CommitBucketSnapshot",
 ];
 
 const TABLE_NAMES = ["t1", "t2"] as const;
@@ -221,12 +220,28 @@ function resolve(state: MetaState, step: Step): Command {
       // 1 to 3 buckets led by `nodeId`, `other`, `nodeId`; a different definition (TB3) when slots is 0.
       const leaders = [nodeId, other, nodeId].slice(0, 1 + (step.stream % 3));
       const name = TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1";
-      return { type: "CreateTable", name, definition: { v: step.slots === 0 ? 2 : 1 }, leaders, coordinator: coordinatorFor(state, step, nodeId) };
+      return { type: "CreateTable", name, definition: { v: step.slots === 0 ? 2 : 1 }, leaders, streamConfig: {}, coordinator: coordinatorFor(state, step, nodeId) };
     }
     case "DropTable":
       return withBy({ type: "DropTable", name: TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1" });
-    case "LeadBucket":
-      return { type: "LeadBucket", table: TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1", bucket: step.slots % 3, node: other, coordinator: coordinatorFor(state, step, nodeId) };
+    case "CommitBucketSnapshot": {
+      // By the bucket's owner at its epoch (or off by the epoch shift: a stale leader, CB3).
+      const table = TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1";
+      const bucket = step.slots % 3;
+      const streamId = state.tables.get(table)?.buckets[bucket]?.streamId ?? "s1";
+      const stream = state.streams.get(streamId);
+      const owner = stream?.owner ?? nodeId;
+      const position = 10 * (step.stream + step.slots);
+      return {
+        type: "CommitBucketSnapshot",
+        table,
+        bucket,
+        streamId,
+        epoch: shifted(stream?.epoch ?? 1, step.epochShift),
+        snapshot: { key: `snap-${position}`, coveredOffset: position, coveredPosition: position, rows: 1, bytes: 1 },
+        by: { nodeId: owner, nodeEpoch: state.nodes.get(owner)?.epoch ?? 1 },
+      };
+    }
   }
 }
 

@@ -101,6 +101,15 @@ describe("the sorted names and the page's records", () => {
     expect(names).toEqual(["a", "c", "x"]);
   });
 
+  it("LS6: a table bucket's stream name is never listed", () => {
+    const names: string[] = [];
+    insertName(names, "__ds/table/t/b/0");
+    insertName(names, "__ds");
+    expect(names).toEqual(["__ds"]);
+    const state = build([create("__ds/table/t/b/0"), create("a")]);
+    expect(sortedStreamNames(state)).toEqual(["a"]);
+  });
+
   it("lists the records of a page with the owner's address and the pending transfer, at the state's version", () => {
     const state = build([
       register("a"),

@@ -1,22 +1,25 @@
-// Tables TB, TD and LB of src/core/meta/table-rules.ts, row by row; then the leader epoch's growth over
-// random command sequences and the snapshot round trip of tables.
+// Tables TB, TD and CB of src/core/meta/table-rules.ts, row by row; then, over random command sequences,
+// that a bucket's leader epoch (its stream's epoch) only grows, the snapshot round trip of tables, and that
+// a dead leader's buckets are re-led like its streams, by a coordinator-fenced ReassignStreams.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { apply, collectableStreams, decodeSnapshot, encodeSnapshot, planBucketReleads, releadCommands, tablesOf, type CommandOf, type Coordinator, type MetaState } from "../../../src/core/meta/index.ts";
-import { MAX_TABLES, MAX_TOTAL_BUCKETS } from "../../../src/core/meta/table-rules.ts";
+import { apply, collectableStreams, decodeSnapshot, encodeSnapshot, lookupTable, planReassignments, tablesOf, type CommandOf, type Coordinator, type MetaState } from "../../../src/core/meta/index.ts";
+import { MAX_KEPT_SNAPSHOTS, MAX_TABLES, MAX_TOTAL_BUCKETS } from "../../../src/core/meta/table-rules.ts";
+import { bucketStreamName } from "../../../src/core/tables/bucketing.ts";
 import { run, stepsArbitrary } from "./arbitraries.ts";
-import { build, CTX, expectChange, expectNoop, expectRejected, NOW_MS, register } from "./fixtures.ts";
+import { build, CTX, expectChange, expectNoop, expectRejected, register } from "./fixtures.ts";
 
 const COORD: Coordinator = { nodeId: "a", nodeEpoch: 1, coordinatorEpoch: 1 };
+const JSON_STREAM = { contentType: "application/json" };
 
 const createTable = (name: string, leaders: readonly string[], definition: CommandOf<"CreateTable">["definition"] = { columns: ["id"] }, coordinator = COORD): CommandOf<"CreateTable"> => ({
   type: "CreateTable",
   name,
   definition,
   leaders,
+  streamConfig: JSON_STREAM,
   coordinator,
 });
-const lead = (table: string, bucket: number, node: string, coordinator = COORD): CommandOf<"LeadBucket"> => ({ type: "LeadBucket", table, bucket, node, coordinator });
 
 /** Nodes a (holding the lease at coordinator epoch 1), b and c; c declared dead. */
 function cluster(): MetaState {
@@ -29,6 +32,21 @@ function cluster(): MetaState {
   ]);
 }
 
+const bucketStream = (state: MetaState, table: string, bucket: number) => {
+  const id = state.tables.get(table)?.buckets[bucket]?.streamId ?? "";
+  return state.streams.get(id);
+};
+const snapshotAt = (position: number) => ({ key: `k${position}`, coveredOffset: position, coveredPosition: position, rows: 1, bytes: 10 });
+const commit = (table: string, bucket: number, streamId: string, epoch: number, position: number, nodeId = "a"): CommandOf<"CommitBucketSnapshot"> => ({
+  type: "CommitBucketSnapshot",
+  table,
+  bucket,
+  streamId,
+  epoch,
+  snapshot: snapshotAt(position),
+  by: { nodeId, nodeEpoch: 1 },
+});
+
 describe("table TB: CreateTable", () => {
   it("TB1: a stale coordinator epoch is fenced", () => {
     const before = cluster();
@@ -37,7 +55,7 @@ describe("table TB: CreateTable", () => {
   it("TB2: the same definition again is a no-op answering the existing record", () => {
     const before = build([createTable("t", ["a", "b"])], cluster());
     const { table } = expectNoop(before, apply(before, createTable("t", ["b", "a"], { columns: ["id"] }), CTX));
-    expect(table.buckets.map((b) => b.leader)).toEqual(["a", "b"]);
+    expect(table.buckets.map((b) => before.streams.get(b.streamId)?.owner)).toEqual(["a", "b"]);
   });
   it("TB3: another definition or bucket count is a conflict", () => {
     const before = build([createTable("t", ["a", "b"])], cluster());
@@ -50,7 +68,7 @@ describe("table TB: CreateTable", () => {
     expectRejected(before, apply(before, createTable("one-more", ["a"]), CTX), "limit_reached", { limit: "max_tables", max: MAX_TABLES });
   });
   it("TB5: buckets beyond MAX_TOTAL_BUCKETS in all are refused", () => {
-    const buckets = [...Array(MAX_TOTAL_BUCKETS).keys()].map((bucket) => ({ bucket, leader: "a", leaderEpoch: 1, streamId: `s${bucket + 1}` }));
+    const buckets = [...Array(MAX_TOTAL_BUCKETS).keys()].map((bucket) => ({ bucket, streamId: `s${bucket + 1}`, snapshots: [] }));
     const before: MetaState = { ...cluster(), tables: new Map([["big", { name: "big", definition: null, buckets }]]) };
     expectRejected(before, apply(before, createTable("t", ["a"]), CTX), "limit_reached", { limit: "max_total_buckets" });
   });
@@ -59,16 +77,25 @@ describe("table TB: CreateTable", () => {
     expectRejected(before, apply(before, createTable("t", ["a", "q"]), CTX), "invalid", { bucket: 1, node: "q", reason: "not_registered" });
     expectRejected(before, apply(before, createTable("t", ["c"]), CTX), "invalid", { bucket: 0, node: "c", reason: "declared_dead" });
   });
-  it("TB7: buckets get their leaders at epoch 1 and fresh consecutive stream ids", () => {
+  it("TB7: a bucket stream name still taken (a leftover) is a conflict", () => {
+    const before = build([{ type: "CreateStream", name: bucketStreamName("t", null, 1), config: {} }], cluster());
+    expectRejected(before, apply(before, createTable("t", ["a", "b"]), CTX), "conflict", { reason: "bucket_stream_exists", bucket: 1 });
+  });
+  it("TB8: bucket i is a JSON stream placed on leaders[i] at epoch 0, with fresh consecutive stream ids", () => {
     const before = build([{ type: "CreateStream", name: "x", config: {} }], cluster());
     const { table } = expectChange(before, apply(before, createTable("t", ["b", "a"]), CTX));
     expect(table.buckets).toEqual([
-      { bucket: 0, leader: "b", leaderEpoch: 1, streamId: "s2" },
-      { bucket: 1, leader: "a", leaderEpoch: 1, streamId: "s3" },
+      { bucket: 0, streamId: "s2", snapshots: [] },
+      { bucket: 1, streamId: "s3", snapshots: [] },
     ]);
     const after = apply(before, createTable("t", ["b", "a"]), CTX).state;
     expect(after.nextStreamSeq).toBe(4);
-    expect(after.streamIdsByName.get("t")).toBeUndefined();
+    expect(after.streams.get("s2")).toEqual({ id: "s2", name: bucketStreamName("t", null, 0), owner: "b", epoch: 0, ownership: "placed", config: JSON_STREAM });
+    expect(after.streamIdsByName.get(bucketStreamName("t", null, 1))).toBe("s3");
+    expect(after.assigned.get("a")).toBe(1);
+    // The leaders see the bucket streams in the view like any stream.
+    expect(lookupTable(after, "t").buckets.map((b) => [b.leaderNode?.id, b.stream?.ownership])).toEqual([["b", "placed"], ["a", "placed"]]);
+    expect(lookupTable(after, "u")).toEqual({ version: after.version, table: null, buckets: [] });
   });
 });
 
@@ -81,92 +108,98 @@ describe("table TD: DropTable", () => {
     const before = cluster();
     expectRejected(before, apply(before, { type: "DropTable", name: "t" }, CTX), "not_found", { table: "t" });
   });
-  it("TD3: the table goes and its stream ids are never issued again", () => {
+  it("TD3: the table and its bucket streams go, and their stream ids are never issued again", () => {
     const before = build([createTable("t", ["a"])], cluster());
     const { table } = expectChange(before, apply(before, { type: "DropTable", name: "t" }, CTX));
     const after = apply(before, { type: "DropTable", name: "t" }, CTX).state;
     expect(after.tables.has("t")).toBe(false);
+    expect(after.streams.get(table.buckets[0]?.streamId ?? "")).toBeUndefined();
+    expect(after.streamIdsByName.get(bucketStreamName("t", null, 0))).toBeUndefined();
+    expect(after.assigned.get("a")).toBeUndefined();
     const again = build([createTable("t", ["a"])], after);
     expect(again.tables.get("t")?.buckets[0]?.streamId).not.toBe(table.buckets[0]?.streamId);
   });
 });
 
-describe("table LB: LeadBucket", () => {
-  it("LB1: a stale coordinator's LeadBucket is fenced", () => {
-    const stale = build([createTable("t", ["a"])], cluster());
-    // The lease expires and b acquires it at coordinator epoch 2: a's epoch 1 is stale.
-    const later = { nowMs: NOW_MS + 120_000 };
-    const before = build([{ type: "AcquireLease", nodeId: "b", nodeEpoch: 1, ttlMs: 60_000 }], stale, later);
-    expectRejected(before, apply(before, lead("t", 0, "b"), later), "fenced", { holder: "b", coordinatorEpoch: 2 });
-    expectChange(before, apply(before, lead("t", 0, "b", { nodeId: "b", nodeEpoch: 1, coordinatorEpoch: 2 }), later));
+describe("table CB: CommitBucketSnapshot", () => {
+  /** Table t with one bucket led by a, opened at epoch 1. */
+  function opened(): { state: MetaState; streamId: string } {
+    const state = build([createTable("t", ["a"])], cluster());
+    const streamId = state.tables.get("t")?.buckets[0]?.streamId ?? "";
+    return { state: build([{ type: "OpenStream", streamId, nodeId: "a", nodeEpoch: 1 }], state), streamId };
+  }
+  it("CB1: a stale proposer is refused", () => {
+    const { state, streamId } = opened();
+    expectRejected(state, apply(state, { ...commit("t", 0, streamId, 1, 10), by: { nodeId: "a", nodeEpoch: 0 } }, CTX), "stale_epoch");
   });
-  it("LB2: an unknown table or bucket is not_found", () => {
-    const before = build([createTable("t", ["a"])], cluster());
-    expectRejected(before, apply(before, lead("u", 0, "b"), CTX), "not_found", { table: "u" });
-    expectRejected(before, apply(before, lead("t", 1, "b"), CTX), "not_found", { bucket: 1 });
+  it("CB2: an unknown table, bucket or a bucket of another stream is not_found", () => {
+    const { state, streamId } = opened();
+    expectRejected(state, apply(state, commit("u", 0, streamId, 1, 10), CTX), "not_found", { table: "u" });
+    expectRejected(state, apply(state, commit("t", 1, streamId, 1, 10), CTX), "not_found", { bucket: 1 });
+    expectRejected(state, apply(state, commit("t", 0, "s999", 1, 10), CTX), "not_found");
   });
-  it("LB3: a node not registered or declared dead cannot lead", () => {
-    const before = build([createTable("t", ["a"])], cluster());
-    expectRejected(before, apply(before, lead("t", 0, "q"), CTX), "invalid", { reason: "not_registered" });
-    expectRejected(before, apply(before, lead("t", 0, "c"), CTX), "invalid", { reason: "declared_dead" });
+  it("CB3: a leader at an older epoch, or a node that does not lead, is fenced", () => {
+    const { state, streamId } = opened();
+    const reopened = build([{ type: "OpenStream", streamId, nodeId: "a", nodeEpoch: 1 }], state);
+    expectRejected(reopened, apply(reopened, commit("t", 0, streamId, 1, 10), CTX), "fenced", { owner: "a", epoch: 2 });
+    expectRejected(reopened, apply(reopened, commit("t", 0, streamId, 2, 10, "b"), CTX), "fenced");
+    // Placed, not opened yet: nobody leads at any epoch.
+    const placed = build([createTable("p", ["a"])], cluster());
+    const placedId = placed.tables.get("p")?.buckets[0]?.streamId ?? "";
+    expectRejected(placed, apply(placed, commit("p", 0, placedId, 0, 10), CTX), "fenced");
   });
-  it("LB4: the new leader gets the next epoch, also when it leads already (a restart)", () => {
-    const before = build([createTable("t", ["a", "b"])], cluster());
-    const { bucket } = expectChange(before, apply(before, lead("t", 1, "a"), CTX));
-    expect(bucket).toEqual({ bucket: 1, leader: "a", leaderEpoch: 2, streamId: before.tables.get("t")?.buckets[1]?.streamId });
-    const moved = apply(before, lead("t", 1, "a"), CTX).state;
-    expect(moved.tables.get("t")?.buckets[0]).toEqual(before.tables.get("t")?.buckets[0]);
-    expect(expectChange(moved, apply(moved, lead("t", 1, "a"), CTX)).bucket.leaderEpoch).toBe(3);
+  it("CB4: a snapshot covering no more than the newest kept one is a no-op", () => {
+    const { state, streamId } = opened();
+    const once = build([commit("t", 0, streamId, 1, 10)], state);
+    expectNoop(once, apply(once, commit("t", 0, streamId, 1, 10), CTX));
+    expectNoop(once, apply(once, commit("t", 0, streamId, 1, 5), CTX));
+  });
+  it("CB5: the newest MAX_KEPT_SNAPSHOTS are kept, the older are dropped and named", () => {
+    const { state, streamId } = opened();
+    const two = build([commit("t", 0, streamId, 1, 10), commit("t", 0, streamId, 1, 20)], state);
+    const { bucket, dropped } = expectChange(two, apply(two, commit("t", 0, streamId, 1, 30), CTX));
+    expect(bucket.snapshots.map((n) => n.coveredPosition)).toEqual([20, 30]);
+    expect(bucket.snapshots).toHaveLength(MAX_KEPT_SNAPSHOTS);
+    expect(dropped).toEqual([snapshotAt(10)]);
   });
 });
 
-describe("table invariants over random command sequences", () => {
-  it("a bucket's leader epoch only grows while its table exists, and every accepted LeadBucket raises it", () => {
+describe("leaders are stream owners: epochs and re-leading", () => {
+  it("a bucket's leader epoch is its stream's epoch: it only grows while its table exists", () => {
     fc.assert(
       fc.property(stepsArbitrary, (scenario) => {
-        for (const { before, entry, applied } of run(scenario)) {
+        for (const { before, applied } of run(scenario)) {
           for (const [name, table] of before.tables) {
-            const after = applied.state.tables.get(name);
-            if (after === undefined) continue;
-            for (const bucket of table.buckets) expect(after.buckets[bucket.bucket]?.leaderEpoch ?? 0).toBeGreaterThanOrEqual(bucket.leaderEpoch);
-          }
-          const command = entry.command;
-          if (command.type === "LeadBucket" && applied.result.ok) {
-            const earlier = before.tables.get(command.table)?.buckets[command.bucket]?.leaderEpoch ?? Infinity;
-            expect(applied.state.tables.get(command.table)?.buckets[command.bucket]?.leaderEpoch).toBeGreaterThan(earlier);
+            if (!applied.state.tables.has(name)) continue;
+            for (const bucket of table.buckets) {
+              const was = before.streams.get(bucket.streamId)?.epoch ?? 0;
+              expect(applied.state.streams.get(bucket.streamId)?.epoch ?? 0).toBeGreaterThanOrEqual(was);
+            }
           }
         }
       }),
       { numRuns: 200 },
     );
   });
-  it("a snapshot round trip keeps the tables", () => {
-    const state = build([createTable("t", ["a", "b"], { columns: [{ name: "id", type: "string" }] }), lead("t", 0, "b")], cluster());
-    const decoded = decodeSnapshot(encodeSnapshot(state));
-    expect([...decoded.tables.values()]).toEqual([...state.tables.values()]);
-    expect(encodeSnapshot(decoded)).toBe(encodeSnapshot(state));
+  it("a dead leader's opened bucket is re-led by the coordinator's ReassignStreams, and the new leader's open takes a higher epoch", () => {
+    const state = build([register("d"), createTable("t", ["a", "d"])], cluster());
+    const streamId = state.tables.get("t")?.buckets[1]?.streamId ?? "";
+    const openedByD = build([{ type: "OpenStream", streamId, nodeId: "d", nodeEpoch: 1 }, { type: "DeclareDead", nodeId: "d", nodeEpoch: 1, coordinator: COORD }], state);
+    const moves = planReassignments(openedByD, new Set(["a", "b"]), 10);
+    expect(moves).toEqual([{ streamId, target: "b" }]);
+    // A stale coordinator cannot re-lead it.
+    const stale = { ...COORD, coordinatorEpoch: 0 };
+    expectRejected(openedByD, apply(openedByD, { type: "ReassignStreams", moves, coordinator: stale }, CTX), "fenced");
+    const moved = build([{ type: "ReassignStreams", moves, coordinator: COORD }], openedByD);
+    expect(bucketStream(moved, "t", 1)).toMatchObject({ owner: "b", ownership: "placed", epoch: 1, orphanOf: { node: "d" } });
   });
-});
-
-describe("planBucketReleads: the tick re-leads buckets of dead leaders", () => {
-  it("re-leads only buckets of declared-dead leaders, to the least-loaded live node, lowest id on ties", () => {
-    const state = build([register("d"), createTable("t", ["a", "b", "b"])], cluster());
-    // c is dead: give it buckets directly (CreateTable refuses a dead leader).
-    const table = state.tables.get("t");
-    if (table === undefined) throw new Error("no table");
-    const withDead: MetaState = { ...state, tables: new Map([["t", { ...table, buckets: table.buckets.map((b) => (b.bucket === 0 ? b : { ...b, leader: "c" })) }]]) };
-    const plan = planBucketReleads(withDead, new Set(["a", "b", "d"]), 10);
-    // Loads: a 1, b 0, d 0 -> b (lowest id of the two least loaded), then d.
-    expect(plan).toEqual([
-      { table: "t", bucket: 1, node: "b" },
-      { table: "t", bucket: 2, node: "d" },
-    ]);
-    expect(planBucketReleads(withDead, new Set(["a", "b", "d"]), 1)).toHaveLength(1);
-    expect(planBucketReleads(withDead, new Set(), 10)).toEqual([]);
-    expect(planBucketReleads(state, new Set(["a", "b", "d"]), 10)).toEqual([]);
-    // The plan's commands are accepted and give each re-led bucket a higher leader epoch.
-    const after = build(releadCommands(plan, COORD), withDead);
-    expect(after.tables.get("t")?.buckets.map((b) => [b.leader, b.leaderEpoch])).toEqual([["a", 1], ["b", 2], ["d", 2]]);
+  it("a snapshot round trip keeps the tables and their snapshots", () => {
+    const state = build([createTable("t", ["a", "b"], { columns: [{ name: "id", type: "string" }] })], cluster());
+    const streamId = state.tables.get("t")?.buckets[0]?.streamId ?? "";
+    const withSnapshot = build([{ type: "OpenStream", streamId, nodeId: "a", nodeEpoch: 1 }, commit("t", 0, streamId, 1, 10)], state);
+    const decoded = decodeSnapshot(encodeSnapshot(withSnapshot));
+    expect([...decoded.tables.values()]).toEqual([...withSnapshot.tables.values()]);
+    expect(encodeSnapshot(decoded)).toBe(encodeSnapshot(withSnapshot));
   });
   it("tablesOf lists the tables by name", () => {
     const state = build([createTable("z", ["a"]), createTable("m", ["b"])], cluster());
