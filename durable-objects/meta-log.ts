@@ -21,6 +21,8 @@ import {
   type StreamListing,
   type StreamListQuery,
   type StreamLookup,
+  type TableListing,
+  type TableLookup,
   type StreamQuery,
   type StreamView,
   type ViewChanges,
@@ -151,6 +153,14 @@ export class MetaLog extends DurableObject<Env> {
 
   lookupStream(query: StreamQuery): StreamLookup {
     return this.log.lookupStream(query);
+  }
+
+  lookupTable(name: string): TableLookup {
+    return this.log.lookupTable(name);
+  }
+
+  listTables(): TableListing {
+    return this.log.listTables();
   }
 
   /** One page of the streams by name (GET /admin/streams checks the query; the limit is bounded here too). */

@@ -25,6 +25,8 @@ import {
   listStreams,
   liveNodes,
   lookupStream,
+  lookupTable,
+  tablesOf,
   pendingTransfers,
   planDrain,
   removeName,
@@ -42,6 +44,8 @@ import {
   type StreamListing,
   type StreamListQuery,
   type StreamLookup,
+  type TableListing,
+  type TableLookup,
   type StreamQuery,
   type StreamView,
   type Touched,
@@ -152,6 +156,17 @@ export class MetaLogService {
 
   lookupStream(query: StreamQuery): StreamLookup {
     return lookupStream(this.current, query);
+  }
+
+  /** A table's definition and its buckets' streams and leaders (docs/tables.md). */
+  lookupTable(name: string): TableLookup {
+    return lookupTable(this.current, String(name));
+  }
+
+  /** Every table (at most MAX_TABLES), by name. */
+  listTables(): TableListing {
+    const state = this.current;
+    return { version: state.version, tables: tablesOf(state).map((table) => ({ name: table.name, definition: table.definition, buckets: table.buckets.length })) };
   }
 
   /** One page of the streams by name (table LS in src/core/meta/stream-listing.ts). */

@@ -15,6 +15,8 @@ import type {
   StreamLookup,
   StreamQuery,
   StreamView,
+  TableListing,
+  TableLookup,
   ViewChanges,
 } from "../core/meta/index.ts";
 import type { DomainError } from "../core/errors.ts";
@@ -164,6 +166,9 @@ export interface MetaLogClient {
   propose<C extends Command>(command: C): Promise<ProposeResult<C["type"]>>;
   view(): Promise<MetaView>;
   lookupStream(query: StreamQuery): Promise<StreamLookup>;
+  /** A table and its buckets (each bucket a stream: owner = leader, epoch = leader epoch). */
+  lookupTable(name: string): Promise<TableLookup>;
+  listTables(): Promise<TableListing>;
   /** One page of the streams by name (table LS, src/core/meta/stream-listing.ts; GET /admin/streams). */
   listStreams(query: StreamListQuery): Promise<StreamListing>;
   watch(since: number, timeoutMs: number): Promise<ViewChanges>;

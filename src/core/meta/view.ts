@@ -180,6 +180,12 @@ export interface TableLookup {
   readonly buckets: readonly BucketView[];
 }
 
+/** GET /v1/table: every table with its bucket count. */
+export interface TableListing {
+  readonly version: number;
+  readonly tables: readonly { readonly name: string; readonly definition: TableRecord["definition"]; readonly buckets: number }[];
+}
+
 export function lookupTable(state: MetaState, name: string): TableLookup {
   const table = state.tables.get(name);
   if (table === undefined) return { version: state.version, table: null, buckets: [] };
