@@ -4,7 +4,11 @@
 //   streams/<streamId>/<firstOffset, 20 digits>-<endOffset, 20 digits>   one immutable stream object
 //   streams/<streamId>/manifest                                     the stream's manifest
 //   nodes/<nodeId>/checkpoint                                       the node's WAL checkpoint
+//   tables/<streamId>/parts/<partId>                                a table snapshot part (immutable, by content)
+//   tables/<streamId>/snapshots/<coveredPosition, 20 digits>        a table snapshot manifest (JSON)
 //
+// Table snapshots live outside `streams/`: the stream GC takes every key under `streams/<id>/` for a stream
+// object or manifest, and a bucket's snapshots are collected by their own rules (docs/tables.md, table S).
 // Numbers are zero-padded to 20 digits (the width of u64) so lexicographic order, which S3 lists in, is
 // numeric order. Ids are escaped, not rejected: every character outside [A-Za-z0-9_-] becomes %XX per
 // UTF-8 byte (uppercase hex). So an id can never contain "/" (no id is a prefix of another's keys), "."
@@ -130,4 +134,28 @@ export function manifestKey(streamId: string): string {
 
 export function checkpointKey(nodeId: string): string {
   return `nodes/${escapeId(nodeId)}/checkpoint`;
+}
+
+// --- Table snapshots ---
+
+/** Every snapshot object (parts and manifests) of the bucket stream `streamId`, and nothing of another's. */
+export function tableSnapshotPrefix(streamId: string): string {
+  return `tables/${escapeId(streamId)}/`;
+}
+
+export function tablePartsPrefix(streamId: string): string {
+  return `${tableSnapshotPrefix(streamId)}parts/`;
+}
+
+/** A part is addressed by the id the core gives its content, escaped like any id. */
+export function tablePartKey(streamId: string, partId: string): string {
+  return tablePartsPrefix(streamId) + escapeId(partId);
+}
+
+export function tableManifestsPrefix(streamId: string): string {
+  return `${tableSnapshotPrefix(streamId)}snapshots/`;
+}
+
+export function tableManifestKey(streamId: string, coveredPosition: number): string {
+  return tableManifestsPrefix(streamId) + padNumber(coveredPosition, "covered position");
 }
