@@ -4,7 +4,7 @@
 // snapshot and is stored once.
 import { isJsonObject } from "../meta/json.ts";
 import { okResult, rejectResult, type Row, type TableResult } from "./changelog.ts";
-import { crc32, utf8Bytes } from "./checksum.ts";
+import { crc32OfText, utf8Length } from "./checksum.ts";
 import { compareKeys, type Tablet } from "./tablet.ts";
 
 export interface SnapshotCut {
@@ -36,13 +36,12 @@ export interface SnapshotPart extends PartRef {
 }
 
 function partOf(text: string): SnapshotPart {
-  const bytes = utf8Bytes(text);
-  const checksum = crc32(bytes);
-  return { id: `${checksum.toString(16).padStart(8, "0")}-${bytes.length}`, checksum, bytes: bytes.length, text };
+  const { crc: checksum, bytes } = crc32OfText(text);
+  return { id: `${checksum.toString(16).padStart(8, "0")}-${bytes}`, checksum, bytes, text };
 }
 
 function isBoundaryKey(key: string, cut: SnapshotCut): boolean {
-  return crc32(utf8Bytes(key)) % cut.boundaryModulus === 0;
+  return crc32OfText(key).crc % cut.boundaryModulus === 0;
 }
 
 /** S1-S3: the manifest and the parts of a snapshot of `tablet`. */
@@ -55,9 +54,10 @@ export function takeSnapshot(tablet: Tablet, cut: SnapshotCut = DEFAULT_CUT): { 
     lines = [];
     bytes = 0;
   };
-  for (const key of [...tablet.rows.keys()].sort(compareKeys)) {
+  // The default sort compares by UTF-16 code unit, as compareKeys does, and is faster than a comparator.
+  for (const key of [...tablet.rows.keys()].sort()) {
     const line = `${JSON.stringify([key, tablet.rows.get(key)])}\n`;
-    const lineBytes = utf8Bytes(line).length;
+    const lineBytes = utf8Length(line);
     if (lines.length > 0 && bytes + lineBytes > cut.maxPartBytes) flush();
     lines.push(line);
     bytes += lineBytes;
@@ -70,8 +70,8 @@ export function takeSnapshot(tablet: Tablet, cut: SnapshotCut = DEFAULT_CUT): { 
 
 /** S4: a part is sound when its text has the length and checksum its reference records. */
 export function partIsSound(ref: PartRef, text: string): boolean {
-  const bytes = utf8Bytes(text);
-  return bytes.length === ref.bytes && crc32(bytes) === ref.checksum;
+  const { crc, bytes } = crc32OfText(text);
+  return bytes === ref.bytes && crc === ref.checksum;
 }
 
 function corrupt(partId: string, message: string): TableResult<Tablet> {

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import type { KeyedRecord } from "../../../src/core/tables/changelog.ts";
-import { crc32, utf8Bytes } from "../../../src/core/tables/checksum.ts";
+import { crc32OfText, utf8Length } from "../../../src/core/tables/checksum.ts";
 import { chooseRestore, retainSnapshots } from "../../../src/core/tables/snapshot-retention.ts";
 import { partIsSound, restoreSnapshot, takeSnapshot, type SnapshotCut, type SnapshotManifest } from "../../../src/core/tables/snapshot.ts";
 import { acknowledgeBatch, applyRecords, failBatch } from "../../../src/core/tables/tablet-apply.ts";
@@ -27,8 +27,18 @@ function textsOf(parts: readonly { id: string; text: string }[]): Map<string, st
 
 describe("snapshot parts", () => {
   test("checksum: CRC-32 of the UTF-8 bytes matches the standard check value", () => {
-    expect(crc32(utf8Bytes("123456789"))).toBe(0xcbf43926);
-    expect([...utf8Bytes("é€😀")]).toEqual([0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80]);
+    expect(crc32OfText("123456789")).toEqual({ crc: 0xcbf43926, bytes: 9 });
+    // The same bytes TextEncoder gives, lone surrogates as U+FFFD.
+    for (const text of ["é€😀", "a\ud800b", "\udc00", "x\ud83d"]) {
+      const bytes = new TextEncoder().encode(text);
+      expect(utf8Length(text)).toBe(bytes.length);
+      let crc = 0xffffffff;
+      for (const byte of bytes) {
+        crc ^= byte;
+        for (let bit = 0; bit < 8; bit++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
+      }
+      expect(crc32OfText(text)).toEqual({ crc: (crc ^ 0xffffffff) >>> 0, bytes: bytes.length });
+    }
   });
   test("S1: parts hold the rows in key order and cover the applied offset", () => {
     const tablet = tabletOf(50);
