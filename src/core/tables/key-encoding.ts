@@ -15,6 +15,8 @@ export type KeyValue = string | number | boolean;
 
 const INT_OFFSET = 2 ** 53;
 const INT_HEX_DIGITS = 14;
+/** 2^52: the span of the 13 low hex digits. */
+const LOW_BITS_SPAN = 2 ** 52;
 const STRING_END = "!";
 const LOW_ESCAPE = "#";
 const HIGH_ESCAPE = "~";
@@ -30,11 +32,22 @@ function encodeElement(value: KeyValue): string {
   if (typeof value === "boolean") return value ? "b1" : "b0";
   if (typeof value === "number") {
     if (!Number.isSafeInteger(value)) throw new RangeError("key ints are safe integers");
-    return `i${(value + INT_OFFSET).toString(16).padStart(INT_HEX_DIGITS, "0")}`;
+    return `i${offsetHex(value)}`;
   }
   let body = "s";
   for (let index = 0; index < value.length; index++) body += encodeCodeUnit(value.charCodeAt(index));
   return body + STRING_END;
+}
+
+/**
+ * value + 2^53 as INT_HEX_DIGITS hex digits, exactly. Adding in floating point would round: above 2^53 a
+ * number holds only even integers, so 0 and 1 would both encode as 2^53. A negative value's sum is below
+ * 2^53 and exact; a non-negative one is written as its top digit (2 + value / 2^52) and its low 52 bits.
+ */
+function offsetHex(value: number): string {
+  if (value < 0) return (value + INT_OFFSET).toString(16).padStart(INT_HEX_DIGITS, "0");
+  const high = Math.floor(value / LOW_BITS_SPAN);
+  return (2 + high).toString(16) + (value - high * LOW_BITS_SPAN).toString(16).padStart(INT_HEX_DIGITS - 1, "0");
 }
 
 function encodeCodeUnit(unit: number): string {

@@ -144,7 +144,22 @@ describe("key encoding", () => {
     const ints = [Number.MIN_SAFE_INTEGER, -256, -1, 0, 1, 15, 16, 2 ** 40, Number.MAX_SAFE_INTEGER];
     const encoded = ints.map((n) => encodeKey([n]));
     expect([...encoded].sort()).toEqual(encoded);
+    expect(new Set(encoded).size).toBe(ints.length);
     expect(() => encodeKey([2 ** 53])).toThrow(RangeError);
+  });
+
+  test("K2: neighbouring ints encode apart and in order, as the exact value + 2^53 in 14 hex digits", () => {
+    const exact = (n: number): string => `i${(BigInt(n) + 2n ** 53n).toString(16).padStart(14, "0")}`;
+    for (const n of [0, 1, 2, 3, 2 ** 52 - 1, 2 ** 52, 2 ** 52 + 1, Number.MAX_SAFE_INTEGER, -1, Number.MIN_SAFE_INTEGER]) {
+      expect(encodeKey([n])).toBe(exact(n));
+    }
+    fc.assert(
+      fc.property(fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER - 1 }), (n) => {
+        expect(encodeKey([n])).toBe(exact(n));
+        expect(encodeKey([n]) < encodeKey([n + 1])).toBe(true);
+      }),
+      PROPERTY,
+    );
   });
 
   test("K3: strings sort by code unit, a prefix first", () => {
