@@ -95,6 +95,20 @@ module.exports = {
       to: { path: "^(src/(node|storage|http|router|subscriptions|ports|env\\.ts|index\\.ts)|durable-objects/)" },
     },
     {
+      name: "client-imports-only-core",
+      comment: "src/client is the TypeScript client for tables (fetch only, published as mink/client): it imports only the core and itself.",
+      severity: "error",
+      from: { path: "^src/client/" },
+      to: { pathNot: "^src/(core|client)/" },
+    },
+    {
+      name: "nothing-shipped-imports-the-client",
+      comment: "The table client is for programs outside mink: nothing in the Worker, the Durable Objects or the CLI uses it.",
+      severity: "error",
+      from: { path: "^(src|durable-objects)/", pathNot: "^src/client/" },
+      to: { path: "^src/client/" },
+    },
+    {
       name: "status-page-is-text",
       comment: "src/status-page is the status page's HTML, CSS and browser script as text: it imports only itself.",
       severity: "error",

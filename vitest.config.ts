@@ -27,6 +27,7 @@ export default defineConfig({
             "test/sim/**/*.test.ts",
             "test/docs/**/*.test.ts",
             "test/status-page/**/*.test.ts",
+            "test/client/**/*.test.ts",
           ],
           exclude: ["test/contract/**/*.s3.test.ts", "test/storage/**/*.s3.test.ts"],
           globalSetup: ["test/setup/embedded-s3.global.ts"],

@@ -1,0 +1,176 @@
+// One table as the client sees it: create, describe and drop at the service origin; writes split by
+// bucket and sent to each bucket's leader with its producer headers (exactly once across retries);
+// lookups and prefix scans asked of the leader that holds the keys.
+import { HEADER } from "../core/protocol/headers.ts";
+import { parseTableDefinition } from "../core/tables/definition.ts";
+import type { Row } from "../core/tables/rows.ts";
+import { MAX_LOOKUP_KEYS, MAX_SCAN_LIMIT } from "../core/tables/tablet-read.ts";
+import { BucketProducer } from "./bucket-producer.ts";
+import { invalidInput, localRefusal, TableClientError, TableWriteError, type BucketWriteResult } from "./errors.ts";
+import { LeaderCache } from "./leader-cache.ts";
+import { allBounded, MAX_PARALLEL_BUCKETS, settleBounded } from "./parallel.ts";
+import { callLeader, callTable, checkBucket, tableUrl, type Answer, type ClientContext } from "./requests.ts";
+import { bucketsOfKeys, checkPrefix, splitOps, type WriteOp } from "./split.ts";
+import { parseBucketWrite, parseDescription, parseLookupRows, parsePrefixPage, type PrefixPage, type TableDescription } from "./wire.ts";
+
+/** Per bucket, the offset a read must wait for: `{"<bucket>": "<offset>"}`. */
+export type MinOffsets = Readonly<Record<string, string>>;
+
+export interface WriteResult {
+  readonly buckets: readonly BucketWriteResult[];
+  /** Pass to lookup for read-your-writes: each written bucket's offset after this write. */
+  readonly minOffsets: MinOffsets;
+}
+
+export interface CreateResult {
+  /** False when the table existed already with the same definition. */
+  readonly created: boolean;
+  readonly table: TableDescription;
+}
+
+const STATUS_CREATED = 201;
+const STATUS_DUPLICATE = 204;
+
+export class TableHandle {
+  readonly name: string;
+  readonly #context: ClientContext;
+  readonly #cache: LeaderCache;
+  readonly #producerId: (bucket: number) => string;
+  readonly #producerEpoch: number;
+  #producers = new Map<number, BucketProducer>();
+
+  constructor(context: ClientContext, name: string, producer: { readonly clientId: string; readonly epoch: number }) {
+    this.name = name;
+    this.#context = context;
+    this.#cache = new LeaderCache(() => this.#fetchDescription());
+    this.#producerId = (bucket) => `${producer.clientId}-${name}-b${bucket}`;
+    this.#producerEpoch = producer.epoch;
+  }
+
+  /** PUT the definition: 201 created, 200 the same one again; another one is `conflict`. */
+  async create(definition: unknown): Promise<CreateResult> {
+    const parsed = parseTableDefinition(definition);
+    if (!parsed.ok) throw localRefusal(parsed.error);
+    const answer = await callTable(this.#context, { method: "PUT", url: tableUrl(this.#context, this.name), body: definition }, "idempotent");
+    const table = parseDescription(answer.body);
+    this.#cache.remember(table);
+    return { created: answer.status === STATUS_CREATED, table };
+  }
+
+  async describe(): Promise<TableDescription> {
+    const table = await this.#fetchDescription();
+    this.#cache.remember(table);
+    return table;
+  }
+
+  /** Drops the table; the producers start over, since a table created again has new bucket streams. */
+  async drop(): Promise<void> {
+    await callTable(this.#context, { method: "DELETE", url: tableUrl(this.#context, this.name) }, "refusals-only");
+    this.#cache.forget();
+    this.#producers = new Map();
+  }
+
+  /**
+   * Writes `ops`, atomically per bucket: every bucket's part goes to its leader, buckets in parallel.
+   * When some parts fail, rejects with a TableWriteError listing the parts written and the parts failed.
+   */
+  async write(ops: readonly WriteOp[]): Promise<WriteResult> {
+    const parts = [...splitOps(await this.#cache.definition(), ops)].sort(([a], [b]) => a - b);
+    const outcomes = await settleBounded(parts, MAX_PARALLEL_BUCKETS, ([bucket, part]) => this.#writeBucket(bucket, part));
+    const written: BucketWriteResult[] = [];
+    const failed: { bucket: number; error: TableClientError }[] = [];
+    outcomes.forEach((outcome, index) => {
+      const bucket = parts[index]![0];
+      if (outcome.status === "fulfilled") written.push(outcome.value);
+      else failed.push({ bucket, error: asClientError(outcome.reason) });
+    });
+    if (failed.length > 0) throw new TableWriteError(written, failed);
+    const minOffsets: Record<string, string> = {};
+    for (const part of written) if (part.nextOffset !== null) minOffsets[String(part.bucket)] = part.nextOffset;
+    return { buckets: written, minOffsets };
+  }
+
+  /** One answer per key, in the order asked: the row, or null when no row has that key. */
+  async lookup(keys: readonly Readonly<Record<string, unknown>>[], options: { readonly minOffsets?: MinOffsets } = {}): Promise<(Row | null)[]> {
+    const placed = bucketsOfKeys(await this.#cache.definition(), keys);
+    const chunks = chunkByBucket(placed.map((entry) => entry.bucket), MAX_LOOKUP_KEYS);
+    const answers = new Array<Row | null>(keys.length).fill(null);
+    await allBounded(chunks, MAX_PARALLEL_BUCKETS, async ({ bucket, indexes }) => {
+      const minOffset = options.minOffsets?.[String(bucket)];
+      const body = { keys: indexes.map((index) => placed[index]!.key), ...(minOffset === undefined ? {} : { minOffset }) };
+      const answer = await callLeader(this.#context, this.#cache, { table: this.name, bucket, action: "lookup" }, body);
+      parseLookupRows(answer.body, indexes.length).forEach((row, position) => {
+        answers[indexes[position]!] = row;
+      });
+    });
+    return answers;
+  }
+
+  /** One page of rows whose primary key starts with `prefix` (the first columns of the key), in key order. */
+  async prefix(prefix: Readonly<Record<string, unknown>>, options: { readonly limit?: number; readonly after?: string } = {}): Promise<PrefixPage> {
+    const { limit, after } = options;
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCAN_LIMIT)) {
+      throw invalidInput(`limit must be an integer from 1 to ${MAX_SCAN_LIMIT}`, { field: "limit" });
+    }
+    const checked = checkPrefix(await this.#cache.definition(), prefix);
+    const body = { prefix: checked.prefix, ...(limit === undefined ? {} : { limit }), ...(after === undefined ? {} : { after }) };
+    const answer: Answer = checked.bucket === null
+      ? await callTable(this.#context, { method: "POST", url: tableUrl(this.#context, this.name, "/prefix"), body }, "idempotent")
+      : await callLeader(this.#context, this.#cache, { table: this.name, bucket: checked.bucket, action: "prefix" }, body);
+    return parsePrefixPage(answer.body);
+  }
+
+  /** Where bucket `bucket`'s changelog is read as a Durable Stream (offset, live reads). */
+  changelogUrl(bucket: number): string {
+    return tableUrl(this.#context, this.name, `/bucket/${checkBucket(bucket)}/changelog`);
+  }
+
+  async #fetchDescription(): Promise<TableDescription> {
+    const answer = await callTable(this.#context, { method: "GET", url: tableUrl(this.#context, this.name) }, "idempotent");
+    return parseDescription(answer.body);
+  }
+
+  async #writeBucket(bucket: number, ops: readonly unknown[]): Promise<BucketWriteResult> {
+    const producer = this.#producerFor(bucket);
+    // The producer settles the batch on any 2xx; reading the body comes after, so a body of the wrong
+    // shape cannot make the producer reuse a seq the leader has taken.
+    const answer = await producer.enqueue((headers) =>
+      callLeader(this.#context, this.#cache, { table: this.name, bucket, action: "write" }, { ops }, headers),
+    );
+    if (answer.status === STATUS_DUPLICATE) {
+      const { leaderEpoch } = await this.#cache.leaderOf(bucket);
+      return { bucket, leaderEpoch, nextOffset: answer.headers.get(HEADER.streamNextOffset), count: ops.length, duplicate: true };
+    }
+    return { ...parseBucketWrite(answer.body), duplicate: false };
+  }
+
+  #producerFor(bucket: number): BucketProducer {
+    let producer = this.#producers.get(bucket);
+    if (producer === undefined) {
+      producer = new BucketProducer(this.#producerId(bucket), this.#producerEpoch);
+      this.#producers.set(bucket, producer);
+    }
+    return producer;
+  }
+}
+
+/** Key positions grouped by bucket, each group cut into requests of at most `maxKeys` keys. */
+function chunkByBucket(buckets: readonly number[], maxKeys: number): { bucket: number; indexes: number[] }[] {
+  const groups = new Map<number, number[]>();
+  buckets.forEach((bucket, index) => {
+    const group = groups.get(bucket);
+    if (group === undefined) groups.set(bucket, [index]);
+    else group.push(index);
+  });
+  const chunks: { bucket: number; indexes: number[] }[] = [];
+  for (const [bucket, indexes] of groups) {
+    for (let start = 0; start < indexes.length; start += maxKeys) chunks.push({ bucket, indexes: indexes.slice(start, start + maxKeys) });
+  }
+  return chunks;
+}
+
+/** A bucket's failure as the client reports it; anything else is a bug here, thrown as it is. */
+function asClientError(reason: unknown): TableClientError {
+  if (reason instanceof TableClientError) return reason;
+  throw reason;
+}
