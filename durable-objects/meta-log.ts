@@ -4,6 +4,7 @@
 // log, and holds the subscription tables. Node heartbeats are soft state, never log entries.
 // The API is documented in docs/metadata-log.md.
 import { workerLog } from "../src/log/logger.ts";
+import type { JsonObject, JsonValue } from "../src/core/meta/json.ts";
 import { DurableObject } from "cloudflare:workers";
 import {
   decodeSnapshot,
@@ -161,6 +162,11 @@ export class MetaLog extends DurableObject<Env> {
 
   listTables(): TableListing {
     return this.log.listTables();
+  }
+
+  createTable(coordinator: Coordinator, name: string, definition: JsonValue, buckets: number, streamConfig: JsonObject): ProposeResult<"CreateTable"> {
+    // The command itself is checked by apply (validateCommand); the bucket count, here, by the number of leaders.
+    return this.log.createTable(coordinator, name, definition, buckets, streamConfig);
   }
 
   /** One page of the streams by name (GET /admin/streams checks the query; the limit is bounded here too). */

@@ -16,10 +16,21 @@ import { nodeObjectStore } from "../src/node/store-factory.ts";
 import { idleMeterSnapshots } from "../src/node/store-metrics.ts";
 import type { TransferWatcher } from "../src/node/transfer-watcher.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
-import type { FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient, StreamTailInfo } from "../src/ports/stream-node-client.ts";
+import type {
+  BucketInfo,
+  CreateTableAnswer,
+  FaultRequest,
+  FaultState,
+  NodeMetrics,
+  NodePing,
+  StreamNodeClient,
+  StreamTailInfo,
+} from "../src/ports/stream-node-client.ts";
+import type { JsonValue } from "../src/core/meta/json.ts";
 import { domainError } from "../src/core/errors.ts";
-import { errorResponse } from "../src/http/stream-routes.ts";
+import { errorResponse } from "../src/http/responses.ts";
 import { ViewCache } from "../src/router/view-cache.ts";
+import { SqliteTabletStorage } from "./sqlite-tablet-storage.ts";
 import { consoleSink, createLogger, type Logger } from "../src/log/logger.ts";
 import type { WalWriter } from "../src/storage/wal-writer.ts";
 
@@ -43,6 +54,7 @@ export class StreamNode extends DurableObject<Env> {
   private runtime: NodeRuntime | null = null;
   private readonly meta: MetaLogClient;
   private readonly viewCache = new ViewCache({ ttlMs: NODE_VIEW_TTL_MS });
+  private readonly tablets: SqliteTabletStorage;
   private readonly app: Hono;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -55,6 +67,7 @@ export class StreamNode extends DurableObject<Env> {
     }
     this.nodeId = name ?? "";
     this.meta = metaLogClient(env.META_LOG);
+    this.tablets = new SqliteTabletStorage(ctx.storage);
     this.app = streamRoutes(() => {
       if (this.node === null) throw new Error("node not started");
       return this.node;
@@ -122,6 +135,26 @@ export class StreamNode extends DurableObject<Env> {
     if (!Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
     if (this.crashed || this.runtime === null) return [];
     return this.runtime.tails(streamIds);
+  }
+
+  /** The table buckets among these streams, from memory (NodeRuntime.tableBuckets; GET /v1/table/<name>). */
+  tableBuckets(streamIds: readonly string[]): BucketInfo[] {
+    if (!Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
+    if (this.crashed || this.runtime === null) return [];
+    return this.runtime.tableBuckets(streamIds);
+  }
+
+  /** Snapshots these table buckets now, where loaded here (`mink table snapshot`). */
+  async snapshotBuckets(streamIds: readonly string[]): Promise<{ streamId: string; coveredOffset: string | null; error: string | null }[]> {
+    if (!Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
+    if (this.crashed || this.runtime === null) return [];
+    return this.runtime.snapshotBuckets(streamIds.map(String));
+  }
+
+  /** CreateTable as the coordinator (PUT /v1/table/<name> asks the lease holder). */
+  async createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer> {
+    if (this.crashed || this.runtime === null) return { ok: false, error: domainError("unavailable", `node ${this.nodeId} is not serving; retry`) };
+    return this.runtime.createTable(String(name), definition, Number(buckets));
   }
 
   /** The fault this node is under (GET /admin/faults). */
@@ -215,6 +248,8 @@ export class StreamNode extends DurableObject<Env> {
       addr: `${origin}/n/${this.nodeId}`,
       settings,
       store: nodeObjectStore(this.env),
+      // The tablets of the buckets it leads live in this Durable Object's SQLite: they survive its restarts.
+      tablets: this.tablets,
       meta: this.meta,
       view: {
         lookup: (name, fresh) => this.viewCache.lookup((n) => this.meta.lookupStream({ name: n }), name, fresh),

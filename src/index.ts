@@ -6,9 +6,10 @@ import type { Env } from "./env.ts";
 import { nodeIdsOf, routeRequest, toNodeAddress } from "./router/router.ts";
 import { metricsResponse } from "./http/admin-metrics.ts";
 import { adminRoutes, requireAdmin } from "./http/admin-routes.ts";
-import { errorResponse } from "./http/stream-routes.ts";
+import { errorResponse } from "./http/responses.ts";
 import { subscriptionRoutes } from "./http/subscription-routes.ts";
-import { streamAccess, subscriptionAccess } from "./http/access.ts";
+import { streamAccess, subscriptionAccess, tableAccess } from "./http/access.ts";
+import { tableRoutes } from "./router/table-router.ts";
 import { activeContentGuard } from "./http/active-content.ts";
 import { checkDeployment } from "./core/auth/deployment.ts";
 import { healthRoutes } from "./http/health.ts";
@@ -66,6 +67,16 @@ app.use("/n/:node/*", async (c, next) => {
   return next();
 });
 app.route("/n/:node", protocolApp((c) => toNodeAddress(c.env, c.req.param("node"), c.req.raw)));
+
+/**
+ * Tables (docs/tables.md): at the router the table API (split by bucket, sent to the leaders); at a node's
+ * address the bucket-addressed requests go to that node, which answers not_leader for a bucket it does not lead.
+ */
+app.use("/v1/table", tableAccess);
+app.use("/v1/table/*", tableAccess);
+app.route("/v1/table", tableRoutes());
+app.use("/n/:node/v1/table/*", tableAccess);
+app.all("/n/:node/v1/table/*", (c) => toNodeAddress(c.env, c.req.param("node"), c.req.raw));
 
 /** The status page (docs/status-page.md): its files carry no data, so they are served before the token check. */
 app.route("/", statusPageRoutes);

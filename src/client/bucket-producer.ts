@@ -16,14 +16,18 @@ export class BucketProducer {
     this.#epoch = epoch;
   }
 
-  /** Runs `send` with this batch's producer headers once every earlier batch of the bucket is settled. */
-  enqueue<T>(send: (headers: Readonly<Record<string, string>>) => Promise<T>): Promise<T> {
-    const run = this.#tail.then(() => this.#sendOne(send));
+  /**
+   * Runs `send` with this batch's producer headers once every earlier batch of the bucket is settled.
+   * `seqTaken` says whether the answer used the seq (a write whose ops changed nothing appends nothing and
+   * leaves the seq for the next batch).
+   */
+  enqueue<T>(send: (headers: Readonly<Record<string, string>>) => Promise<T>, seqTaken: (result: T) => boolean = () => true): Promise<T> {
+    const run = this.#tail.then(() => this.#sendOne(send, seqTaken));
     this.#tail = run.catch(() => undefined);
     return run;
   }
 
-  async #sendOne<T>(send: (headers: Readonly<Record<string, string>>) => Promise<T>): Promise<T> {
+  async #sendOne<T>(send: (headers: Readonly<Record<string, string>>) => Promise<T>, seqTaken: (result: T) => boolean): Promise<T> {
     const headers = {
       [HEADER.producerId]: this.id,
       [HEADER.producerEpoch]: String(this.#epoch),
@@ -31,7 +35,7 @@ export class BucketProducer {
     };
     try {
       const result = await send(headers);
-      this.#seq += 1;
+      if (seqTaken(result)) this.#seq += 1;
       return result;
     } catch (error) {
       // A refusal leaves the seq unused, so the next batch takes it. A batch given up on while its outcome

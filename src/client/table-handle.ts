@@ -134,8 +134,10 @@ export class TableHandle {
     const producer = this.#producerFor(bucket);
     // The producer settles the batch on any 2xx; reading the body comes after, so a body of the wrong
     // shape cannot make the producer reuse a seq the leader has taken.
-    const answer = await producer.enqueue((headers) =>
-      callLeader(this.#context, this.#cache, { table: this.name, bucket, action: "write" }, { ops }, headers),
+    const answer = await producer.enqueue(
+      (headers) => callLeader(this.#context, this.#cache, { table: this.name, bucket, action: "write" }, { ops }, headers),
+      // The leader echoes Producer-Seq when the batch took it; a batch that changed nothing appended nothing.
+      (settled) => settled.status === STATUS_DUPLICATE || settled.headers.get(HEADER.producerSeq) !== null,
     );
     if (answer.status === STATUS_DUPLICATE) {
       const { leaderEpoch } = await this.#cache.leaderOf(bucket);

@@ -38,6 +38,9 @@ export const DOMAIN_ERROR_CODES = [
   /** A bound a client can reach (live readers, producers, subscriptions, streams per deployment) is full.
    * Carries `limit` (the setting's name) and `max`; the client retries later or frees something. */
   "limit_reached",
+  /** A table bucket's request at a node that does not lead it. Carries `table`, `bucket`, `leader`, its
+   * address `leaderAddr`, `leaderEpoch`, and `location` (the same request at the leader). */
+  "not_leader",
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

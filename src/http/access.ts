@@ -7,6 +7,7 @@
 import { workerLog } from "../log/logger.ts";
 import type { Context, MiddlewareHandler } from "hono";
 import { decideAccess, streamRequestNeeds, type AccessNeed, type PresentedToken } from "../core/auth/access.ts";
+import { tableRequestNeeds } from "../core/auth/table-access.ts";
 import { scopeOfBody, subscriptionNeeds, subscriptionRoute, type SubscriptionScope } from "../core/auth/subscription-access.ts";
 import { domainError } from "../core/errors.ts";
 import { HEADER, RESERVED_SEGMENT, STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
@@ -20,11 +21,12 @@ import { subscriptionError } from "../core/subscriptions/index.ts";
 import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
-import { errorResponse, readBeforeRedirect } from "./stream-routes.ts";
+import { errorResponse, readBeforeRedirect } from "./responses.ts";
 
 type Ctx = Context<{ Bindings: Env }>;
 
 const NODE_ADDRESS = /^\/n\/[^/]+(?=\/)/;
+const TABLE_PATH = "/v1/table";
 const SUBSCRIPTIONS_PREFIX = `${STREAM_PATH_PREFIX}${RESERVED_SEGMENT}/`;
 /** MAX_BODY_BYTES' default: a refused request's body is read and dropped up to it (see readBeforeRedirect). */
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -86,6 +88,20 @@ export const streamAccess: MiddlewareHandler<{ Bindings: Env }> = async (c, next
   const forkHeader = c.req.header(HEADER.streamForkedFrom) ?? null;
   const fork = forkHeader === null ? null : parseForkSourcePath(forkHeader);
   const needs = name.ok ? streamRequestNeeds(method, name.value, fork?.ok === true ? fork.value : null) : [];
+  const who = await presented(c);
+  if (who instanceof Response) return who;
+  const refused = await refusal(c, who, needs);
+  if (refused !== null) return refused;
+  await next();
+  markPrivate(c);
+};
+
+/** Table requests (`/v1/table...`, at the router or a node's address): table AT's needs, then table AC. */
+export const tableAccess: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
+  const method = c.req.method;
+  if (!tokenMode(c.env) || method === "OPTIONS") return next();
+  const path = protocolPath(c);
+  const needs = tableRequestNeeds(method, path.slice(TABLE_PATH.length));
   const who = await presented(c);
   if (who instanceof Response) return who;
   const refused = await refusal(c, who, needs);

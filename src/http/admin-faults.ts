@@ -9,7 +9,7 @@ import { domainError } from "../core/errors.ts";
 import { streamNodeClient } from "../env.ts";
 import { nodeIdsOf } from "../router/router.ts";
 import { json, readBody, type AdminEnv } from "./admin-common.ts";
-import { errorResponse } from "./stream-routes.ts";
+import { errorResponse } from "./responses.ts";
 
 /** The longest pause one request may ask for. */
 const MAX_PAUSE_MS = 600_000;

@@ -11,10 +11,11 @@ import { json, metaOf, type AdminEnv } from "./admin-common.ts";
 import { adminFaultRoutes } from "./admin-faults.ts";
 import { adminSeriesRoutes } from "./admin-series.ts";
 import { adminStreamRoutes } from "./admin-streams.ts";
+import { adminTableRoutes } from "./admin-tables.ts";
 import { workerLog } from "../log/logger.ts";
 import { adminTokenRoutes } from "./admin-tokens.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
-import { errorResponse } from "./stream-routes.ts";
+import { errorResponse } from "./responses.ts";
 
 const encoder = new TextEncoder();
 
@@ -100,6 +101,8 @@ adminRoutes.route("/", adminFaultRoutes);
 adminRoutes.route("/", adminTokenRoutes);
 /** The recent series per node for the status page's charts (admin-series.ts). */
 adminRoutes.route("/", adminSeriesRoutes);
+/** Tables: the list, one table's buckets, a snapshot now (admin-tables.ts). */
+adminRoutes.route("/", adminTableRoutes);
 
 /** One answer for anything unexpected: logged here, never an internal message or stack to the caller. */
 adminRoutes.onError((error) => {

@@ -13,7 +13,7 @@ import { type Env, streamNodeClient } from "../env.ts";
 import type { StreamTailInfo } from "../ports/stream-node-client.ts";
 import { nodeIdsOf } from "../router/router.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
-import { errorResponse } from "./stream-routes.ts";
+import { errorResponse } from "./responses.ts";
 
 const STREAMS_PREFIX = "/admin/streams/";
 /** How long the listing waits for a node's tails before it shows that node's streams with `tail` null. */

@@ -12,7 +12,7 @@ import { drainStall, isDrained, type DrainProgress, type DrainStall } from "../c
 import { rebalanceBands, type RebalanceMove } from "../core/meta/rebalance.ts";
 import { parseStreamName } from "../core/protocol/stream-name.ts";
 import { checkParam, json, metaOf, readBody, type AdminEnv } from "./admin-common.ts";
-import { errorResponse } from "./stream-routes.ts";
+import { errorResponse } from "./responses.ts";
 
 /** The most slots one node may be given (a weight, not a count of anything). */
 const MAX_SLOTS = 1_000_000;

@@ -51,6 +51,13 @@ const ERROR_TABLE: { readonly [C in DomainErrorCode]: ErrorRow } = {
   transfer_pending: { status: 503, retryable: true, headers: retryAfter },
   fenced: { status: 503, retryable: true, headers: retryAfter },
   unavailable: { status: 503, retryable: true, headers: retryAfter },
+  // A redirect is what lets a plain HTTP client follow; the body carries the same facts for a client that
+  // keeps a leader cache (docs/tables.md). 409 would claim the request conflicts with state, which it does not.
+  not_leader: {
+    status: 307,
+    retryable: true,
+    headers: (d): Record<string, string> => (typeof d["location"] === "string" ? { location: d["location"] } : {}),
+  },
 };
 
 /** Status, headers and a short JSON body for a domain error: `{error: {code, message, retryable, details?}}`. */

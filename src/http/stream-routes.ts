@@ -6,7 +6,7 @@
 // docs/protocol-rules.md section 0.
 import { workerLog } from "../log/logger.ts";
 import { Hono, type Context } from "hono";
-import { domainError, type DomainError } from "../core/errors.ts";
+import { domainError } from "../core/errors.ts";
 import { parseAppendRequest } from "../core/protocol/append.ts";
 import { checkHeaderLengths } from "../core/protocol/bounds.ts";
 import { isJsonContentType } from "../core/protocol/content-type.ts";
@@ -23,9 +23,9 @@ import { type Reply } from "../node/replies.ts";
 import { routeAtNode } from "../node/node-routing.ts";
 import { headStream, readStream } from "../node/read-path.ts";
 import { sseStream } from "../node/sse-path.ts";
-import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
-import { errorResponseParts } from "./error-table.ts";
-import { preflightResponse, withSecurityHeaders } from "./security-headers.ts";
+import { errorResponse, readBeforeRedirect, readBody, toResponse } from "./responses.ts";
+import { TABLE_PATH_PREFIX, tableNodeRequest } from "./table-node-routes.ts";
+import { preflightResponse } from "./security-headers.ts";
 
 const NODE_ADDRESS = /^\/n\/[^/]+(?=\/)/;
 const ALLOWED_METHODS = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
@@ -54,6 +54,7 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
   if (request.method === "OPTIONS") return preflightResponse();
   const url = new URL(request.url);
   const path = url.pathname.replace(NODE_ADDRESS, "");
+  if (path.startsWith(TABLE_PATH_PREFIX)) return tableNodeRequest(ctx, request, url, path);
   if (!path.startsWith(STREAM_PATH_PREFIX)) return errorResponse(domainError("not_found", "no such route"));
   const name = parseStreamName(path.slice(STREAM_PATH_PREFIX.length));
   if (!name.ok) return errorResponse(name.error);
@@ -165,33 +166,6 @@ function protocolHeaders(headers: Headers): Record<string, string | null> {
 }
 
 /**
- * Before a 307 the request body is read to its end (and dropped): answering while the client is still
- * sending makes it see a reset connection instead of the redirect. A body over the limit gets its 413
- * here instead, without the hop. Null: go on with the redirect.
- */
-export async function readBeforeRedirect(request: Request, maxBytes: number): Promise<Response | null> {
-  if (request.body === null) return null;
-  const body = await readBody(request, maxBytes);
-  return "code" in body ? errorResponse(body) : null;
-}
-
-/**
- * A refused body is still read to its end (and dropped), up to this multiple of the limit: a client that
- * is still sending when the answer comes sees a reset connection instead of the 413 (undici 7 does).
- * Beyond it the body is cancelled.
- */
-const DRAIN_LIMIT_FACTOR = 4;
-
-/** The body, or `too_large` (up to DRAIN_LIMIT_FACTOR times the limit read and dropped) when the declared or actual length is over the limit. */
-async function readBody(request: Request, maxBytes: number): Promise<Uint8Array | DomainError> {
-  const read = await readAtMost(request.body, maxBytes, {
-    declaredBytes: declaredLength(request.headers),
-    drainBytes: maxBytes * DRAIN_LIMIT_FACTOR,
-  });
-  return read.ok ? read.bytes : domainError("too_large", "the request body is over the size limit", { maxBytes });
-}
-
-/**
  * The body as UTF-8 text when it may be JSON (the request says JSON, or says nothing and the stream's
  * type decides); null when it is not valid UTF-8 (JSN-9) or cannot matter.
  */
@@ -205,29 +179,3 @@ function textOf(body: Uint8Array, contentType: string | null): string | null {
   }
 }
 
-function toResponse(result: Reply, head: boolean, url: URL): Response {
-  if (result.kind === "redirect") return redirectResponse(result.node.addr, url);
-  if (result.kind === "error") {
-    const response = errorResponse(result.error);
-    return head ? new Response(null, { status: response.status, headers: response.headers }) : response;
-  }
-  const headers = withSecurityHeaders(new Headers(result.headers));
-  if (!headers.has("cache-control")) headers.set("cache-control", "no-store");
-  const body = head || result.status === 204 || result.status === 304 ? null : result.body;
-  return new Response(body, { status: result.status, headers });
-}
-
-/**
- * A 307 to a node's advertised address, `<PUBLIC_ORIGIN>/n/<node-id>`, with the same stream path and query:
- * 307 keeps the method, the body and the headers.
- */
-export function redirectResponse(nodeAddr: string, url: URL): Response {
-  const path = url.pathname.replace(NODE_ADDRESS, "");
-  const headers = withSecurityHeaders(new Headers({ location: `${nodeAddr}${path}${url.search}`, "cache-control": "no-store" }));
-  return new Response(null, { status: 307, headers });
-}
-
-export function errorResponse(error: DomainError): Response {
-  const parts = errorResponseParts(error);
-  return new Response(parts.body, { status: parts.status, headers: withSecurityHeaders(new Headers(parts.headers)) });
-}

@@ -30,6 +30,12 @@ export const LOG_EVENTS = {
   "transfer.failed": "warn",
   "compaction.done": "info",
   "compaction.failed": "error",
+  /** A table bucket's tablet was loaded at its leader: restored from a snapshot and/or caught up from its changelog. */
+  "table.load": "info",
+  /** A primary-key bucket's snapshot was written and committed (and older parts collected). */
+  "table.snapshot": "info",
+  /** The metadata log refused a snapshot's commit (`code`; `fenced`: this node no longer leads the bucket). */
+  "table.snapshot_refused": "warn",
   /** A stream's TTL or expiry passed: it was deleted. */
   "stream.expired": "info",
   /** The coordinator's collection loop deleted the objects of deleted streams. */

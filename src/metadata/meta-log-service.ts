@@ -21,6 +21,7 @@ import {
   fullView,
   handedToNode,
   insertName,
+  isEligible,
   isHandedTo,
   listStreams,
   liveNodes,
@@ -53,6 +54,8 @@ import {
 } from "../core/meta/index.ts";
 import type { CollectionAnswer, CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, NodeLiveness, ProposeResult } from "../ports/meta-log-client.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
+import { assignBuckets } from "../core/tables/assignment.ts";
+import type { JsonObject, JsonValue } from "../core/meta/json.ts";
 import { DEFAULT_EDGE_LIMITS } from "../core/edge-limits.ts";
 import { planRebalance, type RebalanceMove } from "../core/meta/rebalance.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../ports/meta-log-client.ts";
@@ -299,6 +302,20 @@ export class MetaLogService {
     }
     const orphansLeft = planReassignments(this.current, live, 1).length > 0;
     return { ok: true, declared, reassigned, orphansLeft, version: this.current.version };
+  }
+
+  /**
+   * CreateTable for the coordinator (docs/tables.md, table A): the buckets' leaders assigned over the
+   * nodes live now that take placements, here where liveness is, then proposed at the coordinator's epoch.
+   */
+  createTable(coordinator: Coordinator, name: string, definition: JsonValue, buckets: number, streamConfig: JsonObject): ProposeResult<"CreateTable"> {
+    const fenced = checkCoordinator(this.current, coordinator, this.now());
+    if (fenced !== null) return { ok: false, error: fenced, version: this.current.version };
+    const live = this.liveNodes().filter(isEligible).map((node) => node.id);
+    const assigned = assignBuckets(buckets, live, this.now());
+    if (!assigned.ok) return { ok: false, error: assigned.error, version: this.current.version };
+    const command = { type: "CreateTable", name, definition, leaders: assigned.value.map((a) => a.node), streamConfig, coordinator } as const;
+    return this.propose(command) as ProposeResult<"CreateTable">;
   }
 
   /** Which of these stream ids found in the store may be collected (table GC), for the coordinator only. */

@@ -4,7 +4,7 @@
 // answer waits until the WAL object holding the record landed (docs/architecture.md, "Fencing"); only then does the data
 // become readable and live readers wake. Answers that do not append (duplicates, rejections) wait for
 // the appends decided before them, so no answer ever reflects state that might still be lost.
-import { domainError } from "../core/errors.ts";
+import { domainError, type DomainError } from "../core/errors.ts";
 import { decideAppend, type AppendRequest } from "../core/protocol/append.ts";
 import { admitWalBytes } from "../core/protocol/bounds.ts";
 import { HEADER } from "../core/protocol/headers.ts";
@@ -22,12 +22,36 @@ import { ensureOpened, recordAccess, resolveLive } from "./stream-lifecycle.ts";
 import { missingStream } from "./missing-stream.ts";
 
 const encoder = new TextEncoder();
+/** The message a composed body that turned out empty is decided over (never appended). */
+const SKIP_PROBE_BODY = "[0]";
 
 export interface AppendInput {
   readonly name: string;
   readonly request: AppendRequest;
   readonly body: Uint8Array;
   readonly bodyText: string | null;
+  /**
+   * A body computed from the stream's state in the same synchronous step as the decision (a table write:
+   * its changelog images depend on the writes decided before it). Called after the last await, so no other
+   * append of the stream is decided between it and this one; its value replaces `body` and `bodyText`.
+   */
+  readonly compose?: () => ComposedBody | NothingToAppend | DomainError;
+}
+
+/** A composed body turned out empty (a table write whose ops change nothing): nothing is decided. */
+export interface NothingToAppend {
+  readonly skip: true;
+}
+
+/** A body composed at decision time, told what became of it. */
+export interface ComposedBody {
+  readonly bodyText: string;
+  /** The decision appends it (called in the same synchronous step, before any other append is decided). */
+  readonly onDecided: () => void;
+  /** Durable and applied to the stream, in WAL order, before the answer: `[first, end)` are its bytes. */
+  readonly onAcknowledged: (first: number, end: number) => void;
+  /** It will never be acknowledged (the WAL write failed); whether it reached the store is unknown. */
+  readonly onFailed: () => void;
 }
 
 export async function appendToStream(ctx: NodeContext, input: AppendInput): Promise<Reply> {
@@ -51,6 +75,12 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   const backlog = admitWalBytes(ctx.wal.queuedBytes, input.body.byteLength, ctx.settings.maxWalQueueBytes);
   if (backlog !== null) return errorReply(backlog);
   const nowMs = ctx.now();
+  const composed = input.compose?.() ?? null;
+  if (composed !== null && "code" in composed) return errorReply(composed);
+  const skip = composed !== null && "skip" in composed;
+  // Nothing to append: the decision is still taken (over a stand-in message) so that a repeated producer
+  // seq is answered as the duplicate it is, and a stale epoch or a gap as refused; only an append is not made.
+  const bodyText = composed === null ? input.bodyText : "skip" in composed ? SKIP_PROBE_BODY : composed.bodyText;
   const decided = stream.decided;
   const decision = decideAppend(
     {
@@ -66,10 +96,15 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
       },
     },
     input.request,
-    input.bodyText,
+    bodyText,
     nowMs,
   );
 
+  if (skip && (decision.kind === "append" || decision.kind === "close")) {
+    // Answered once the appends decided before it are durable, at the tail they reached; the seq is not taken.
+    const error = await settled(ctx, stream);
+    return error !== null ? errorReply(error) : reply(204, { [HEADER.streamNextOffset]: formatOffset(stream.tail) });
+  }
   switch (decision.kind) {
     case "reject":
     case "duplicate":
@@ -90,6 +125,8 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
       break;
   }
 
+  const composedBody = composed === null || "skip" in composed ? null : composed;
+  if (decision.kind === "append") composedBody?.onDecided();
   const data =
     decision.kind === "append"
       ? decision.messages === null
@@ -134,11 +171,13 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   ).then(() => {
     // Not chained: the next append of the stream applies without waiting for this one's observers.
     announced = applyAcknowledged(ctx, stream, first, data, close);
+    composedBody?.onAcknowledged(first, first + data.byteLength);
   });
   stream.pending = applied;
   try {
     await applied;
   } catch (error) {
+    if (decision.kind === "append") composedBody?.onFailed();
     return errorReply(asDomainError(error));
   }
   observeAck(ctx.meters, arrivedMs, nowMs);

@@ -9,6 +9,7 @@ import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
 import { settleWithin, type KeyedWaiters } from "../waits/keyed-waiters.ts";
 import type { Logger } from "../log/logger.ts";
+import type { TableBuckets } from "./table-buckets.ts";
 import type { KeyedLock } from "./keyed-lock.ts";
 import { asDomainError } from "./replies.ts";
 import type { NodeSettings } from "./settings.ts";
@@ -23,7 +24,7 @@ export interface WalPort {
 }
 
 /** The part of the metadata log client the paths use. */
-type MetaPort = Pick<MetaLogClient, "propose" | "lookupStream">;
+type MetaPort = Pick<MetaLogClient, "propose" | "lookupStream" | "lookupTable">;
 
 /** The node's view of the metadata log, for routing: cached lookups by name (src/router/view-cache.ts). */
 export interface ViewPort {
@@ -68,6 +69,8 @@ export interface NodeContext {
   readonly meta: MetaPort;
   readonly view: ViewPort;
   readonly locks: KeyedLock;
+  /** The table buckets this node leads, loaded (table-buckets.ts). */
+  readonly tables: TableBuckets;
   readonly takeovers: TakeoverStats;
   /** Structured log lines, bound to this node and epoch (docs/observability.md). Never on a hot path. */
   readonly log: Logger;

@@ -9,7 +9,9 @@ import type { DomainError } from "../core/errors.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import { snapshotHistogram } from "../core/histogram.ts";
 import { seriesSamples } from "../core/series.ts";
-import { MAX_TAIL_IDS, type NodeMetrics, type StreamTailInfo } from "../ports/stream-node-client.ts";
+import { MAX_TAIL_IDS, type BucketInfo, type CreateTableAnswer, type NodeMetrics, type StreamTailInfo } from "../ports/stream-node-client.ts";
+import type { JsonObject, JsonValue } from "../core/meta/json.ts";
+import { bucketStreamConfig } from "../core/tables/bucket-stream.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import { WalFencedError, WalWriter } from "../storage/wal-writer.ts";
@@ -19,6 +21,9 @@ import { compactNode, type CompactionReport } from "./compaction.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
 import { type NodeContext, type ViewPort, type WalPort } from "./node-context.ts";
 import { KeyedLock } from "./keyed-lock.ts";
+import { TableBuckets } from "./table-buckets.ts";
+import { snapshotBucket, snapshotDueBuckets } from "./table-snapshotter.ts";
+import type { TabletStorage } from "./tablet-storage.ts";
 import { asDomainError } from "./replies.ts";
 import { StreamObjectCache } from "./object-cache.ts";
 import { recoverNode, type RecoveryResult } from "./recovery.ts";
@@ -36,6 +41,8 @@ export type NodeMetaPort = Pick<
   MetaLogClient,
   | "propose"
   | "lookupStream"
+  | "lookupTable"
+  | "createTable"
   | "watchDuties"
   | "heartbeat"
   | "coordinatorTick"
@@ -63,6 +70,8 @@ export interface NodeRuntimeDeps {
   readonly addr: string;
   readonly settings: NodeSettings;
   readonly store: ObjectStore;
+  /** Where this node keeps the tablets of the table buckets it leads (SQLite in the Durable Object). */
+  readonly tablets: TabletStorage;
   readonly meta: NodeMetaPort;
   /** Cached lookups of the metadata log (the shell decides how long they are trusted). */
   readonly view: ViewPort;
@@ -153,6 +162,7 @@ export class NodeRuntime {
       meta: deps.meta,
       view: deps.view,
       locks: new KeyedLock(),
+      tables: new TableBuckets(deps.tablets, deps.settings.maxLiveReaders),
       takeovers,
       log,
       meters,
@@ -224,7 +234,32 @@ export class NodeRuntime {
     } catch (error) {
       this.ctx.log.log("node.error", { during: "expire_idle" }, error);
     }
+    this.snapshotInBackground();
     return "ok";
+  }
+
+  private snapshotting: Promise<unknown> | null = null;
+
+  /** The table buckets due a snapshot, one round at a time, beside the heartbeats (never holding one back). */
+  private snapshotInBackground(): void {
+    if (this.snapshotting !== null || this.ctx.stopped !== null) return;
+    this.snapshotting = snapshotDueBuckets(this.ctx)
+      .catch((error: unknown) => this.ctx.log.log("node.error", { during: "table_snapshot" }, error))
+      .finally(() => {
+        this.snapshotting = null;
+      });
+    this.ctx.background(this.snapshotting);
+  }
+
+  /** Snapshots the loaded buckets among these streams now (`mink table snapshot`): the refs committed. */
+  async snapshotBuckets(streamIds: readonly string[]): Promise<{ streamId: string; coveredOffset: string | null; error: string | null }[]> {
+    const wanted = new Set(streamIds);
+    const results = [];
+    for (const bucket of this.ctx.tables.all().filter((b) => wanted.has(b.streamId) && b.kind === "primary-key")) {
+      const ref = await snapshotBucket(this.ctx, bucket);
+      results.push({ streamId: bucket.streamId, coveredOffset: "code" in ref ? null : formatOffset(ref.coveredPosition), error: "code" in ref ? ref.code : null });
+    }
+    return results;
   }
 
   private async coordinatorStep(): Promise<void> {
@@ -316,6 +351,23 @@ export class NodeRuntime {
       tails.push({ streamId, offset: formatOffset(stream.tail), bytes: stream.tail, closed: stream.eof });
     }
     return tails;
+  }
+
+  /** The table buckets among these streams, from memory (no open, no load): tail and tablet size. */
+  tableBuckets(streamIds: readonly string[]): BucketInfo[] {
+    return this.tails(streamIds).map(({ streamId, offset }) => {
+      const stream = this.ctx.registry.get(streamId);
+      const bucket = stream === undefined ? undefined : this.ctx.tables.current(stream);
+      const rows = bucket === undefined ? null : bucket.kind === "log" ? bucket.state.tablet.appliedOffset : bucket.tablet.count();
+      return { streamId, nextOffset: offset, rows };
+    });
+  }
+
+  /** CreateTable at this node's coordinator epoch (docs/tables.md): refused as `fenced` unless it holds the lease. */
+  async createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer> {
+    const coordinator = { nodeId: this.ctx.nodeId, nodeEpoch: this.ctx.nodeEpoch, coordinatorEpoch: this.coordinator.coordinatorEpoch ?? 0 };
+    const result = await this.meta.createTable(coordinator, name, definition, buckets, bucketStreamConfig() as unknown as JsonObject);
+    return result.ok ? { ok: true, created: result.changed } : { ok: false, error: result.error };
   }
 
   /** This incarnation's counters and gauges. */

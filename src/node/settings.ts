@@ -42,6 +42,10 @@ export interface NodeSettings {
   readonly walBatchDeadlineMs: number;
   /** How much of a webhook receiver's reply a webhook sent from this node reads (WEBHOOK_MAX_REPLY_BYTES). */
   readonly webhookMaxReplyBytes: number;
+  /** A primary-key bucket is snapshotted once this many changelog bytes came since its last snapshot (TABLE_SNAPSHOT_BYTES)... */
+  readonly tableSnapshotBytes: number;
+  /** ... or once this long passed with any change since it (TABLE_SNAPSHOT_INTERVAL_MS). */
+  readonly tableSnapshotIntervalMs: number;
 }
 
 const DEFAULT_SETTINGS: NodeSettings = {
@@ -64,6 +68,8 @@ const DEFAULT_SETTINGS: NodeSettings = {
   maxWalQueueBytes: 64 * 1024 * 1024,
   walBatchDeadlineMs: 10_000,
   webhookMaxReplyBytes: 65_536,
+  tableSnapshotBytes: 16 * 1024 * 1024,
+  tableSnapshotIntervalMs: 60_000,
 };
 
 export interface SettingsVars {
@@ -100,6 +106,10 @@ export interface SettingsVars {
   WAL_BATCH_DEADLINE_MS?: string;
   /** How much of a webhook reply is read (bytes; default 65536); the rest is dropped. */
   WEBHOOK_MAX_REPLY_BYTES?: string;
+  /** Changelog bytes after which a primary-key bucket is snapshotted (default 16 MiB). */
+  TABLE_SNAPSHOT_BYTES?: string;
+  /** Longest time a changed primary-key bucket goes without a snapshot (ms; default 60000). */
+  TABLE_SNAPSHOT_INTERVAL_MS?: string;
 }
 
 export function nodeSettings(vars: SettingsVars): NodeSettings {
@@ -114,6 +124,8 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
     coordinatorTickMs: positiveInt(vars.COORDINATOR_TICK_MS, "COORDINATOR_TICK_MS", DEFAULT_SETTINGS.coordinatorTickMs),
     ...boundSettings(vars),
     webhookMaxReplyBytes: positiveInt(vars.WEBHOOK_MAX_REPLY_BYTES, "WEBHOOK_MAX_REPLY_BYTES", DEFAULT_SETTINGS.webhookMaxReplyBytes),
+    tableSnapshotBytes: positiveInt(vars.TABLE_SNAPSHOT_BYTES, "TABLE_SNAPSHOT_BYTES", DEFAULT_SETTINGS.tableSnapshotBytes),
+    tableSnapshotIntervalMs: positiveInt(vars.TABLE_SNAPSHOT_INTERVAL_MS, "TABLE_SNAPSHOT_INTERVAL_MS", DEFAULT_SETTINGS.tableSnapshotIntervalMs),
   };
 }
 

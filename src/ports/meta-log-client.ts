@@ -20,6 +20,7 @@ import type {
   ViewChanges,
 } from "../core/meta/index.ts";
 import type { DomainError } from "../core/errors.ts";
+import type { JsonObject, JsonValue } from "../core/meta/json.ts";
 import type {
   AckReply,
   AckRequest,
@@ -169,6 +170,8 @@ export interface MetaLogClient {
   /** A table and its buckets (each bucket a stream: owner = leader, epoch = leader epoch). */
   lookupTable(name: string): Promise<TableLookup>;
   listTables(): Promise<TableListing>;
+  /** CreateTable at the coordinator's epoch, the leaders assigned by the log over the live nodes (table A). */
+  createTable(coordinator: Coordinator, name: string, definition: JsonValue, buckets: number, streamConfig: JsonObject): Promise<ProposeResult<"CreateTable">>;
   /** One page of the streams by name (table LS, src/core/meta/stream-listing.ts; GET /admin/streams). */
   listStreams(query: StreamListQuery): Promise<StreamListing>;
   watch(since: number, timeoutMs: number): Promise<ViewChanges>;

@@ -1,7 +1,9 @@
 // A stream node as the router and the admin API see it: the port they depend on, and the types that cross
 // it. The StreamNode Durable Object implements it (checked by the compiler in
 // durable-objects/stream-node.ts). Imports nothing but the core, so no caller depends on the Durable Object.
+import type { DomainError } from "../core/errors.ts";
 import type { HistogramSnapshot } from "../core/histogram.ts";
+import type { JsonValue } from "../core/meta/json.ts";
 import type { SeriesSample } from "../core/series.ts";
 
 export const STORE_REQUEST_KINDS = ["put", "get", "head", "list", "delete"] as const;
@@ -91,6 +93,20 @@ export interface StreamTailInfo {
   readonly closed: boolean;
 }
 
+/** A table bucket as its leader holds it in memory (`tableBuckets`; GET /v1/table/<name>). */
+export interface BucketInfo {
+  readonly streamId: string;
+  /** The bucket stream's tail: the offset a changelog reader reaches now. */
+  readonly nextOffset: string;
+  /** Rows in a primary-key bucket's tablet, records in a log bucket; null when the bucket is not loaded here. */
+  readonly rows: number | null;
+}
+
+/** The answer of `createTable` at a node: the table's buckets, or why not (`fenced` names the lease holder). */
+export type CreateTableAnswer =
+  | { readonly ok: true; readonly created: boolean }
+  | { readonly ok: false; readonly error: DomainError };
+
 /** The StreamNode's methods as seen by a caller. */
 export interface StreamNodeClient {
   /** The node's protocol app: node-addressed requests (`/n/<id>/...` with the prefix removed). */
@@ -105,5 +121,11 @@ export interface StreamNodeClient {
   tails(streamIds: readonly string[]): Promise<StreamTailInfo[]>;
   fault(): Promise<FaultState>;
   setFault(request: FaultRequest): Promise<FaultState>;
+  /** From memory (at most MAX_TAIL_IDS ids): the buckets of these streams this incarnation holds. */
+  tableBuckets(streamIds: readonly string[]): Promise<BucketInfo[]>;
+  /** Snapshots the primary-key buckets among these streams that this node has loaded, now. */
+  snapshotBuckets(streamIds: readonly string[]): Promise<{ streamId: string; coveredOffset: string | null; error: string | null }[]>;
+  /** CreateTable as the coordinator: `fenced` with the lease holder when this node is not it. */
+  createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer>;
 }
 

@@ -10,7 +10,7 @@ import { STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
 import { parseStreamName } from "../core/protocol/stream-name.ts";
 import { refusalError, routeStream, type RoutingMode } from "../core/routing.ts";
 import { type Env, metaLogClient, streamNodeClient } from "../env.ts";
-import { errorResponse, readBeforeRedirect, redirectResponse } from "../http/stream-routes.ts";
+import { errorResponse, readBeforeRedirect, redirectResponse } from "../http/responses.ts";
 import { preflightResponse } from "../http/security-headers.ts";
 import { edgeLimits } from "../core/edge-limits.ts";
 import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
@@ -39,7 +39,7 @@ export function nodeIdsOf(env: Env): string[] {
   return ids.length > 0 ? ids : ["node-0"];
 }
 
-function routerSettings(env: Env): RouterSettings {
+export function routerSettings(env: Env): RouterSettings {
   const nodeIds = nodeIdsOf(env);
   const local = (env.LOCAL_NODE ?? "").trim();
   const ttl = Number(env.VIEW_CACHE_TTL_MS ?? "");
@@ -169,7 +169,7 @@ function nodeOfLocation(location: string | null, nodeIds: readonly string[]): st
 }
 
 /** A node that cannot start (object store or metadata log unreachable) answers 503, never a bare 500. */
-async function toNode(env: Env, nodeId: string, request: Request): Promise<Response> {
+export async function toNode(env: Env, nodeId: string, request: Request): Promise<Response> {
   try {
     // "manual": a node's 307 is an answer for the client (or for forward()), never followed by the stub.
     return await streamNodeClient(env.STREAM_NODE, nodeId).fetch(new Request(request, { redirect: "manual" }));

@@ -213,7 +213,9 @@ export class FakeTableService {
     }
     for (const op of ops) this.#apply(table.definition, bucket, op);
     bucket.producers.set(id, { epoch, nextSeq: seq + 1 });
-    return json(200, { bucket: index, leaderEpoch: bucket.leaderEpoch, nextOffset: offsetOf(bucket.records.length), count: ops.length });
+    // As the leader does: the seq taken is echoed (a batch that changed nothing would not echo it).
+    const echo = { "producer-epoch": String(epoch), "producer-seq": String(seq) };
+    return json(200, { bucket: index, leaderEpoch: bucket.leaderEpoch, nextOffset: offsetOf(bucket.records.length), count: ops.length }, echo);
   }
 
   #apply(definition: TableDefinition, bucket: Bucket, op: Record<string, Row>): void {

@@ -9,6 +9,7 @@
 //   Durable Object resets itself; it is restarted by a later step.
 // A heartbeat loop per incarnation mirrors the Durable Object's alarm: heartbeat (a `stale_epoch` answer
 // aborts the incarnation) and compaction when due.
+import { MemoryTabletStorage } from "../../src/node/memory-tablet-storage.ts";
 import type { Hono } from "hono";
 import { streamRoutes } from "../../src/http/stream-routes.ts";
 import { NodeRuntime } from "../../src/node/node-runtime.ts";
@@ -97,6 +98,15 @@ export class SimCluster {
   }
 
   /** Starts a new incarnation of `nodeId` at an epoch above every earlier one. */
+  /** Each node's tablets, kept across its restarts (the Durable Object's SQLite survives them). */
+  private readonly tablets = new Map<string, MemoryTabletStorage>();
+
+  tabletsOf(nodeId: string): MemoryTabletStorage {
+    let tablets = this.tablets.get(nodeId);
+    if (tablets === undefined) this.tablets.set(nodeId, (tablets = new MemoryTabletStorage()));
+    return tablets;
+  }
+
   start(nodeId: string): Incarnation {
     const { clock, trace, history } = this.deps;
     const epoch = Math.max(clock.now(), this.lastEpoch + 1);
@@ -125,6 +135,7 @@ export class SimCluster {
         addr: `${ORIGIN}/n/${nodeId}`,
         settings,
         store,
+        tablets: this.tabletsOf(nodeId),
         meta: port,
         view: {
           lookup: (name, fresh) => viewCache.lookup((n) => port.lookupStream({ name: n }), name, fresh),

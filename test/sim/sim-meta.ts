@@ -129,6 +129,9 @@ export class SimMetaLog {
     return {
       propose: (command) => call(`propose ${describeCommand(command)}`, () => service.propose(command)) as never,
       lookupStream: (query) => call(`lookup ${"name" in query ? query.name : query.id}`, () => service.lookupStream(query)),
+      lookupTable: (name) => call(`lookupTable ${name}`, () => service.lookupTable(name)),
+      createTable: (coordinator, name, definition, buckets, config) =>
+        call(`createTable ${name}`, () => service.createTable(coordinator, name, definition, buckets, config)),
       watchDuties: (nodeId, since, timeoutMs, nodeEpoch) =>
         call(`watchDuties since ${since}`, () => service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
       heartbeat: (nodeId, nodeEpoch) => call("heartbeat", () => service.heartbeat(nodeId, nodeEpoch)),

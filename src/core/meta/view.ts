@@ -164,7 +164,7 @@ export function tablesOf(state: MetaState): readonly TableRecord[] {
 }
 
 /** One bucket as the router and the nodes route it: its stream (owner = leader, epoch = leader epoch). */
-export interface BucketView {
+interface BucketView {
   readonly bucket: number;
   readonly streamId: string;
   readonly stream: StreamView | null;

@@ -40,6 +40,20 @@ export interface TableDefinition {
   readonly partitionBy: string | null;
 }
 
+/**
+ * The canonical definition as the JSON a PUT would send: what the metadata log keeps and GET shows. Absent
+ * parts are left out (not `null`), so it parses back to the same definition (D15: "same").
+ */
+export function definitionJson(definition: TableDefinition): Record<string, unknown> {
+  return {
+    columns: definition.columns.map((column) => ({ name: column.name, type: column.type, nullable: column.nullable })),
+    ...(definition.primaryKey === null ? {} : { primaryKey: [...definition.primaryKey] }),
+    ...(definition.bucketKey === null ? {} : { bucketKey: [...definition.bucketKey] }),
+    buckets: definition.buckets,
+    ...(definition.partitionBy === null ? {} : { partitionBy: definition.partitionBy }),
+  };
+}
+
 /** D14: the name in `/v1/table/<name>`. */
 export function parseTableName(name: string): Parsed<string> {
   if (name.length === 0 || name.length > MAX_TABLE_NAME_LENGTH || !TABLE_NAME.test(name)) {

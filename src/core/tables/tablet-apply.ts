@@ -14,6 +14,39 @@ function applyOne(rows: Map<string, Row>, { key, record }: KeyedRecord): TableRe
   return okResult(null);
 }
 
+/** What records change in a tablet, net (A1, A4): the rows to set and the keys to remove, each key once. */
+export interface NetChanges {
+  readonly set: (readonly [string, Row])[];
+  readonly remove: string[];
+}
+
+/** A1/A4 as changes for a tablet kept elsewhere (the leader's SQLite): the same rule as applyRecords. */
+export function netChanges(records: readonly KeyedRecord[]): TableResult<NetChanges> {
+  const rows = new Map<string, Row>();
+  const removed = new Set<string>();
+  for (const keyed of records) {
+    const applied = applyOne(rows, keyed);
+    if (!applied.ok) return applied;
+    if (keyed.key === null) continue;
+    if (rows.has(keyed.key)) removed.delete(keyed.key);
+    else if (keyed.record.op === "-D") removed.add(keyed.key);
+  }
+  return okResult({ set: [...rows], remove: [...removed] });
+}
+
+/**
+ * A5 for a tablet kept elsewhere: the oldest pending batch leaves the queue, acknowledged; its records are
+ * the caller's to apply (netChanges), and the state's applied offset moves past them.
+ */
+export function takeAcknowledged(state: BucketState, batchId: number): TableResult<{ state: BucketState; records: readonly KeyedRecord[] }> {
+  const head = state.pending[0];
+  if (head === undefined || head.batchId !== batchId) {
+    return rejectResult("conflict", "acknowledgement of a batch that is not the oldest in flight", { reason: "ack_out_of_order", batchId });
+  }
+  const tablet = { ...state.tablet, appliedOffset: state.tablet.appliedOffset + head.records.length };
+  return okResult({ state: { ...state, tablet, pending: state.pending.slice(1) }, records: head.records });
+}
+
 /** A1-A4: `records[i]` has offset `fromOffset + i`. */
 export function applyRecords(tablet: Tablet, fromOffset: number, records: readonly KeyedRecord[]): TableResult<Tablet> {
   if (fromOffset > tablet.appliedOffset) {

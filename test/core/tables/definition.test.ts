@@ -1,6 +1,7 @@
 // Rows D1..D16 of docs/tables.md ("Definitions, rows and buckets").
 import { describe, expect, test } from "vitest";
 import {
+  definitionJson,
   bucketKeyIsPrefixOfPrimaryKey,
   compareDefinitions,
   MAX_BUCKETS,
@@ -151,6 +152,13 @@ describe("table definitions", () => {
       buckets: 8,
     };
     expect(compareDefinitions(parsed(base), parsed(spelled))).toBe("same");
+  });
+
+  test("D15: the recorded form (definitionJson) parses back to the same definition", () => {
+    for (const definition of [base, { ...base, partitionBy: "tenant" }, { columns: [{ name: "x", type: "json" }], buckets: 2 }]) {
+      const first = parsed(definition);
+      expect(parsed(definitionJson(first))).toEqual(first);
+    }
   });
 
   test.each([

@@ -23,6 +23,8 @@ export class MemoryMetaLog {
     return {
       propose: (command) => call(() => this.service.propose(command)) as never,
       lookupStream: (query) => call(() => this.service.lookupStream(query)),
+      lookupTable: (name) => call(() => this.service.lookupTable(name)),
+      createTable: (coordinator, name, definition, buckets, streamConfig) => call(() => this.service.createTable(coordinator, name, definition, buckets, streamConfig)),
       watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => call(() => this.service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
       heartbeat: (nodeId, nodeEpoch) => call(() => this.service.heartbeat(nodeId, nodeEpoch)),
       coordinatorTick: (coordinator, maxMoves) => call(() => this.service.coordinatorTick(coordinator, maxMoves)),

@@ -10,6 +10,7 @@ import { nodeSettings, type NodeSettings, type SettingsVars } from "../../../src
 import { MemoryStore } from "../../../src/storage/memory-store.ts";
 import type { ObjectStore } from "../../../src/storage/object-store.ts";
 import { MemoryMetaLog } from "./memory-meta-log.ts";
+import { MemoryTabletStorage } from "../../../src/node/memory-tablet-storage.ts";
 import { consoleSink, type LogSink } from "../../../src/log/logger.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
@@ -36,6 +37,8 @@ export interface TestNode {
   /** A request to the node's address, e.g. `node.request("PUT", "a/b", {body, headers})`. */
   request(method: string, path: string, init?: { body?: string | Uint8Array; headers?: Record<string, string> }): Promise<Response>;
   fetch(request: Request): Promise<Response>;
+  /** A bucket-addressed table request, e.g. `node.table("POST", "t/bucket/0/write", {ops})`. */
+  table(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
   /** Kills this incarnation: it makes no further progress (its pending calls never answer). */
   crash(): void;
   readonly crashed: boolean;
@@ -47,12 +50,20 @@ export class TestCluster {
   readonly now: () => number;
   private readonly random: () => number;
   private lastEpoch = 0;
+  /** Each node's tablets, kept across its restarts (the Durable Object's SQLite survives them). */
+  private readonly tablets = new Map<string, MemoryTabletStorage>();
 
   constructor(private readonly options: ClusterOptions = {}) {
     this.now = options.now ?? (() => Date.now());
     this.random = options.random ?? (() => Math.random());
     this.store = options.store ?? new MemoryStore();
     this.meta = new MemoryMetaLog(this.now);
+  }
+
+  tabletsOf(nodeId: string): MemoryTabletStorage {
+    let tablets = this.tablets.get(nodeId);
+    if (tablets === undefined) this.tablets.set(nodeId, (tablets = new MemoryTabletStorage()));
+    return tablets;
   }
 
   /** Starts an incarnation of `nodeId` at a new epoch (strictly above every earlier one). */
@@ -69,6 +80,7 @@ export class TestCluster {
       addr: `${ORIGIN}/n/${nodeId}`,
       settings: { ...nodeSettings(this.options.settings ?? {}), ...this.options.overrides },
       store,
+      tablets: this.tabletsOf(nodeId),
       meta,
       view: {
         lookup: (name, fresh) => viewCache.lookup((n) => meta.lookupStream({ name: n }), name, fresh),
@@ -93,6 +105,14 @@ export class TestCluster {
       fetch,
       request: (method, path, init = {}) =>
         fetch(new Request(`${ORIGIN}/n/${nodeId}/v1/stream/${path}`, { method, headers: init.headers, body: init.body ?? null })),
+      table: (method, path, body, headers = {}) =>
+        fetch(
+          new Request(`${ORIGIN}/n/${nodeId}/v1/table/${path}`, {
+            method,
+            headers: { "content-type": "application/json", ...headers },
+            body: body === undefined ? null : JSON.stringify(body),
+          }),
+        ),
       crash: () => {
         gate.crashed = true;
         runtime.watcher.stop();
@@ -127,6 +147,8 @@ function gatedMeta(meta: NodeMetaPort, gate: { crashed: boolean }): NodeMetaPort
   return {
     propose: (command) => through(() => meta.propose(command)),
     lookupStream: (query) => through(() => meta.lookupStream(query)),
+    lookupTable: (name) => through(() => meta.lookupTable(name)),
+    createTable: (coordinator, name, definition, buckets, config) => through(() => meta.createTable(coordinator, name, definition, buckets, config)),
     watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => through(() => meta.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
     heartbeat: (nodeId, nodeEpoch) => through(() => meta.heartbeat(nodeId, nodeEpoch)),
     coordinatorTick: (coordinator, maxMoves) => through(() => meta.coordinatorTick(coordinator, maxMoves)),

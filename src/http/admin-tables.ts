@@ -1,0 +1,34 @@
+// The table admin endpoints (docs/tables.md, docs/operations.md), under /admin behind requireAdmin:
+// `GET /admin/tables` (every table), `GET /admin/tables/<name>` (its buckets: leader, leader epoch, next
+// offset, rows, snapshot offset: what `mink table` and the status page show), and
+// `POST /admin/tables/<name>/snapshot` (snapshot every primary-key bucket now, at its leader).
+import { workerLog } from "../log/logger.ts";
+import { Hono } from "hono";
+import { domainError } from "../core/errors.ts";
+import { parseTableName } from "../core/tables/definition.ts";
+import { snapshotTable, tableDescription, tableList } from "../router/table-router.ts";
+import { json, type AdminEnv } from "./admin-common.ts";
+import { errorResponse } from "./responses.ts";
+
+export const adminTableRoutes = new Hono<AdminEnv>();
+
+adminTableRoutes.onError((error) => {
+  workerLog.log("worker.error", { during: "admin_tables" }, error);
+  return errorResponse(domainError("unavailable", "the metadata log or a leader did not answer; retry"));
+});
+
+adminTableRoutes.get("/tables", async (c) => json(await tableList(c.env)));
+
+adminTableRoutes.get("/tables/:name", async (c) => {
+  const name = parseTableName(c.req.param("name"));
+  if (!name.ok) return errorResponse(name.error);
+  const described = await tableDescription(c.env, name.value);
+  return described === null ? errorResponse(domainError("not_found", "no such table", { table: name.value })) : json(described);
+});
+
+adminTableRoutes.post("/tables/:name/snapshot", async (c) => {
+  const name = parseTableName(c.req.param("name"));
+  if (!name.ok) return errorResponse(name.error);
+  const buckets = await snapshotTable(c.env, name.value);
+  return buckets === null ? errorResponse(domainError("not_found", "no such table", { table: name.value })) : json({ table: name.value, buckets });
+});

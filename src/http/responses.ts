@@ -1,0 +1,65 @@
+// The HTTP answers every protocol surface writes the same way: a node's Reply as a Response, errors
+// through the one error table, 307s to a node's advertised address, and request bodies read to a bound
+// (and drained before a redirect or a refusal, so a client still sending sees the answer, not a reset).
+import type { DomainError } from "../core/errors.ts";
+import { domainError } from "../core/errors.ts";
+import type { Reply } from "../node/replies.ts";
+import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
+import { errorResponseParts } from "./error-table.ts";
+import { withSecurityHeaders } from "./security-headers.ts";
+
+const NODE_ADDRESS = /^\/n\/[^/]+(?=\/)/;
+
+/**
+ * Before a 307 the request body is read to its end (and dropped): answering while the client is still
+ * sending makes it see a reset connection instead of the redirect. A body over the limit gets its 413
+ * here instead, without the hop. Null: go on with the redirect.
+ */
+export async function readBeforeRedirect(request: Request, maxBytes: number): Promise<Response | null> {
+  if (request.body === null) return null;
+  const body = await readBody(request, maxBytes);
+  return "code" in body ? errorResponse(body) : null;
+}
+
+/**
+ * A refused body is still read to its end (and dropped), up to this multiple of the limit: a client that
+ * is still sending when the answer comes sees a reset connection instead of the 413 (undici 7 does).
+ * Beyond it the body is cancelled.
+ */
+const DRAIN_LIMIT_FACTOR = 4;
+
+/** The body, or `too_large` (up to DRAIN_LIMIT_FACTOR times the limit read and dropped) when the declared or actual length is over the limit. */
+export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array | DomainError> {
+  const read = await readAtMost(request.body, maxBytes, {
+    declaredBytes: declaredLength(request.headers),
+    drainBytes: maxBytes * DRAIN_LIMIT_FACTOR,
+  });
+  return read.ok ? read.bytes : domainError("too_large", "the request body is over the size limit", { maxBytes });
+}
+
+export function toResponse(result: Reply, head: boolean, url: URL): Response {
+  if (result.kind === "redirect") return redirectResponse(result.node.addr, url);
+  if (result.kind === "error") {
+    const response = errorResponse(result.error);
+    return head ? new Response(null, { status: response.status, headers: response.headers }) : response;
+  }
+  const headers = withSecurityHeaders(new Headers(result.headers));
+  if (!headers.has("cache-control")) headers.set("cache-control", "no-store");
+  const body = head || result.status === 204 || result.status === 304 ? null : result.body;
+  return new Response(body, { status: result.status, headers });
+}
+
+/**
+ * A 307 to a node's advertised address, `<PUBLIC_ORIGIN>/n/<node-id>`, with the same stream path and query:
+ * 307 keeps the method, the body and the headers.
+ */
+export function redirectResponse(nodeAddr: string, url: URL): Response {
+  const path = url.pathname.replace(NODE_ADDRESS, "");
+  const headers = withSecurityHeaders(new Headers({ location: `${nodeAddr}${path}${url.search}`, "cache-control": "no-store" }));
+  return new Response(null, { status: 307, headers });
+}
+
+export function errorResponse(error: DomainError): Response {
+  const parts = errorResponseParts(error);
+  return new Response(parts.body, { status: parts.status, headers: withSecurityHeaders(new Headers(parts.headers)) });
+}

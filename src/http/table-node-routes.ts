@@ -1,0 +1,101 @@
+// The bucket-addressed table API at a node (docs/tables.md, "HTTP API"): `/v1/table/<name>/bucket/<i>/`
+// `write`, `lookup`, `prefix` (POST, JSON bodies) and `changelog` (GET: the Durable Streams read protocol
+// over the bucket's stream, so any Durable Streams client tails a table). A bucket this node does not lead
+// answers `not_leader` (307 to the leader, the facts in the body). Served at the node's address
+// (`/n/<id>/v1/table/...`); the router forwards table requests here.
+import { domainError } from "../core/errors.ts";
+import { parseAppendRequest } from "../core/protocol/append.ts";
+import { HEADER, QUERY } from "../core/protocol/headers.ts";
+import { parseOffsetParam } from "../core/protocol/offsets.ts";
+import { parseCursorParam, parseReadMode } from "../core/protocol/read.ts";
+import { parseCanonicalUint } from "../core/protocol/parsed.ts";
+import { MAX_BUCKETS, parseTableName } from "../core/tables/definition.ts";
+import type { NodeContext } from "../node/node-context.ts";
+import { readStream } from "../node/read-path.ts";
+import { errorReply, type Reply } from "../node/replies.ts";
+import { sseStream } from "../node/sse-path.ts";
+import { leadBucket, type BucketAddress } from "../node/table-leader.ts";
+import { lookupBucket, prefixBucket } from "../node/table-read-path.ts";
+import { writeBucket } from "../node/table-write-path.ts";
+import { errorResponse, readBody, toResponse } from "./responses.ts";
+
+export const TABLE_PATH_PREFIX = "/v1/table/";
+const BUCKET_PATH = /^\/v1\/table\/([^/]+)\/bucket\/([^/]+)\/(write|lookup|prefix|changelog)$/;
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** A parsed bucket path: the table, the bucket and the operation; null for any other table path. */
+function parseBucketPath(path: string): { table: string; bucket: number; op: string } | null {
+  const match = BUCKET_PATH.exec(path);
+  if (match === null) return null;
+  const table = parseTableName(decodeURIComponent(match[1]!));
+  const bucket = parseCanonicalUint(match[2]!);
+  if (!table.ok || bucket === null || bucket >= MAX_BUCKETS) return null;
+  return { table: table.value, bucket, op: match[3]! };
+}
+
+export async function tableNodeRequest(ctx: NodeContext, request: Request, url: URL, path: string): Promise<Response> {
+  const parsed = parseBucketPath(path);
+  if (parsed === null) return errorResponse(domainError("not_found", "no such table route (a node serves /v1/table/<name>/bucket/<i>/...)"));
+  const address: BucketAddress = { table: parsed.table, bucket: parsed.bucket, pathAndQuery: `${path}${url.search}` };
+  const answer = (reply: Reply): Response => toResponse(reply, false, url);
+  if (parsed.op === "changelog") {
+    if (request.method !== "GET") return errorResponse(domainError("invalid", "a changelog is read with GET"));
+    return answer(await readChangelog(ctx, request, url, address));
+  }
+  if (request.method !== "POST") return errorResponse(domainError("invalid", `${parsed.op} is a POST`));
+  const bytes = await readBody(request, ctx.settings.maxBodyBytes);
+  if ("code" in bytes) return errorResponse(bytes);
+  const body = parseJson(bytes);
+  if (body === undefined) return errorResponse(domainError("invalid", "the body is not JSON", { field: "body" }));
+  switch (parsed.op) {
+    case "write": {
+      const header = (key: string): string | null => request.headers.get(key);
+      const append = parseAppendRequest(
+        {
+          contentType: "application/json",
+          closed: null,
+          streamSeq: null,
+          producerId: header(HEADER.producerId),
+          producerEpoch: header(HEADER.producerEpoch),
+          producerSeq: header(HEADER.producerSeq),
+        },
+        bytes.byteLength,
+        ctx.settings.maxBodyBytes,
+      );
+      if (!append.ok) return errorResponse(append.error);
+      return answer(await writeBucket(ctx, { ...address, body, bodyBytes: bytes, request: append.value }));
+    }
+    case "lookup":
+      return answer(await lookupBucket(ctx, { ...address, body }));
+    default:
+      return answer(await prefixBucket(ctx, { ...address, body }));
+  }
+}
+
+/** The bucket's stream read as a stream: catch-up, long-poll or SSE, at the leader. */
+async function readChangelog(ctx: NodeContext, request: Request, url: URL, address: BucketAddress): Promise<Reply> {
+  const led = await leadBucket(ctx, address);
+  if ("kind" in led) return led;
+  const offsets = url.searchParams.getAll(QUERY.offset);
+  const start = parseOffsetParam(offsets);
+  if (!start.ok) return errorReply(start.error);
+  const mode = parseReadMode(url.searchParams.getAll(QUERY.live), offsets.length > 0);
+  if (!mode.ok) return errorReply(mode.error);
+  const input = {
+    name: led.stream.name,
+    start: start.value,
+    mode: mode.value,
+    cursor: parseCursorParam(url.searchParams.getAll(QUERY.cursor)),
+    ifNoneMatch: request.headers.get(HEADER.ifNoneMatch),
+    signal: request.signal,
+  };
+  return mode.value === "sse" ? sseStream(ctx, input) : readStream(ctx, input);
+}
+
+function parseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(fatalUtf8.decode(bytes)) as unknown;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,78 @@
+// Snapshots of the primary-key buckets this node leads (docs/tables.md, "Snapshots"): a bucket is
+// snapshotted once TABLE_SNAPSHOT_BYTES of changelog came since its last snapshot, or TABLE_SNAPSHOT_INTERVAL_MS
+// passed with any change. The tablet is copied in one synchronous step (its rows and its mark agree), then
+// written to the store while writes go on, committed through the metadata log at the bucket's stream epoch
+// (a leader that lost the bucket is refused, CB3), and only then are parts no kept snapshot names collected.
+import type { DomainError } from "../core/errors.ts";
+import type { Row } from "../core/tables/changelog.ts";
+import type { Tablet } from "../core/tables/tablet.ts";
+import type { NodeContext } from "./node-context.ts";
+import { unavailable } from "./replies.ts";
+import type { LoadedBucket } from "./table-buckets.ts";
+import { collectSnapshots, writeSnapshot, type SnapshotRef } from "./table-snapshot-store.ts";
+
+/** Whether the bucket is due a snapshot now. */
+function snapshotDue(ctx: NodeContext, bucket: LoadedBucket, nowMs: number): boolean {
+  if (bucket.kind !== "primary-key" || bucket.appliedPosition <= bucket.snapshot.position) return false;
+  if (bucket.appliedPosition - bucket.snapshot.position >= ctx.settings.tableSnapshotBytes) return true;
+  return nowMs - bucket.snapshot.atMs >= ctx.settings.tableSnapshotIntervalMs;
+}
+
+/** Snapshots one bucket: the ref committed, or why not. One snapshot per bucket at a time. */
+export async function snapshotBucket(ctx: NodeContext, bucket: LoadedBucket): Promise<SnapshotRef | DomainError> {
+  if (bucket.snapshot.running !== null) return bucket.snapshot.running;
+  const run = takeAndCommit(ctx, bucket).finally(() => {
+    bucket.snapshot.running = null;
+  });
+  bucket.snapshot.running = run;
+  return run;
+}
+
+async function takeAndCommit(ctx: NodeContext, bucket: LoadedBucket): Promise<SnapshotRef | DomainError> {
+  const startedMs = ctx.now();
+  // One synchronous step: no ack can apply between reading the rows and reading the mark.
+  const rows = new Map<string, Row>(bucket.tablet.entries());
+  const tablet: Tablet = { rows, appliedOffset: bucket.state.tablet.appliedOffset };
+  const position = bucket.appliedPosition;
+  const ref = await writeSnapshot(ctx.store, bucket.streamId, tablet, position);
+  const committed = await ctx.meta.propose({
+    type: "CommitBucketSnapshot",
+    table: bucket.table,
+    bucket: bucket.bucket,
+    streamId: bucket.streamId,
+    epoch: bucket.epoch,
+    snapshot: { key: ref.key, coveredOffset: ref.coveredOffset, coveredPosition: ref.coveredPosition, rows: ref.rows, bytes: ref.bytes },
+    by: { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch },
+  });
+  if (!committed.ok) {
+    ctx.log.log("table.snapshot_refused", { streamId: bucket.streamId, code: committed.error.code });
+    return committed.error.code === "fenced" ? committed.error : unavailable(committed.error.message);
+  }
+  bucket.snapshot.position = position;
+  bucket.snapshot.atMs = ctx.now();
+  // The commit made `ref` kept; what it dropped is collectable now, while this node still leads at its epoch.
+  const kept = committed.value.bucket.snapshots;
+  const deleted = await collectSnapshots(ctx.store, bucket.streamId, kept);
+  ctx.log.log("table.snapshot", {
+    streamId: bucket.streamId,
+    table: bucket.table,
+    bucket: bucket.bucket,
+    rows: ref.rows,
+    bytes: ref.bytes,
+    coveredPosition: position,
+    durationMs: ctx.now() - startedMs,
+    collected: deleted,
+  });
+  return ref;
+}
+
+/** The heartbeat's round: every due bucket, one after the other (a snapshot is CPU and store bandwidth). */
+export async function snapshotDueBuckets(ctx: NodeContext): Promise<number> {
+  let taken = 0;
+  for (const bucket of ctx.tables.all()) {
+    if (!snapshotDue(ctx, bucket, ctx.now())) continue;
+    const result = await snapshotBucket(ctx, bucket);
+    if (!("code" in result)) taken++;
+  }
+  return taken;
+}

@@ -1,0 +1,82 @@
+// Table requests split by bucket at the router (docs/tables.md, "HTTP API"): each part goes to its
+// bucket's leader as a bucket-addressed request, in parallel (at most MAX_PARTS_IN_FLIGHT at once); a part
+// answered `not_leader` (a stale cached view) is sent once more, to the leader the answer names. No part
+// is ever redirected to the client: a table-addressed request gets one answer.
+import { workerLog } from "../log/logger.ts";
+import { domainError, type DomainError } from "../core/errors.ts";
+import type { TableLookup } from "../core/meta/view.ts";
+import { type Env } from "../env.ts";
+import { toNode } from "./router.ts";
+
+/** Parts sent at once: a write to a 1,024-bucket table goes out in rounds. */
+const MAX_PARTS_IN_FLIGHT = 32;
+/** A part answered not_leader is re-sent this many times at most (each to the leader the answer names). */
+const MAX_LEADER_HOPS = 2;
+
+export interface Part {
+  readonly bucket: number;
+  /** The JSON body of the bucket-addressed request. */
+  readonly body: unknown;
+}
+
+export type PartAnswer =
+  | { readonly bucket: number; readonly ok: true; readonly status: number; readonly body: unknown }
+  | { readonly bucket: number; readonly ok: false; readonly status: number; readonly error: unknown; readonly retryAfter: string | null };
+
+/** Sends every part to its bucket's leader (`op`: write, lookup or prefix); answers in the parts' order. */
+export async function sendParts(env: Env, origin: string, table: TableLookup, name: string, op: string, parts: readonly Part[], headers: Headers): Promise<PartAnswer[]> {
+  const answers: PartAnswer[] = [];
+  for (let i = 0; i < parts.length; i += MAX_PARTS_IN_FLIGHT) {
+    const round = parts.slice(i, i + MAX_PARTS_IN_FLIGHT);
+    answers.push(...(await Promise.all(round.map((part) => sendPart(env, origin, table, name, op, part, headers)))));
+  }
+  return answers;
+}
+
+async function sendPart(env: Env, origin: string, table: TableLookup, name: string, op: string, part: Part, headers: Headers): Promise<PartAnswer> {
+  let leader = table.buckets[part.bucket]?.leaderNode?.id ?? null;
+  const text = JSON.stringify(part.body);
+  for (let hop = 0; leader !== null; hop++) {
+    const url = `${origin}/n/${encodeURIComponent(leader)}/v1/table/${encodeURIComponent(name)}/bucket/${part.bucket}/${op}`;
+    const response = await toNode(env, leader, new Request(url, { method: "POST", headers: partHeaders(headers), body: text }));
+    const body = await jsonOf(response);
+    if (response.ok || response.status === 204) return { bucket: part.bucket, ok: true, status: response.status, body };
+    const error = (body as { error?: unknown } | null)?.error ?? null;
+    const next = notLeaderTarget(error);
+    if (response.status === 307 && next !== null && hop < MAX_LEADER_HOPS) {
+      leader = next;
+      continue;
+    }
+    return { bucket: part.bucket, ok: false, status: response.status, error, retryAfter: response.headers.get("retry-after") };
+  }
+  return failed(part.bucket, domainError("unavailable", "the bucket has no leader right now; retry", { bucket: part.bucket }));
+}
+
+function failed(bucket: number, error: DomainError): PartAnswer {
+  return { bucket, ok: false, status: 503, error: { ...error, retryable: true }, retryAfter: "1" };
+}
+
+/** The headers a part carries: the caller's authorization (checked again at the node) and JSON. */
+function partHeaders(headers: Headers): Headers {
+  const out = new Headers({ "content-type": "application/json" });
+  const authorization = headers.get("authorization");
+  if (authorization !== null) out.set("authorization", authorization);
+  return out;
+}
+
+function notLeaderTarget(error: unknown): string | null {
+  if (typeof error !== "object" || error === null) return null;
+  const { code, details } = error as { code?: unknown; details?: { leader?: unknown } };
+  return code === "not_leader" && typeof details?.leader === "string" ? details.leader : null;
+}
+
+async function jsonOf(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (text === "") return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    workerLog.log("worker.error", { during: "table_part", status: response.status }, error);
+    return null;
+  }
+}

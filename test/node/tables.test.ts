@@ -1,0 +1,233 @@
+// Tables in the node tier (docs/tables.md): three nodes in plain Node over the in-memory store and the
+// real MetaLogService, each keeping its tablets in memory across restarts (as the Durable Object's SQLite
+// does). A bucket is a stream: its leader is the stream's owner, its leader epoch the stream's epoch.
+import { describe, expect, it } from "vitest";
+import type { JsonValue } from "../../src/core/meta/json.ts";
+import { definitionJson, parseTableDefinition, type TableDefinition } from "../../src/core/tables/definition.ts";
+import { bucketOf } from "../../src/core/tables/bucketing.ts";
+import { validateRow } from "../../src/core/tables/rows.ts";
+import { MemoryStore } from "../../src/storage/memory-store.ts";
+import { eventually, NotYet } from "../support/eventually.ts";
+import { TestCluster, type TestNode } from "./support/test-cluster.ts";
+
+const LEASE_TTL_MS = 1_000;
+const DEFINITION = {
+  columns: [
+    { name: "id", type: "string" },
+    { name: "v", type: "int", nullable: true },
+  ],
+  primaryKey: ["id"],
+  buckets: 4,
+};
+
+/** The canonical definition as the router passes it on (JSON). */
+function recordedDefinition(): JsonValue {
+  const parsed = parseTableDefinition(DEFINITION);
+  if (!parsed.ok) throw new Error("definition");
+  return definitionJson(parsed.value) as JsonValue;
+}
+
+interface World {
+  readonly cluster: TestCluster;
+  readonly nodes: Map<string, TestNode>;
+  readonly clock: { ms: number };
+  readonly definition: TableDefinition;
+  advance(ms: number, beating: readonly TestNode[]): Promise<void>;
+}
+
+async function world(store?: MemoryStore): Promise<World> {
+  const clock = { ms: 1_700_000_000_000 };
+  const cluster = new TestCluster({
+    now: () => clock.ms,
+    settings: { LEASE_TTL_MS: String(LEASE_TTL_MS), HEARTBEAT_MS: "100", COORDINATOR_TICK_MS: "100" },
+    ...(store === undefined ? {} : { store }),
+  });
+  cluster.meta.service.timings.leaseTtlMs = LEASE_TTL_MS;
+  const nodes = new Map<string, TestNode>();
+  for (const id of ["a", "b", "c"]) nodes.set(id, await cluster.start(id));
+  for (const node of nodes.values()) expect(await node.runtime.beat()).toBe("ok");
+  const created = await nodes.get("a")!.runtime.createTable("t", recordedDefinition(), DEFINITION.buckets);
+  expect(created).toEqual({ ok: true, created: true });
+  const definition = parseTableDefinition(DEFINITION);
+  if (!definition.ok) throw new Error("definition");
+  return {
+    cluster,
+    nodes,
+    clock,
+    definition: definition.value,
+    advance: async (ms, beating) => {
+      clock.ms += ms;
+      for (const node of beating) await node.runtime.beat();
+    },
+  };
+}
+
+function leaderOf(w: World, bucket: number): { node: TestNode; epoch: number } {
+  const view = w.cluster.meta.service.lookupTable("t").buckets[bucket]!;
+  return { node: w.nodes.get(view.leaderNode!.id)!, epoch: view.stream!.epoch };
+}
+
+/** A key of the table that lands in `bucket` (bucketOf over the key, as the router splits). */
+function keyIn(w: World, bucket: number, from = 0): string {
+  for (let i = from; ; i++) {
+    const row = validateRow(w.definition, { id: `k${i}`, v: null });
+    if (row.ok && bucketOf(w.definition, row.value) === bucket) return `k${i}`;
+  }
+}
+
+async function write(node: TestNode, bucket: number, ops: unknown[], headers?: Record<string, string>): Promise<Response> {
+  return node.table("POST", `t/bucket/${bucket}/write`, { ops }, headers);
+}
+
+async function lookup(node: TestNode, bucket: number, ids: string[], minOffset?: string): Promise<unknown[]> {
+  const response = await node.table("POST", `t/bucket/${bucket}/lookup`, { keys: ids.map((id) => ({ id })), ...(minOffset === undefined ? {} : { minOffset }) });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { rows: unknown[] }).rows;
+}
+
+async function changelog(node: TestNode, bucket: number): Promise<unknown[]> {
+  const response = await node.table("GET", `t/bucket/${bucket}/changelog?offset=-1`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as unknown[];
+}
+
+describe("node tier: tables", () => {
+  it("W1-W4, R1: upsert, update, delete and lookup at the leader; the changelog carries +I, -U/+U, -D images", async () => {
+    const w = await world();
+    const { node, epoch } = leaderOf(w, 1);
+    const id = keyIn(w, 1);
+    const first = await write(node, 1, [{ upsert: { id, v: 1 } }]);
+    expect(first.status).toBe(200);
+    const answer = (await first.json()) as { bucket: number; leaderEpoch: number; nextOffset: string; count: number };
+    expect(answer).toMatchObject({ bucket: 1, count: 1 });
+    expect(answer.leaderEpoch).toBeGreaterThan(epoch); // the first open took the next epoch
+    expect(await lookup(node, 1, [id, keyIn(w, 1, 1000)])).toEqual([{ id, v: 1 }, null]);
+    expect((await write(node, 1, [{ upsert: { id, v: 2 } }, { upsert: { id, v: 2 } }])).status).toBe(200);
+    expect((await write(node, 1, [{ delete: { id } }])).status).toBe(200);
+    expect(await lookup(node, 1, [id])).toEqual([null]);
+    expect(await changelog(node, 1)).toEqual([
+      { op: "+I", row: { id, v: 1 } },
+      { op: "-U", row: { id, v: 1 } },
+      { op: "+U", row: { id, v: 2 } },
+      { op: "-D", row: { id, v: 2 } },
+    ]);
+  });
+
+  it("BR1: a bucket request at a node that does not lead it is not_leader: a 307 to the leader, its address and leader epoch in the body", async () => {
+    const w = await world();
+    const { node: leader } = leaderOf(w, 2);
+    const other = [...w.nodes.values()].find((n) => n !== leader)!;
+    const response = await write(other, 2, [{ upsert: { id: keyIn(w, 2), v: 1 } }]);
+    expect(response.status).toBe(307);
+    expect(response.headers.get("location")).toBe(`http://127.0.0.1:8787/n/${leader.nodeId}/v1/table/t/bucket/2/write`);
+    const body = (await response.json()) as { error: { code: string; details: Record<string, unknown> } };
+    expect(body.error.code).toBe("not_leader");
+    expect(body.error.details).toMatchObject({ table: "t", bucket: 2, leader: leader.nodeId, leaderAddr: `http://127.0.0.1:8787/n/${leader.nodeId}` });
+  });
+
+  it("an op of another bucket is refused whole at a bucket-addressed write", async () => {
+    const w = await world();
+    const { node } = leaderOf(w, 0);
+    const response = await write(node, 0, [{ upsert: { id: keyIn(w, 0), v: 1 } }, { upsert: { id: keyIn(w, 3), v: 1 } }]);
+    expect(response.status).toBe(400);
+    expect(await lookup(node, 0, [keyIn(w, 0)])).toEqual([null]);
+  });
+
+  it("exactly once per bucket: a batch repeated with the same producer seq is a 204 duplicate and is in the changelog once", async () => {
+    const w = await world();
+    const { node } = leaderOf(w, 3);
+    const id = keyIn(w, 3);
+    const producer = { "producer-id": "p1", "producer-epoch": "0", "producer-seq": "0" };
+    const once = await write(node, 3, [{ upsert: { id, v: 7 } }], producer);
+    expect(once.status).toBe(200);
+    expect(once.headers.get("producer-seq")).toBe("0");
+    expect((await write(node, 3, [{ upsert: { id, v: 7 } }], producer)).status).toBe(204);
+    expect((await write(node, 3, [{ upsert: { id, v: 8 } }], { ...producer, "producer-seq": "1" })).status).toBe(200);
+    expect(await changelog(node, 3)).toEqual([
+      { op: "+I", row: { id, v: 7 } },
+      { op: "-U", row: { id, v: 7 } },
+      { op: "+U", row: { id, v: 8 } },
+    ]);
+  });
+
+  it("a batch that changes nothing appends nothing and does not take the producer seq", async () => {
+    const w = await world();
+    const { node } = leaderOf(w, 0);
+    const id = keyIn(w, 0);
+    const producer = { "producer-id": "p2", "producer-epoch": "0", "producer-seq": "0" };
+    const noop = await write(node, 0, [{ delete: { id } }], producer);
+    expect(noop.status).toBe(200);
+    expect(await noop.json()).toMatchObject({ count: 0 });
+    expect(noop.headers.get("producer-seq")).toBeNull();
+    expect((await write(node, 0, [{ upsert: { id, v: 1 } }], producer)).status).toBe(200);
+    expect(await changelog(node, 0)).toEqual([{ op: "+I", row: { id, v: 1 } }]);
+  });
+
+  it("R7: a lookup with minOffset waits until the bucket has applied that far; a lookup never sees a row the WAL has not acknowledged", async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const store = new MemoryStore({ sleep: () => held });
+    const w = await world(store);
+    const { node } = leaderOf(w, 1);
+    const id = keyIn(w, 1);
+    expect((await write(node, 1, [{ upsert: { id, v: 1 } }])).status).toBe(200); // opens and loads the bucket
+    store.inject({ op: "put", keyPrefix: "wal/", kind: "delay" });
+    const pending = write(node, 1, [{ upsert: { id, v: 2 } }]);
+    await eventually(() => node.runtime.ctx.tables.all()[0]?.state.pending.length === 1, { what: "a batch in flight" });
+    expect(await lookup(node, 1, [id])).toEqual([{ id, v: 1 }]);
+    release();
+    const answer = (await (await pending).json()) as { nextOffset: string };
+    expect(await lookup(node, 1, [id], answer.nextOffset)).toEqual([{ id, v: 2 }]);
+  });
+
+  it("a restart that keeps leadership replays only what its tablet has not applied", async () => {
+    const w = await world();
+    const { node } = leaderOf(w, 2);
+    const ids = [keyIn(w, 2), keyIn(w, 2, 500)];
+    for (const [i, id] of ids.entries()) expect((await write(node, 2, [{ upsert: { id, v: i } }])).status).toBe(200);
+    const tablets = w.cluster.tabletsOf(node.nodeId);
+    const streamId = w.cluster.meta.service.lookupTable("t").buckets[2]!.streamId;
+    const markBefore = tablets.open(streamId).mark();
+    node.crash();
+    const again = await w.cluster.start(node.nodeId);
+    w.nodes.set(node.nodeId, again);
+    let applied = 0;
+    const open = tablets.open.bind(tablets);
+    tablets.open = (id) => {
+      const tablet = open(id);
+      const apply = tablet.apply.bind(tablet);
+      tablet.apply = (changes, mark) => {
+        applied++;
+        apply(changes, mark);
+      };
+      return tablet;
+    };
+    expect(await lookup(again, 2, ids)).toEqual(ids.map((id, v) => ({ id, v })));
+    expect(applied).toBe(0);
+    expect(tablets.open(streamId).mark()).toEqual(markBefore);
+  });
+
+  it("failover: a dead leader's buckets are re-led like its streams; the new leader replays the changelog and serves every acknowledged row", async () => {
+    const w = await world();
+    const { node: victim } = leaderOf(w, 0);
+    const ids = [keyIn(w, 0), keyIn(w, 0, 300), keyIn(w, 0, 600)];
+    for (const [i, id] of ids.entries()) expect((await write(victim, 0, [{ upsert: { id, v: i } }])).status).toBe(200);
+    victim.crash();
+    const alive = [...w.nodes.values()].filter((n) => n !== victim);
+    await w.advance(LEASE_TTL_MS + 100, alive);
+    const next = await eventually(
+      async () => {
+        await w.advance(100, alive);
+        const { node } = leaderOf(w, 0);
+        if (node === victim) throw new NotYet("bucket 0 still led by the dead node");
+        const response = await node.table("POST", "t/bucket/0/lookup", { keys: ids.map((id) => ({ id })) });
+        if (response.status !== 200) throw new NotYet(`lookup at the new leader: ${response.status}`);
+        return { node, rows: ((await response.json()) as { rows: unknown[] }).rows };
+      },
+      { what: "bucket 0 served by a new leader" },
+    );
+    expect(next.rows).toEqual(ids.map((id, v) => ({ id, v })));
+    expect((await write(next.node, 0, [{ upsert: { id: ids[0]!, v: 9 } }])).status).toBe(200);
+    expect(await lookup(next.node, 0, [ids[0]!])).toEqual([{ id: ids[0], v: 9 }]);
+  });
+});
