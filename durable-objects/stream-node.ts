@@ -151,6 +151,13 @@ export class StreamNode extends DurableObject<Env> {
     return this.runtime.snapshotBuckets(streamIds.map(String));
   }
 
+  /** Removes a dropped table's bucket streams and tablets here (DELETE /v1/table/<name>). */
+  async dropBuckets(streamIds: readonly string[]): Promise<number> {
+    if (!Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
+    if (this.crashed || this.runtime === null) return 0;
+    return this.runtime.dropBuckets(streamIds.map(String));
+  }
+
   /** CreateTable as the coordinator (PUT /v1/table/<name> asks the lease holder). */
   async createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer> {
     if (this.crashed || this.runtime === null) return { ok: false, error: domainError("unavailable", `node ${this.nodeId} is not serving; retry`) };

@@ -31,7 +31,7 @@ import type { NodeSettings } from "./settings.ts";
 import { countAcknowledged, meteredStore, newNodeMeters, storeLatencySnapshots, type NodeMeters } from "./store-metrics.ts";
 import { isGone, StreamRegistry } from "./stream-registry.ts";
 import { subscriptionDelivery } from "./subscription-delivery.ts";
-import { expireIdle } from "./stream-lifecycle.ts";
+import { expireIdle, removeStream } from "./stream-lifecycle.ts";
 import { TransferWatcher } from "./transfer-watcher.ts";
 import { takeOverOwnPast } from "./takeover-use.ts";
 import { CoordinatorRole } from "./coordinator.ts";
@@ -361,6 +361,24 @@ export class NodeRuntime {
       const rows = bucket === undefined ? null : bucket.kind === "log" ? bucket.state.tablet.appliedOffset : bucket.tablet.count();
       return { streamId, nextOffset: offset, rows };
     });
+  }
+
+  /**
+   * A dropped table's buckets led here (DELETE /v1/table/<name> asks every leader before DropTable): each
+   * bucket stream removed as a DELETE would (a WAL record, DeleteStream, memory) and its tablet dropped.
+   */
+  async dropBuckets(streamIds: readonly string[]): Promise<number> {
+    let dropped = 0;
+    for (const streamId of new Set(streamIds)) {
+      const stream = this.ctx.registry.get(streamId);
+      if (stream !== undefined && !isGone(stream)) {
+        await this.ctx.locks.run(`name:${stream.name}`, () => removeStream(this.ctx, stream));
+        dropped++;
+      }
+      this.ctx.tables.forget(streamId);
+      this.ctx.tables.storage.open(streamId).drop();
+    }
+    return dropped;
   }
 
   /** CreateTable at this node's coordinator epoch (docs/tables.md): refused as `fenced` unless it holds the lease. */

@@ -1,5 +1,5 @@
-// The coordinator's collection loop (docs/architecture.md, "Lifecycle"): the objects (stream objects and manifest) of streams
-// the log no longer has are deleted, one page of `streams/` per tick, so no round is unbounded. The
+// The coordinator's collection loop (docs/architecture.md, "Lifecycle"): the objects (stream objects and
+// manifest, and a table bucket's snapshots) of streams the log no longer has are deleted, one page of `streams/` per tick, so no round is unbounded. The
 // decision is the MetaLog's (table GC, fenced by the coordinator epoch like the tick); the chain of a
 // deleted fork source's own sources is only in manifests' sessions, so it is followed here, and kept.
 import type { Coordinator } from "../core/meta/commands.ts";
@@ -8,6 +8,7 @@ import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import { unescapeId } from "../storage/keys.ts";
 import { readManifest } from "../storage/manifest.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
+import { deleteBucketSnapshots } from "./table-snapshot-store.ts";
 
 /** Keys listed per round (one S3 list page). */
 const PAGE_KEYS = 1_000;
@@ -52,8 +53,11 @@ export async function collectRound(
   for (let i = 0; i < doomed.length; i += DELETE_CONCURRENCY) {
     await Promise.all(doomed.slice(i, i + DELETE_CONCURRENCY).map((key) => store.delete(key)));
   }
-  const streamsCollected = answer.collect.filter((id) => !kept.has(id)).length;
-  return { cursor: next, streamsCollected, objectsDeleted: doomed.length };
+  const collected = answer.collect.filter((id) => !kept.has(id));
+  // A dropped table's bucket streams are streams: their snapshots (under tables/<id>/) go with their objects.
+  let snapshotObjects = 0;
+  for (const id of collected) snapshotObjects += await deleteBucketSnapshots(store, id);
+  return { cursor: next, streamsCollected: collected.length, objectsDeleted: doomed.length + snapshotObjects };
 }
 
 /**

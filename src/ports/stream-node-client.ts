@@ -125,6 +125,8 @@ export interface StreamNodeClient {
   tableBuckets(streamIds: readonly string[]): Promise<BucketInfo[]>;
   /** Snapshots the primary-key buckets among these streams that this node has loaded, now. */
   snapshotBuckets(streamIds: readonly string[]): Promise<{ streamId: string; coveredOffset: string | null; error: string | null }[]>;
+  /** Removes a dropped table's bucket streams led here and their tablets (DELETE /v1/table/<name>). */
+  dropBuckets(streamIds: readonly string[]): Promise<number>;
   /** CreateTable as the coordinator: `fenced` with the lease holder when this node is not it. */
   createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer>;
 }

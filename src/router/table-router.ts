@@ -185,11 +185,7 @@ export async function tableList(env: Env): Promise<{ tables: { name: string; buc
 export async function snapshotTable(env: Env, name: string): Promise<{ bucket: number; coveredOffset: string | null; error: string | null }[] | null> {
   const lookup = await metaLogClient(env.META_LOG).lookupTable(name);
   if (lookup.table === null) return null;
-  const byLeader = new Map<string, string[]>();
-  for (const bucket of lookup.buckets) {
-    const leader = bucket.leaderNode?.id;
-    if (leader !== undefined) byLeader.set(leader, [...(byLeader.get(leader) ?? []), bucket.streamId]);
-  }
+  const byLeader = leadersOf(lookup);
   const results = new Map<string, { coveredOffset: string | null; error: string | null }>();
   await Promise.all(
     [...byLeader].map(async ([leader, ids]) => {
@@ -199,13 +195,19 @@ export async function snapshotTable(env: Env, name: string): Promise<{ bucket: n
   return lookup.buckets.map((bucket) => ({ bucket: bucket.bucket, ...(results.get(bucket.streamId) ?? { coveredOffset: null, error: "not_loaded" }) }));
 }
 
-/** Each leader's figures for its buckets, asked in parallel, bounded by BUCKET_INFO_TIMEOUT_MS. */
-async function bucketInfos(env: Env, lookup: TableLookup): Promise<Map<string, BucketInfo>> {
+/** The bucket stream ids of a table by leader. */
+function leadersOf(lookup: TableLookup): Map<string, string[]> {
   const byLeader = new Map<string, string[]>();
   for (const bucket of lookup.buckets) {
     const leader = bucket.leaderNode?.id;
     if (leader !== undefined) byLeader.set(leader, [...(byLeader.get(leader) ?? []), bucket.streamId]);
   }
+  return byLeader;
+}
+
+/** Each leader's figures for its buckets, asked in parallel, bounded by BUCKET_INFO_TIMEOUT_MS. */
+async function bucketInfos(env: Env, lookup: TableLookup): Promise<Map<string, BucketInfo>> {
+  const byLeader = leadersOf(lookup);
   const infos = new Map<string, BucketInfo>();
   const late = new Promise<BucketInfo[]>((resolve) => setTimeout(() => resolve([]), BUCKET_INFO_TIMEOUT_MS));
   await Promise.all(
@@ -221,10 +223,28 @@ async function bucketInfos(env: Env, lookup: TableLookup): Promise<Map<string, B
   return infos;
 }
 
+/**
+ * DELETE: DropTable (the table and its bucket streams leave the log: table-addressed requests stop at once),
+ * then every leader removes its copies of the buckets' streams and their tablets. A leader that does not
+ * answer keeps a stale copy, which it forgets when the view shows another stream under the name.
+ */
 async function dropTable(c: Ctx, name: string): Promise<Response> {
-  const dropped = await metaLogClient(c.env.META_LOG).propose({ type: "DropTable", name });
+  const meta = metaLogClient(c.env.META_LOG);
+  const lookup = await meta.lookupTable(name);
+  if (lookup.table === null) return errorResponse(domainError("not_found", "no such table", { table: name }));
+  const dropped = await meta.propose({ type: "DropTable", name });
   tables(c.env).invalidate(name);
-  return dropped.ok ? json(204, null) : errorResponse(dropped.error);
+  if (!dropped.ok) return errorResponse(dropped.error);
+  await Promise.all(
+    [...leadersOf(lookup)].map(async ([leader, ids]) => {
+      try {
+        await streamNodeClient(c.env.STREAM_NODE, leader).dropBuckets(ids);
+      } catch (error) {
+        workerLog.log("worker.error", { during: "table_drop", target: leader }, error);
+      }
+    }),
+  );
+  return json(204, null);
 }
 
 /** POST write: split by bucket, each part to its leader; atomic per bucket, not across buckets. */

@@ -6,6 +6,7 @@ import { jsonEqual } from "./json.ts";
 import { checkProposer } from "./node-rules.ts";
 import { accepted, rejected, rejectedWith, unchanged, type Outcome } from "./outcome.ts";
 import { streamIdFor, withStream, type MetaState, type StreamRecord } from "./state.ts";
+import { BUCKET_STREAM_PREFIX } from "../tables/bucketing.ts";
 
 /**
  * Table CS — CreateStream {name, config}:
@@ -38,11 +39,19 @@ export function createStream(state: MetaState, command: CreateStream): Outcome<V
   return accepted(next, { stream });
 }
 
+/** The table whose bucket `stream` is, if that table exists (bucket streams are named `__ds/table/<name>/...`). */
+function tableOfBucketStream(state: MetaState, stream: StreamRecord): string | null {
+  if (!stream.name.startsWith(BUCKET_STREAM_PREFIX)) return null;
+  const name = stream.name.slice(BUCKET_STREAM_PREFIX.length).split("/")[0] ?? "";
+  return state.tables.get(name)?.buckets.some((bucket) => bucket.streamId === stream.id) === true ? name : null;
+}
+
 /**
  * Table DS — DeleteStream {streamId}:
  * | row | condition              | result                                                                      |
  * | DS1 | proposer fails table P | as table P                                                                  |
  * | DS2 | stream not found       | not_found {streamId}                                                        |
+ * | DS2b| a bucket stream of a table that exists | invalid {reason: "table_bucket", table}: only DropTable removes it |
  * | DS3 | stream exists          | accepted: record, name and any pending transfer removed; the owner learns it from the view |
  */
 export function deleteStream(state: MetaState, command: DeleteStream): Outcome<ValueOf["DeleteStream"]> {
@@ -50,6 +59,8 @@ export function deleteStream(state: MetaState, command: DeleteStream): Outcome<V
   if (proposerError !== null) return rejectedWith(state, proposerError);
   const stream = state.streams.get(command.streamId);
   if (stream === undefined) return rejected(state, "not_found", "no such stream", { streamId: command.streamId });
+  const table = tableOfBucketStream(state, stream);
+  if (table !== null) return rejected(state, "invalid", "a table's bucket stream goes only with its table", { reason: "table_bucket", table });
   const next = withStream({ ...state, transfers: state.transfers.delete(stream.id) }, stream.id, null);
   return accepted(next, { stream });
 }

@@ -55,7 +55,7 @@ export function partitionKey(definition: TableDefinition, row: Row): string | nu
 }
 
 /** The first segments of every bucket stream name: under the stream API's reserved `__ds` (NAME-3). */
-const BUCKET_STREAM_PREFIX = `${RESERVED_SEGMENT}/table/`;
+export const BUCKET_STREAM_PREFIX = `${RESERVED_SEGMENT}/table/`;
 
 /**
  * B5..B7: the stream of bucket `bucket` of `table` (a name from parseTableName) in `partition`:

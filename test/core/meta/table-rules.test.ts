@@ -121,6 +121,16 @@ describe("table TD: DropTable", () => {
   });
 });
 
+describe("table DS with tables", () => {
+  it("DS2b: a table's bucket stream is not deleted as a stream; once the table is dropped it is gone with it", () => {
+    const state = build([createTable("t", ["a"])], cluster());
+    const streamId = state.tables.get("t")?.buckets[0]?.streamId ?? "";
+    expectRejected(state, apply(state, { type: "DeleteStream", streamId }, CTX), "invalid", { reason: "table_bucket", table: "t" });
+    const dropped = build([{ type: "DropTable", name: "t" }], state);
+    expectRejected(dropped, apply(dropped, { type: "DeleteStream", streamId }, CTX), "not_found");
+  });
+});
+
 describe("table CB: CommitBucketSnapshot", () => {
   /** Table t with one bucket led by a, opened at epoch 1. */
   function opened(): { state: MetaState; streamId: string } {
