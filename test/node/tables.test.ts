@@ -35,11 +35,15 @@ interface World {
   advance(ms: number, beating: readonly TestNode[]): Promise<void>;
 }
 
-async function world(store?: MemoryStore): Promise<World> {
+/** The structured log lines of every node, parsed (the test reads the table.load lines). */
+type LogLine = Record<string, unknown>;
+
+async function world(store?: MemoryStore, lines: LogLine[] = []): Promise<World> {
   const clock = { ms: 1_700_000_000_000 };
   const cluster = new TestCluster({
     now: () => clock.ms,
     settings: { LEASE_TTL_MS: String(LEASE_TTL_MS), HEARTBEAT_MS: "100", COORDINATOR_TICK_MS: "100" },
+    logSink: (line) => lines.push(JSON.parse(line) as LogLine),
     ...(store === undefined ? {} : { store }),
   });
   cluster.meta.service.timings.leaseTtlMs = LEASE_TTL_MS;
@@ -229,5 +233,63 @@ describe("node tier: tables", () => {
     expect(next.rows).toEqual(ids.map((id, v) => ({ id, v })));
     expect((await write(next.node, 0, [{ upsert: { id: ids[0]!, v: 9 } }])).status).toBe(200);
     expect(await lookup(next.node, 0, [ids[0]!])).toEqual([{ id: ids[0], v: 9 }]);
+  });
+
+  it("S5/S9 at a new leader: it restores the newest committed snapshot and replays the changelog only from its covered position", async () => {
+    const lines: LogLine[] = [];
+    const w = await world(undefined, lines);
+    const { node: victim } = leaderOf(w, 1);
+    const ids = Array.from({ length: 20 }, (_, i) => keyIn(w, 1, i * 100));
+    for (const [v, id] of ids.entries()) expect((await write(victim, 1, [{ upsert: { id, v } }])).status).toBe(200);
+    const streamId = w.cluster.meta.service.lookupTable("t").buckets[1]!.streamId;
+    const [snapshot] = await victim.runtime.snapshotBuckets([streamId]);
+    expect(snapshot?.error).toBeNull();
+    const kept = w.cluster.meta.service.lookupTable("t").buckets[1]!.snapshots;
+    expect(kept).toHaveLength(1);
+    expect(kept[0]!.rows).toBe(ids.length);
+    // Written after the snapshot: only this is replayed at the new leader.
+    expect((await write(victim, 1, [{ upsert: { id: ids[0]!, v: 100 } }])).status).toBe(200);
+    victim.crash();
+    const alive = [...w.nodes.values()].filter((n) => n !== victim);
+    await w.advance(LEASE_TTL_MS + 100, alive);
+    const rows = await eventually(
+      async () => {
+        await w.advance(100, alive);
+        const { node } = leaderOf(w, 1);
+        if (node === victim) throw new NotYet("still led by the dead node");
+        const response = await node.table("POST", "t/bucket/1/lookup", { keys: ids.map((id) => ({ id })) });
+        if (response.status !== 200) throw new NotYet(`lookup: ${response.status}`);
+        return ((await response.json()) as { rows: unknown[] }).rows;
+      },
+      { what: "bucket 1 served by a new leader" },
+    );
+    expect(rows).toEqual(ids.map((id, v) => ({ id, v: v === 0 ? 100 : v })));
+    const load = lines.find((line) => line["event"] === "table.load" && line["streamId"] === streamId && line["node"] !== victim.nodeId);
+    expect(load?.["restoredFrom"]).toBe(kept[0]!.coveredPosition);
+    expect(load?.["replayedBytes"]).toBeGreaterThan(0);
+    expect(Number(load?.["replayedBytes"])).toBeLessThan(kept[0]!.coveredPosition);
+  });
+
+  it("a transfer moves a bucket like any stream: the target opens it from the store, loads its tablet and serves every row", async () => {
+    const w = await world();
+    const { node: source } = leaderOf(w, 2);
+    const target = [...w.nodes.values()].find((n) => n !== source)!;
+    const ids = [keyIn(w, 2), keyIn(w, 2, 400)];
+    for (const [v, id] of ids.entries()) expect((await write(source, 2, [{ upsert: { id, v } }])).status).toBe(200);
+    const streamId = w.cluster.meta.service.lookupTable("t").buckets[2]!.streamId;
+    const begun = w.cluster.meta.service.propose({ type: "BeginTransfer", streamId, target: target.nodeId });
+    expect(begun.ok).toBe(true);
+    const rows = await eventually(
+      async () => {
+        const view = w.cluster.meta.service.lookupTable("t").buckets[2]!;
+        if (view.leaderNode?.id !== target.nodeId || view.stream?.ownership !== "opened") throw new NotYet(JSON.stringify(view.stream));
+        const response = await target.table("POST", "t/bucket/2/lookup", { keys: ids.map((id) => ({ id })) });
+        if (response.status !== 200) throw new NotYet(`lookup: ${response.status}`);
+        return ((await response.json()) as { rows: unknown[] }).rows;
+      },
+      { what: "bucket 2 moved to the target" },
+    );
+    expect(rows).toEqual(ids.map((id, v) => ({ id, v })));
+    expect((await write(source, 2, [{ upsert: { id: ids[0]!, v: 5 } }])).status).toBe(307);
   });
 });
