@@ -383,6 +383,9 @@ export class NodeRuntime {
 
   /** CreateTable at this node's coordinator epoch (docs/tables.md): refused as `fenced` unless it holds the lease. */
   async createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer> {
+    // Not the coordinator as far as this incarnation knows: ask for the lease now (a fresh deployment has
+    // none until the first heartbeats), rather than refuse a create that the next heartbeat would take.
+    if (this.coordinator.coordinatorEpoch === null) await this.coordinatorStep();
     const coordinator = { nodeId: this.ctx.nodeId, nodeEpoch: this.ctx.nodeEpoch, coordinatorEpoch: this.coordinator.coordinatorEpoch ?? 0 };
     const result = await this.meta.createTable(coordinator, name, definition, buckets, bucketStreamConfig() as unknown as JsonObject);
     return result.ok ? { ok: true, created: result.changed } : { ok: false, error: result.error };
