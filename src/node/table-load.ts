@@ -19,7 +19,7 @@ import type { StreamState } from "./stream-registry.ts";
 import type { BucketIdentity, LoadedBucket } from "./table-buckets.ts";
 import type { BucketTablet } from "./tablet-storage.ts";
 import { TabletRowsView } from "./tablet-rows-view.ts";
-import { restoreLatest } from "./table-snapshot-store.ts";
+import { restoreInto } from "./table-snapshot-store.ts";
 
 const decoder = new TextDecoder();
 
@@ -46,13 +46,11 @@ export async function loadBucket(ctx: NodeContext, stream: StreamState, identity
   const newest = identity.snapshots.at(-1);
   let restoredFrom: number | null = null;
   if (newest !== undefined && newest.coveredPosition > mark.appliedPosition && newest.coveredPosition <= stream.tail) {
-    // S5/S9: the newest sound snapshot replaces a tablet that is further behind (a new leader has none).
-    const restored = await restoreLatest(ctx.store, identity.snapshots);
-    if (restored !== null && restored.ref.coveredPosition > mark.appliedPosition) {
-      mark = { appliedOffset: restored.ref.coveredOffset, appliedPosition: restored.ref.coveredPosition };
-      tablet.replace(restored.tablet.rows, mark);
-      restoredFrom = restored.ref.coveredPosition;
-    }
+    // S5/S9: the newest sound snapshot replaces a tablet that is further behind (a new leader has none), a
+    // part at a time; none sound: the tablet starts empty and the whole changelog is replayed.
+    const restored = await restoreInto(ctx.store, identity.snapshots, tablet);
+    mark = restored === null ? { appliedOffset: 0, appliedPosition: 0 } : { appliedOffset: restored.coveredOffset, appliedPosition: restored.coveredPosition };
+    restoredFrom = restored?.coveredPosition ?? null;
   }
   const replayed = await replay(ctx, stream, identity.definition, tablet, mark.appliedPosition, mark.appliedOffset);
   if ("code" in replayed) return replayed;

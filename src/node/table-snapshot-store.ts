@@ -3,13 +3,17 @@
 // kept snapshot references is collected. Cutting, checks and restore are the pure core's (snapshot.ts); every
 // key comes from keys.ts.
 import { rejectResult, type TableResult } from "../core/tables/changelog.ts";
-import { restoreSnapshot, takeSnapshot, type PartRef, type SnapshotCut, type SnapshotManifest } from "../core/tables/snapshot.ts";
+import type { Row } from "../core/tables/changelog.ts";
+import { cutParts, partRows, restoreSnapshot, type PartRef, type SnapshotCut, type SnapshotManifest } from "../core/tables/snapshot.ts";
+import type { BucketTablet, TabletMark } from "./tablet-storage.ts";
 import type { Tablet } from "../core/tables/tablet.ts";
 import { tableManifestKey, tableManifestsPrefix, tablePartKey, tablePartsPrefix, tableSnapshotPrefix } from "../storage/keys.ts";
 import { isStoreError, listAll, type ObjectStore } from "../storage/object-store.ts";
 
 /** Part requests (HEAD, PUT, GET) and deletes in flight at once for one call. */
 const REQUESTS_IN_FLIGHT = 8;
+/** Parts a streaming snapshot holds in memory at once (each at most 4 MiB) while they are written. */
+const PARTS_AHEAD = 4;
 /** Deletes per collection call, so one call is bounded; the caller calls again while it returns non-zero. */
 const MAX_COLLECT_DELETES = 1_000;
 /** A part id is a key segment as it stands (the core's ids are hex and digits): no escaping, bounded length. */
@@ -47,14 +51,73 @@ export async function writeSnapshot(
   coveredPosition: number,
   cut?: SnapshotCut,
 ): Promise<SnapshotRef> {
-  const { manifest, parts } = cut === undefined ? takeSnapshot(tablet) : takeSnapshot(tablet, cut);
-  await forEachBounded(parts, (part) => storePart(store, tablePartKey(streamId, part.id), encoder.encode(part.text)));
-  const key = tableManifestKey(streamId, coveredPosition);
-  const stored: StoredManifest = { streamId, coveredPosition, rows: tablet.rows.size, ...manifest };
+  const keys = [...tablet.rows.keys()].sort();
+  const entries = keys.map((key) => [key, tablet.rows.get(key)!] as const);
+  return writeSnapshotOf(store, streamId, entries, { appliedOffset: tablet.appliedOffset, appliedPosition: coveredPosition }, cut);
+}
+
+/**
+ * The same from rows read in key order while they are written, a part at a time (memory: PARTS_AHEAD parts).
+ * Rows may change while they are read (a fuzzy snapshot): every changelog record is a whole image and
+ * applying it is idempotent, so restoring such a snapshot and replaying from `mark`, read before the first
+ * row, gives the tablet exactly (docs/tables.md, "Snapshots").
+ */
+export async function writeSnapshotOf(
+  store: ObjectStore,
+  streamId: string,
+  entries: Iterable<readonly [string, Row]>,
+  mark: TabletMark,
+  cut?: SnapshotCut,
+): Promise<SnapshotRef> {
+  const refs: PartRef[] = [];
+  let rows = 0;
+  let batch: Promise<void>[] = [];
+  for (const part of cut === undefined ? cutParts(entries) : cutParts(entries, cut)) {
+    refs.push({ id: part.id, checksum: part.checksum, bytes: part.bytes });
+    rows += part.rows;
+    batch.push(storePart(store, tablePartKey(streamId, part.id), encoder.encode(part.text)));
+    if (batch.length >= PARTS_AHEAD) {
+      await Promise.all(batch);
+      batch = [];
+    }
+  }
+  await Promise.all(batch);
+  const key = tableManifestKey(streamId, mark.appliedPosition);
+  const stored: StoredManifest = { streamId, coveredPosition: mark.appliedPosition, rows, coveredOffset: mark.appliedOffset, parts: refs };
   // Unconditional: a manifest at the same position describes the same tablet (the stream decides its rows).
   await store.put(key, encoder.encode(JSON.stringify(stored)), { contentType: "application/json" });
-  const bytes = manifest.parts.reduce((sum, part) => sum + part.bytes, 0);
-  return { key, coveredOffset: manifest.coveredOffset, coveredPosition, rows: stored.rows, bytes };
+  const bytes = refs.reduce((sum, part) => sum + part.bytes, 0);
+  return { key, coveredOffset: mark.appliedOffset, coveredPosition: mark.appliedPosition, rows, bytes };
+}
+
+/**
+ * S5/S9 into a stored tablet, a part at a time: the newest ref whose parts are all sound replaces the
+ * tablet, its mark set last (a restore cut short leaves the mark at zero: the next load restores again).
+ * Null when none is sound: the tablet is then empty at mark zero (replay from the start).
+ */
+export async function restoreInto(store: ObjectStore, refs: readonly SnapshotRef[], tablet: BucketTablet): Promise<SnapshotRef | null> {
+  const zero: TabletMark = { appliedOffset: 0, appliedPosition: 0 };
+  for (const ref of [...refs].sort((a, b) => b.coveredPosition - a.coveredPosition)) {
+    tablet.replace([], zero);
+    const manifest = await readManifest(store, ref.key);
+    if (manifest === null || !matchesRef(manifest, ref)) continue;
+    let after: string | null = null;
+    let sound = true;
+    for (const part of manifest.parts) {
+      const rows = partRows(part, (await readText(store, tablePartKey(manifest.streamId, part.id))) ?? undefined, after);
+      if (!rows.ok) {
+        sound = false;
+        break;
+      }
+      tablet.apply({ set: rows.value, remove: [] }, zero);
+      after = rows.value.at(-1)?.[0] ?? after;
+    }
+    if (!sound || tablet.count() !== manifest.rows) continue;
+    tablet.apply({ set: [], remove: [] }, { appliedOffset: ref.coveredOffset, appliedPosition: ref.coveredPosition });
+    return ref;
+  }
+  tablet.replace([], zero);
+  return null;
 }
 
 /** A part already stored with its length is reused; one of another length (damaged) is written over. */

@@ -1,15 +1,14 @@
 // Snapshots of the primary-key buckets this node leads (docs/tables.md, "Snapshots"): a bucket is
 // snapshotted once TABLE_SNAPSHOT_BYTES of changelog came since its last snapshot, or TABLE_SNAPSHOT_INTERVAL_MS
-// passed with any change. The tablet is copied in one synchronous step (its rows and its mark agree), then
-// written to the store while writes go on, committed through the metadata log at the bucket's stream epoch
-// (a leader that lost the bucket is refused, CB3), and only then are parts no kept snapshot names collected.
+// passed with any change. The mark is read first, then the rows are read from the tablet in key order and
+// written a part at a time while writes go on (a fuzzy snapshot: replay from the mark repairs whatever
+// changed meanwhile, see table-snapshot-store.ts), committed through the metadata log at the bucket's stream
+// epoch (a leader that lost the bucket is refused, CB3), and only then are parts no kept snapshot names collected.
 import type { DomainError } from "../core/errors.ts";
-import type { Row } from "../core/tables/changelog.ts";
-import type { Tablet } from "../core/tables/tablet.ts";
 import type { NodeContext } from "./node-context.ts";
 import { unavailable } from "./replies.ts";
 import type { LoadedBucket } from "./table-buckets.ts";
-import { collectSnapshots, writeSnapshot, type SnapshotRef } from "./table-snapshot-store.ts";
+import { collectSnapshots, writeSnapshotOf, type SnapshotRef } from "./table-snapshot-store.ts";
 
 /** Whether the bucket is due a snapshot now. */
 function snapshotDue(ctx: NodeContext, bucket: LoadedBucket, nowMs: number): boolean {
@@ -30,11 +29,10 @@ export async function snapshotBucket(ctx: NodeContext, bucket: LoadedBucket): Pr
 
 async function takeAndCommit(ctx: NodeContext, bucket: LoadedBucket): Promise<SnapshotRef | DomainError> {
   const startedMs = ctx.now();
-  // One synchronous step: no ack can apply between reading the rows and reading the mark.
-  const rows = new Map<string, Row>(bucket.tablet.entries());
-  const tablet: Tablet = { rows, appliedOffset: bucket.state.tablet.appliedOffset };
+  // The mark before the first row is read: everything applied after it is replayed over the snapshot.
   const position = bucket.appliedPosition;
-  const ref = await writeSnapshot(ctx.store, bucket.streamId, tablet, position);
+  const mark = { appliedOffset: bucket.state.tablet.appliedOffset, appliedPosition: position };
+  const ref = await writeSnapshotOf(ctx.store, bucket.streamId, bucket.tablet.entries(), mark);
   const committed = await ctx.meta.propose({
     type: "CommitBucketSnapshot",
     table: bucket.table,

@@ -44,26 +44,43 @@ function isBoundaryKey(key: string, cut: SnapshotCut): boolean {
   return crc32OfText(key).crc % cut.boundaryModulus === 0;
 }
 
-/** S1-S3: the manifest and the parts of a snapshot of `tablet`. */
-export function takeSnapshot(tablet: Tablet, cut: SnapshotCut = DEFAULT_CUT): { manifest: SnapshotManifest; parts: SnapshotPart[] } {
-  const parts: SnapshotPart[] = [];
+/** A part as it is cut, with the number of rows it holds. */
+export interface CutPart extends SnapshotPart {
+  readonly rows: number;
+}
+
+/**
+ * S1-S3, one part at a time: the parts of rows given in ascending key order. Lazy, so a leader can write a
+ * snapshot of a large tablet a part at a time while it reads the rows from its store.
+ */
+export function* cutParts(entries: Iterable<readonly [string, Row]>, cut: SnapshotCut = DEFAULT_CUT): Generator<CutPart> {
   let lines: string[] = [];
   let bytes = 0;
-  const flush = (): void => {
-    if (lines.length > 0) parts.push(partOf(lines.join("")));
-    lines = [];
-    bytes = 0;
-  };
-  // The default sort compares by UTF-16 code unit, as compareKeys does, and is faster than a comparator.
-  for (const key of [...tablet.rows.keys()].sort()) {
-    const line = `${JSON.stringify([key, tablet.rows.get(key)])}\n`;
+  const part = (): CutPart => ({ ...partOf(lines.join("")), rows: lines.length });
+  for (const [key, row] of entries) {
+    const line = `${JSON.stringify([key, row])}\n`;
     const lineBytes = utf8Length(line);
-    if (lines.length > 0 && bytes + lineBytes > cut.maxPartBytes) flush();
+    if (lines.length > 0 && bytes + lineBytes > cut.maxPartBytes) {
+      yield part();
+      lines = [];
+      bytes = 0;
+    }
     lines.push(line);
     bytes += lineBytes;
-    if (isBoundaryKey(key, cut)) flush();
+    if (isBoundaryKey(key, cut)) {
+      yield part();
+      lines = [];
+      bytes = 0;
+    }
   }
-  flush();
+  if (lines.length > 0) yield part();
+}
+
+/** S1-S3: the manifest and the parts of a snapshot of `tablet`. */
+export function takeSnapshot(tablet: Tablet, cut: SnapshotCut = DEFAULT_CUT): { manifest: SnapshotManifest; parts: SnapshotPart[] } {
+  // The default sort compares by UTF-16 code unit, as compareKeys does, and is faster than a comparator.
+  const keys = [...tablet.rows.keys()].sort();
+  const parts = [...cutParts(keys.map((key) => [key, tablet.rows.get(key)!] as const), cut)].map(({ rows: _rows, ...part }) => part);
   const manifest = { coveredOffset: tablet.appliedOffset, parts: parts.map(({ id, checksum, bytes: size }) => ({ id, checksum, bytes: size })) };
   return { manifest, parts };
 }
@@ -74,7 +91,7 @@ export function partIsSound(ref: PartRef, text: string): boolean {
   return bytes === ref.bytes && crc === ref.checksum;
 }
 
-function corrupt(partId: string, message: string): TableResult<Tablet> {
+function corrupt<T>(partId: string, message: string): TableResult<T> {
   return rejectResult("conflict", message, { reason: "snapshot_corrupt", partId });
 }
 
@@ -88,21 +105,34 @@ function parseLine(line: string): [string, Row] | null {
   }
 }
 
+/**
+ * S4 for one part: its rows, checked against its reference and in ascending key order after `after` (the
+ * last key of the part before it). A leader restores a large snapshot a part at a time with this.
+ */
+export function partRows(ref: PartRef, text: string | undefined, after: string | null): TableResult<[string, Row][]> {
+  if (text === undefined || !partIsSound(ref, text)) return corrupt(ref.id, "a snapshot part is missing or fails its checksum");
+  const rows: [string, Row][] = [];
+  let lastKey = after;
+  for (const line of text.split("\n").slice(0, -1)) {
+    const entry = parseLine(line);
+    if (entry === null || (lastKey !== null && compareKeys(entry[0], lastKey) <= 0)) {
+      return corrupt(ref.id, "a snapshot part holds a malformed or out-of-order row");
+    }
+    rows.push(entry);
+    lastKey = entry[0];
+  }
+  return okResult(rows);
+}
+
 /** S4-S5: the tablet a snapshot holds, at its covered offset; a missing or corrupt part refuses the whole. */
 export function restoreSnapshot(manifest: SnapshotManifest, texts: ReadonlyMap<string, string>): TableResult<Tablet> {
   const rows = new Map<string, Row>();
   let lastKey: string | null = null;
   for (const ref of manifest.parts) {
-    const text = texts.get(ref.id);
-    if (text === undefined || !partIsSound(ref, text)) return corrupt(ref.id, "a snapshot part is missing or fails its checksum");
-    for (const line of text.split("\n").slice(0, -1)) {
-      const entry = parseLine(line);
-      if (entry === null || (lastKey !== null && compareKeys(entry[0], lastKey) <= 0)) {
-        return corrupt(ref.id, "a snapshot part holds a malformed or out-of-order row");
-      }
-      rows.set(entry[0], entry[1]);
-      lastKey = entry[0];
-    }
+    const part = partRows(ref, texts.get(ref.id), lastKey);
+    if (!part.ok) return corrupt(ref.id, part.error.message);
+    for (const [key, row] of part.value) rows.set(key, row);
+    lastKey = part.value.at(-1)?.[0] ?? lastKey;
   }
   return okResult({ rows, appliedOffset: manifest.coveredOffset });
 }
