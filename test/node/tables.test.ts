@@ -38,11 +38,16 @@ interface World {
 /** The structured log lines of every node, parsed (the test reads the table.load lines). */
 type LogLine = Record<string, unknown>;
 
-async function world(store?: MemoryStore, lines: LogLine[] = []): Promise<World> {
+async function world(store?: MemoryStore, lines: LogLine[] = [], walBatchDeadlineMs = 10_000): Promise<World> {
   const clock = { ms: 1_700_000_000_000 };
   const cluster = new TestCluster({
     now: () => clock.ms,
-    settings: { LEASE_TTL_MS: String(LEASE_TTL_MS), HEARTBEAT_MS: "100", COORDINATOR_TICK_MS: "100" },
+    settings: {
+      LEASE_TTL_MS: String(LEASE_TTL_MS),
+      HEARTBEAT_MS: "100",
+      COORDINATOR_TICK_MS: "100",
+      WAL_BATCH_DEADLINE_MS: String(walBatchDeadlineMs),
+    },
     logSink: (line) => lines.push(JSON.parse(line) as LogLine),
     ...(store === undefined ? {} : { store }),
   });
@@ -291,5 +296,25 @@ describe("node tier: tables", () => {
     );
     expect(rows).toEqual(ids.map((id, v) => ({ id, v })));
     expect((await write(source, 2, [{ upsert: { id: ids[0]!, v: 5 } }])).status).toBe(307);
+  });
+
+  it("A7 with a WAL failure injected: a write whose WAL object never lands is never visible, before or after the node restarts", async () => {
+    const store = new MemoryStore();
+    // The WAL object's deadline (real time) ends the failing write's retries soon.
+    const w = await world(store, [], 1_000);
+    const { node } = leaderOf(w, 3);
+    const id = keyIn(w, 3);
+    expect((await write(node, 3, [{ upsert: { id, v: 1 } }])).status).toBe(200);
+    // Every WAL put fails from now on: the write's retries go on until its deadline.
+    store.inject({ op: "put", keyPrefix: "wal/", kind: "fail", times: Infinity });
+    const failing = write(node, 3, [{ upsert: { id, v: 2 } }]);
+    await eventually(() => node.runtime.ctx.tables.all().some((bucket) => bucket.state.pending.length === 1), { what: "the batch in flight" });
+    expect(await lookup(node, 3, [id])).toEqual([{ id, v: 1 }]);
+    expect((await failing).status).toBe(503);
+    store.clearFaults();
+    const again = await w.cluster.start(node.nodeId);
+    w.nodes.set(node.nodeId, again);
+    expect(await lookup(again, 3, [id])).toEqual([{ id, v: 1 }]);
+    expect(await changelog(again, 3)).toEqual([{ op: "+I", row: { id, v: 1 } }]);
   });
 });
