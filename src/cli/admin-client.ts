@@ -163,7 +163,7 @@ export interface TablesAnswer {
   tables: Array<{ name: string; buckets: number; kind: string }>;
 }
 /** One bucket of GET /admin/tables/<name>; `nextOffset` and `rows` are null when its leader did not answer. */
-export interface TableBucketRow {
+interface TableBucketRow {
   bucket: number;
   leader: string | null;
   leaderAddr: string | null;

@@ -39,7 +39,7 @@ function columnsText(columns: unknown): string | null {
  * The definition as key/value lines: name, kind, columns, keys, buckets, partitioning. A definition of
  * another shape (a newer server) is one line of its JSON rather than a guess.
  */
-export function definitionLines(name: string, definition: unknown): Array<[string, string]> {
+function definitionLines(name: string, definition: unknown): Array<[string, string]> {
   const columns = isRecord(definition) ? columnsText(definition["columns"]) : null;
   if (!isRecord(definition) || columns === null) return [["name", name], ["definition", cell(definition)]];
   const primaryKey = definition["primaryKey"];
