@@ -158,6 +158,33 @@ export interface TokensPage {
   next: string | null;
 }
 
+/** GET /admin/tables: every table, its bucket count and kind. */
+export interface TablesAnswer {
+  tables: Array<{ name: string; buckets: number; kind: string }>;
+}
+/** One bucket of GET /admin/tables/<name>; `nextOffset` and `rows` are null when its leader did not answer. */
+interface TableBucketRow {
+  bucket: number;
+  leader: string | null;
+  leaderAddr: string | null;
+  leaderEpoch: number | null;
+  nextOffset: string | null;
+  rows: number | null;
+  /** The offset the newest committed snapshot covers (null: none yet). */
+  snapshotOffset: string | null;
+}
+/** GET /admin/tables/<name>: the definition as the server keeps it (opaque here) and every bucket. */
+export interface TableAnswer {
+  name: string;
+  definition: unknown;
+  buckets: TableBucketRow[];
+}
+/** POST /admin/tables/<name>/snapshot: per bucket, the offset the new snapshot covers or why there is none. */
+export interface TableSnapshotAnswer {
+  table: string;
+  buckets: Array<{ bucket: number; coveredOffset: string | null; error: string | null }>;
+}
+
 export interface AdminClientOptions {
   /** The Worker's origin, e.g. http://127.0.0.1:8787 (a path prefix is kept). */
   baseUrl: string;
@@ -226,6 +253,16 @@ export class AdminClient {
       dryRun: options.dryRun,
       ...(options.maxConcurrent === undefined ? {} : { maxConcurrent: options.maxConcurrent }),
     });
+  }
+
+  tables(): Promise<TablesAnswer> {
+    return this.#json("GET", "/admin/tables");
+  }
+  table(name: string): Promise<TableAnswer> {
+    return this.#json("GET", `/admin/tables/${encodeURIComponent(name)}`);
+  }
+  snapshotTable(name: string): Promise<TableSnapshotAnswer> {
+    return this.#json("POST", `/admin/tables/${encodeURIComponent(name)}/snapshot`);
   }
 
   createToken(mint: { prefixes: readonly string[]; ops: readonly string[]; ttlSeconds: number }): Promise<TokenCreated> {

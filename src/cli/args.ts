@@ -10,6 +10,9 @@ export type CommandName =
   | "slots"
   | "stream"
   | "streams"
+  | "tables"
+  | "table"
+  | "table snapshot"
   | "transfer"
   | "transfers"
   | "drain"
@@ -36,6 +39,11 @@ export const MAX_TOKEN_TTL_SECONDS = 366 * 24 * 3600;
 /** The most streams one page of `mink streams` may ask for (the admin API's bound), and the pages `--all` reads at most. */
 export const MAX_STREAMS_LIMIT = 1000;
 export const MAX_STREAMS_PAGES = 100;
+/** A table name as the server takes it (src/core/tables/definition.ts, D14): 1 to 128 of [A-Za-z0-9_-], first a letter or digit. */
+export const MAX_TABLE_NAME_LENGTH = 128;
+const TABLE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+/** `mink table snapshot <name>`: the one subcommand of `mink table` (so `mink table snapshot` never shows a table of that name). */
+const TABLE_SUBCOMMAND = "snapshot";
 /** `mink token create` without --ttl: an hour. */
 const DEFAULT_TOKEN_TTL_SECONDS = 3600;
 const TTL_UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
@@ -87,6 +95,34 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
       "--json: the server's page {version, streams, next} (with --all, every page's streams in one).",
     ],
     flags: ["[--after <name>]", "[--limit <n>]", "[--all]"],
+  },
+  tables: {
+    operands: [],
+    summary: "list the tables: name, kind (primary-key or log), buckets",
+    details: ["With --json: the server's answer, {tables: [{name, buckets, kind}]}."],
+  },
+  table: {
+    operands: ["name"],
+    summary: "show a table's definition and its buckets: leader, epoch, next offset, rows, snapshot offset",
+    details: [
+      "Prints the definition (columns with their types, primary key, bucket key, bucket count), then a row per",
+      "bucket: BUCKET, LEADER (the node that leads it), EPOCH (the leader epoch, the bucket stream's epoch),",
+      "NEXT OFFSET (the bucket stream's tail), ROWS (a primary-key bucket's rows, a log bucket's records) and",
+      "SNAPSHOT (the offset the newest committed snapshot covers). NEXT OFFSET and ROWS come from the leader's",
+      "memory: '-' when it has not loaded the bucket (no request since it took it) or did not answer within 2 s.",
+      `'mink table ${TABLE_SUBCOMMAND} <name>' is a subcommand: a table named '${TABLE_SUBCOMMAND}' is listed by 'mink tables'.`,
+      "With --json: the server's answer, {name, definition, buckets}.",
+    ],
+  },
+  "table snapshot": {
+    operands: ["name"],
+    summary: "snapshot a table's primary-key buckets now, at their leaders: the offset each snapshot covers",
+    details: [
+      "Prints per bucket the offset the new snapshot covers, or why there is none. 'not_loaded': the leader",
+      "has no tablet loaded for the bucket (no request since it took it; a log table keeps none), so there is",
+      "nothing to snapshot there. Fails (exit 1) after printing when a bucket's snapshot failed for any other",
+      "reason. With --json: the server's answer, {table, buckets: [{bucket, coveredOffset, error}]}.",
+    ],
   },
   transfer: {
     operands: ["path", "node"],
@@ -295,6 +331,8 @@ type Resolved = { kind: "command"; command: CommandName; rest: string[] } | { ki
  */
 function resolveCommand(words: readonly string[]): Resolved {
   const [first = "", second, ...rest] = words;
+  // `mink table <name>` and `mink table snapshot <name>`: a command with a subcommand, not a group.
+  if (first === "table" && second === TABLE_SUBCOMMAND) return { kind: "command", command: "table snapshot", rest };
   if (isGroup(first)) {
     if (second === undefined) return { kind: "group", group: first };
     const name = `${first} ${second}`;
@@ -409,6 +447,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   if (command === "stream" || command === "transfer") {
     if ((operands[0] ?? "").replace(/^\/+/, "") === "") throw new UsageError("<path> is empty", command);
   }
+  if (command === "table" || command === "table snapshot") checkTableName(operands[0] ?? "", command);
   const maxConcurrent = values["max-concurrent"] === undefined ? undefined : parseMaxConcurrent(values["max-concurrent"]);
   const mint = command === "token create" ? parseMint(values.prefix, values.ops, values.ttl) : undefined;
   const list = command === "streams" ? parseStreamsListing(operands[0], values.after, values.limit, values.all === true) : undefined;
@@ -488,6 +527,13 @@ function parseTtl(text: string): number {
     throw new UsageError(`--ttl must be a whole number and a unit, s, m, h or d (90s, 30m, 1h, 7d), from 1s to 366d (got '${text}')`, "token create");
   }
   return seconds;
+}
+
+/** A table name the server would refuse is a usage error: nothing is sent. */
+function checkTableName(name: string, command: CommandName): void {
+  if (name.length > MAX_TABLE_NAME_LENGTH || !TABLE_NAME.test(name)) {
+    throw new UsageError(`<name> must be 1 to ${MAX_TABLE_NAME_LENGTH} of [A-Za-z0-9_-], starting with a letter or digit (got '${name}')`, command);
+  }
 }
 
 /** --max-concurrent: a whole number from 1 to 64. */

@@ -9,6 +9,7 @@ import { nodesCommand, slotsCommand, streamCommand, transferCommand, transfersCo
 import { drainCommand } from "./drain.ts";
 import { rebalanceCommand } from "./rebalance.ts";
 import { streamsCommand } from "./streams.ts";
+import { tableCommand, tableSnapshotCommand, tablesCommand } from "./tables.ts";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./tokens.ts";
 import { describeFailure, EXIT_OK } from "./errors.ts";
 import { processIo, sleep, type CliIo } from "./io.ts";
@@ -54,6 +55,12 @@ async function run(parsed: Extract<Parsed, { kind: "command" }>, context: Comman
     case "streams":
       if (parsed.list === undefined) throw new Error("streams parsed without its options");
       return streamsCommand(context, parsed.list);
+    case "tables":
+      return tablesCommand(context);
+    case "table":
+      return tableCommand(context, first);
+    case "table snapshot":
+      return tableSnapshotCommand(context, first);
     case "transfer":
       return transferCommand(context, first, second);
     case "transfers":

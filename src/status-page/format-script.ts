@@ -33,6 +33,19 @@ export function compactOffset(offset) {
   return offset.split("_").map((part) => part.replace(/^0+(?=[0-9])/, "")).join("_");
 }
 
+/**
+ * A table definition of GET /admin/tables/<name> in one line: its columns and their types, its
+ * primary key or that it is a log table, its bucket key. Another shape (a newer server) as its JSON.
+ */
+export function definitionSummary(definition) {
+  const columns = definition && Array.isArray(definition.columns) ? definition.columns : null;
+  if (columns === null || !columns.every((c) => c && typeof c.name === "string" && typeof c.type === "string")) return JSON.stringify(definition);
+  const parts = [columns.map((c) => c.name + " " + c.type + (c.nullable ? " nullable" : "")).join(", ")];
+  parts.push(Array.isArray(definition.primaryKey) ? "primary key (" + definition.primaryKey.join(", ") + ")" : "log: rows are appended");
+  if (Array.isArray(definition.bucketKey)) parts.push("bucket key (" + definition.bucketKey.join(", ") + ")");
+  return parts.join(" · ");
+}
+
 /** A figure for an axis or a table: 0.25, 1.2, 12, 3.4k, 1.2M (two significant digits below 10). */
 export function formatCompact(value) {
   if (typeof value !== "number" || !Number.isFinite(value)) return "—";

@@ -70,6 +70,9 @@ td.name { max-width: 320px; overflow: hidden; text-overflow: ellipsis; }
 .pager { display: flex; align-items: center; gap: 8px; margin-top: 10px; flex-wrap: wrap; }
 .pager span { margin-right: auto; }
 .move { display: flex; gap: 6px; }
+.table-detail { margin-top: 14px; }
+.table-detail h3 { color: var(--text); word-break: break-all; }
+.definition { margin: 0 0 6px; overflow-wrap: anywhere; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: 14px; }
 .chart { margin: 0; }
 .chart figcaption { margin-bottom: 4px; color: var(--muted); }

@@ -70,6 +70,17 @@ export const STATUS_PAGE_HTML = `<!doctype html>
       </nav>
       </div>
     </section>
+    <section class="card">
+      <h2>Tables</h2>
+      <p id="table-message" class="notice" role="status" hidden></p>
+      <div id="table-list" class="table-wrap">
+        <table id="tables" class="stack">
+          <thead><tr><th>Name</th><th>Kind</th><th class="num">Buckets</th><th>Details</th></tr></thead>
+          <tbody></tbody>
+        </table>
+      </div>
+      <div id="table-buckets"></div>
+    </section>
   </div>
 </main>
 </body>

@@ -1,10 +1,11 @@
 // The status page's script (docs/status-page.md): login, the refresh loop and the rendering of nodes,
-// progress and charts, over the pure half (format-script.ts), with the stream list (streams-script.ts), all
-// in the one served file. Browser JavaScript kept as text like FORMAT_SCRIPT (no
+// progress and charts, over the pure half (format-script.ts), with the stream list (streams-script.ts) and the
+// tables (tables-script.ts), all in the one served file. Browser JavaScript kept as text like FORMAT_SCRIPT (no
 // backtick, no dollar-brace). Everything from the server is put in the page as text (textContent), never as
 // HTML: stream names are chosen by clients.
 import { FORMAT_SCRIPT } from "./format-script.ts";
 import { STREAMS_SCRIPT } from "./streams-script.ts";
+import { TABLES_SCRIPT } from "./tables-script.ts";
 
 const DOM_SCRIPT = String.raw`
 const TOKEN_KEY = "mink-admin-token";
@@ -14,7 +15,7 @@ const PAGE_SIZE = 20;
 const MAX_WATCHED = 10;
 const SVG = "http://www.w3.org/2000/svg";
 
-const state = { token: null, timer: null, busy: false, nodes: [], cursors: [null], page: 0, next: null, prefix: "", watched: [] };
+const state = { token: null, timer: null, busy: false, nodes: [], cursors: [null], page: 0, next: null, prefix: "", watched: [], openTables: [] };
 
 class Unauthorized extends Error {}
 
@@ -258,6 +259,7 @@ async function refresh() {
     renderCharts(series);
     // Rebuilding the list under someone choosing a target would reset the choice.
     if (finished || !$("streams").contains(document.activeElement)) await loadStreams();
+    await loadTables();
     notice("banner", failed.length === 0 ? "" : "Could not load " + failed.join("; ") + ". Showing the last figures; retrying.", "error");
     $("updated").textContent = (failed.length === 0 ? "Updated " : "Last attempt ") + new Date().toLocaleTimeString();
   } catch (error) {
@@ -323,4 +325,4 @@ if (typeof document !== "undefined") boot();
 `;
 
 /** The one script the page loads (an ES module): the pure half first, then the DOM code that uses it. */
-export const STATUS_PAGE_SCRIPT = FORMAT_SCRIPT + DOM_SCRIPT + STREAMS_SCRIPT + LOOP_SCRIPT;
+export const STATUS_PAGE_SCRIPT = FORMAT_SCRIPT + DOM_SCRIPT + STREAMS_SCRIPT + TABLES_SCRIPT + LOOP_SCRIPT;

@@ -1,10 +1,11 @@
 // The command line of `mink`: commands, operands, options and their environment defaults, and which
 // mistakes are usage errors (exit 2) before anything is sent.
 import { describe, expect, it } from "vitest";
-import { ACCESS_OPS, COMMANDS, DEFAULT_URL, MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS, parseCommandLine, type Parsed } from "../../src/cli/args.ts";
+import { ACCESS_OPS, COMMANDS, DEFAULT_URL, MAX_TABLE_NAME_LENGTH, MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS, parseCommandLine, type Parsed } from "../../src/cli/args.ts";
 import { UsageError } from "../../src/cli/errors.ts";
 import { ACCESS_OPS as SERVER_ACCESS_OPS } from "../../src/core/auth/access.ts";
 import { MAX_TOKEN_PREFIXES as SERVER_MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS as SERVER_MAX_TOKEN_TTL_SECONDS } from "../../src/core/auth/claims.ts";
+import { MAX_TABLE_NAME_LENGTH as SERVER_MAX_TABLE_NAME_LENGTH, parseTableName } from "../../src/core/tables/definition.ts";
 
 function command(argv: string[], env: Record<string, string | undefined> = {}): Extract<Parsed, { kind: "command" }> {
   const parsed = parseCommandLine(argv, env);
@@ -272,5 +273,48 @@ describe("mink token", () => {
     expect(text).toContain('--prefix "" every stream');
     expect(text).toContain("read, append, create, delete, subscribe");
     expect(text).toContain("at most 366d (default 1h)");
+  });
+});
+
+describe("mink tables and table", () => {
+  it("parses mink tables, mink table <name> and mink table snapshot <name>", () => {
+    expect(command(["tables", "--json"])).toMatchObject({ command: "tables", operands: [], options: { json: true } });
+    expect(command(["table", "users"])).toMatchObject({ command: "table", operands: ["users"] });
+    expect(command(["table", "snapshot", "users"])).toMatchObject({ command: "table snapshot", operands: ["users"] });
+    expect(command(["table", "snapshot", "snapshot"])).toMatchObject({ command: "table snapshot", operands: ["snapshot"] });
+    expect(command(["--json", "table", "users"]).options.json).toBe(true);
+  });
+
+  it("takes 'snapshot' after 'table' as the subcommand, so a missing name is a usage error rather than a table of that name", () => {
+    const error = usageError(["table", "snapshot"]);
+    expect(error.message).toBe("missing <name>; usage: mink table snapshot <name> [options]");
+    expect(error.command).toBe("table snapshot");
+    expect(usageError(["table"]).message).toBe("missing <name>; usage: mink table <name> [options]");
+    expect(usageError(["table", "users", "snapshot"]).message).toMatch(/^unexpected 'snapshot'/);
+  });
+
+  it("accepts exactly the table names the server accepts (the CLI copies the rule, importing nothing of the Worker)", () => {
+    expect(MAX_TABLE_NAME_LENGTH).toBe(SERVER_MAX_TABLE_NAME_LENGTH);
+    const names = ["users", "a", "0x", "A_b-c", "x".repeat(128), "x".repeat(129), "_a", "-a", "a/b", "a b", "a.b", "ü", "a%2Fb"];
+    for (const name of names) {
+      const accepted = (() => {
+        try {
+          command(["table", name]);
+          return true;
+        } catch (error) {
+          if (error instanceof UsageError) return false;
+          throw error;
+        }
+      })();
+      expect(accepted, name).toBe(parseTableName(name).ok);
+    }
+    expect(usageError(["table", "snapshot", "a b"]).message).toBe("<name> must be 1 to 128 of [A-Za-z0-9_-], starting with a letter or digit (got 'a b')");
+  });
+
+  it("gives each table command its help, and the table help names the snapshot subcommand", () => {
+    const table = parseCommandLine(["table", "--help"], {});
+    expect(table.kind === "help" && table.text).toMatch(/^Usage: mink table <name> \[options\]\n[^]*mink table snapshot <name>/);
+    const snapshot = parseCommandLine(["help", "table", "snapshot"], {});
+    expect(snapshot.kind === "help" && snapshot.text).toMatch(/^Usage: mink table snapshot <name> \[options\]\n[^]*not_loaded/);
   });
 });

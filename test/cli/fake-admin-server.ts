@@ -1,11 +1,12 @@
 // A small node:http server that answers like mink's admin API (docs/operations.md), for the CLI's tests:
 // the bearer token check, mink's JSON error bodies, a drain whose progress advances one step per poll,
 // rebalance rounds scripted one answer per call, a register of access tokens (mint, revoke, list in
-// pages) that checks each request as src/http/admin-tokens.ts does, and a list of streams paged by name as
-// GET /admin/streams pages them (src/core/meta/stream-listing.ts).
+// pages) that checks each request as src/http/admin-tokens.ts does, a list of streams paged by name as
+// GET /admin/streams pages them (src/core/meta/stream-listing.ts), and the tables (fake-tables.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { StreamRow } from "../../src/cli/admin-client.ts";
+import { answerTableRoute, defaultTables, type FakeTable } from "./fake-tables.ts";
 
 export const FAKE_TOKEN = "fake-admin-token";
 
@@ -61,6 +62,8 @@ export interface FakeAdminServer {
   brokenNodes?: number;
   /** What GET /admin/streams lists (kept sorted by name); reset() puts back STREAMS. */
   streams: StreamRowBody[];
+  /** The tables the table endpoints answer for, by name; reset() puts back the defaults (users, events). */
+  tables: Map<string, FakeTable>;
   /** Adds `count` opened streams named `bulk/00001` on (3 bytes each), for paging. */
   addStreams(count: number): void;
   /** Registers `count` more tokens as if minted (ids tok-00001 on, read on `demo/`, an hour), for paging. */
@@ -214,6 +217,7 @@ export async function startFakeAdminServer(): Promise<FakeAdminServer> {
     drainAnswers: [],
     rebalanceRounds: [],
     streams: [],
+    tables: defaultTables(),
     addStreams(count) {
       const start = state.streams.filter((row) => row.name.startsWith("bulk/")).length;
       for (let i = start + 1; i <= start + count; i += 1) state.streams.push(opened(`bulk/${String(i).padStart(5, "0")}`, `s${1000 + i}`, "node-0", 3));
@@ -226,6 +230,7 @@ export async function startFakeAdminServer(): Promise<FakeAdminServer> {
       state.rebalanceRounds = [BALANCED];
       delete state.brokenNodes;
       state.streams = [...STREAMS];
+      state.tables = defaultTables();
       tokens.clear();
       drainPollCount = 0;
       drainCalls = 0;
@@ -318,6 +323,8 @@ export async function startFakeAdminServer(): Promise<FakeAdminServer> {
       return;
     }
     const listed = new URL(url, "http://fake");
+    const refuse = (status: number, code: string, message: string, details?: unknown): void => error(response, status, code, message, details);
+    if (answerTableRoute(state.tables, method, listed.pathname, (status, answer) => send(response, status, answer), refuse)) return;
     if (method === "GET" && listed.pathname === "/admin/streams") {
       const prefix = listed.searchParams.get("prefix") ?? "";
       const after = listed.searchParams.get("after");

@@ -7,8 +7,10 @@
 // got every new one, and they read back the same. `mink token create` mints an access token that `mink token
 // list` shows and `mink token revoke` marks revoked (the service runs AUTH_MODE=open, where stream requests
 // need no token; conformance.e2e.test.ts runs streams with tokens in AUTH_MODE=token). `mink streams` lists
-// streams under a prefix with their owners and sizes, a page at a time. The waits are for
-// conditions with a deadline (eventually); nothing here asserts on timing.
+// streams under a prefix with their owners and sizes, a page at a time. `mink tables`, `mink table` and
+// `mink table snapshot` show a table created and written through /v1/table: its rows per bucket, and after
+// the snapshot each written bucket's snapshot offset. The waits are for conditions with a deadline
+// (eventually); nothing here asserts on timing.
 //
 //   npm run test:e2e -- test/e2e/cli.e2e.test.ts
 
@@ -25,6 +27,9 @@ const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const STREAM_PATH = "cli-e2e/orders/2026";
 const STREAM_CONTENT = "order 1\norder 2\norder 3\n";
 const NODE_IDS = ["node-0", "node-1", "node-2"];
+const TABLE_NAME = "cli_e2e_users";
+const TABLE_BUCKETS = 2;
+const TABLE_ROWS = 8;
 /** Bound on each wait for a transfer or drain to settle (generous: 2 busy cores). */
 const SETTLE_TIMEOUT_MS = 60_000;
 
@@ -369,6 +374,75 @@ describe("mink CLI against a three-node mink", () => {
     expect(all.code, all.stderr).toBe(0);
     expect(all.stdout.trimEnd().split("\n").slice(1).map((line) => line.split(/\s+/)[0])).toEqual(sorted);
   });
+
+  /** A /v1/table request as JSON; a 503 (no coordinator yet, a bucket still loading) is retried. */
+  async function tableRequest(path: string, method: string, body: unknown): Promise<{ status: number; text: string }> {
+    return eventually(
+      async () => {
+        const response = await undiciFetch(`${service.baseUrl}/v1/table/${path}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        const text = await response.text();
+        if (response.status === 503) throw new NotYet(`${method} /v1/table/${path} answered 503: ${text}`);
+        return { status: response.status, text };
+      },
+      { what: `${method} /v1/table/${path} answered other than 503`, timeoutMs: SETTLE_TIMEOUT_MS, errors: "fail" },
+    );
+  }
+
+  it("shows a table written through /v1/table: its kind, rows per bucket, and each written bucket's snapshot offset after `mink table snapshot`", { timeout: 90_000 }, async () => {
+    const definition = { columns: [{ name: "id", type: "int" }, { name: "name", type: "string" }], primaryKey: ["id"], buckets: TABLE_BUCKETS };
+    const created = await tableRequest(TABLE_NAME, "PUT", definition);
+    expect(created.status, created.text).toBe(201);
+    const ids = Array.from({ length: TABLE_ROWS }, (_, i) => i + 1);
+    const written = await tableRequest(`${TABLE_NAME}/write`, "POST", { ops: ids.map((id) => ({ upsert: { id, name: `user ${id}` } })) });
+    expect(written.status, written.text).toBe(200);
+
+    const list = await mink(["tables"]);
+    expect(list.code, list.stderr).toBe(0);
+    const listLines = list.stdout.trimEnd().split("\n");
+    expect(listLines[0]?.split(/\s+/)).toEqual(["NAME", "KIND", "BUCKETS"]);
+    expect(listLines.find((line) => line.startsWith(`${TABLE_NAME} `))?.split(/\s+/)).toEqual([TABLE_NAME, "primary-key", String(TABLE_BUCKETS)]);
+
+    // The rows come from each leader's memory: wait until every bucket's leader has answered.
+    const described = await waitUntil(`${TABLE_NAME}'s leaders report ${TABLE_ROWS} rows`, () => tableJson(), (table) => table.buckets.reduce((sum, b) => sum + (b.rows ?? 0), 0) === TABLE_ROWS);
+    const shown = await mink(["table", TABLE_NAME]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^name: +${TABLE_NAME}\n[^]*^columns: +id int, name string$[^]*^primary key: +id$`, "m"));
+    const rows = bucketRows(shown.stdout);
+    expect(rows.map((row) => row["BUCKET"])).toEqual(described.buckets.map((b) => String(b.bucket)));
+    for (const row of rows) expect(NODE_IDS).toContain(row["LEADER"]);
+    expect(rows.reduce((sum, row) => sum + (row["ROWS"] === "-" ? 0 : Number(row["ROWS"])), 0)).toBe(TABLE_ROWS);
+    expect(rows.every((row) => row["SNAPSHOT"] === "-")).toBe(true);
+
+    const snapshot = await mink(["table", "snapshot", TABLE_NAME]);
+    expect(snapshot.code, snapshot.stderr).toBe(0);
+    const writtenBuckets = described.buckets.filter((b) => (b.rows ?? 0) > 0);
+    expect(snapshot.stdout.split("\n")[0]).toBe(`snapshot of ${TABLE_NAME}: ${writtenBuckets.length} of ${TABLE_BUCKETS} buckets snapshotted`);
+    const after = await tableJson();
+    for (const bucket of writtenBuckets) {
+      // Nothing was written since: the snapshot covers the bucket's whole stream.
+      expect(after.buckets[bucket.bucket]?.snapshotOffset, `bucket ${bucket.bucket}`).toBe(bucket.nextOffset);
+    }
+    const shownAfter = bucketRows((await mink(["table", TABLE_NAME])).stdout);
+    for (const bucket of writtenBuckets) expect(shownAfter[bucket.bucket]?.["SNAPSHOT"]).toBe(bucket.nextOffset);
+
+    const missing = await mink(["table", "no-such-table"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^mink: not_found \(HTTP 404\): no such table/);
+  });
+
+  async function tableJson(): Promise<{ buckets: Array<{ bucket: number; rows: number | null; nextOffset: string | null; snapshotOffset: string | null }> }> {
+    const run = await mink(["table", TABLE_NAME, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    return JSON.parse(run.stdout) as { buckets: Array<{ bucket: number; rows: number | null; nextOffset: string | null; snapshotOffset: string | null }> };
+  }
+
+  /** The bucket table of `mink table`'s output (after the blank line), each row by column name; no cell holds a space. */
+  function bucketRows(stdout: string): Array<Record<string, string>> {
+    const lines = stdout.trimEnd().split("\n\n")[1]?.split("\n") ?? [];
+    const header = (lines[0] ?? "").replace("NEXT OFFSET", "NEXT_OFFSET").split(/\s+/);
+    expect(header).toEqual(["BUCKET", "LEADER", "EPOCH", "NEXT_OFFSET", "ROWS", "SNAPSHOT"]);
+    return lines.slice(1).map((line) => Object.fromEntries(line.trim().split(/\s+/).map((value, i) => [header[i] ?? "", value])));
+  }
 
   it("runs as `node bin/mink.js`: JSON on stdout and exit 0 with the token, exit 1 and a clear message without", async () => {
     const ok = await minkProcess(["nodes", "--json"], { MINK_URL: service.baseUrl, MINK_ADMIN_TOKEN: service.adminToken });

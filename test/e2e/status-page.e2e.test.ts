@@ -1,7 +1,9 @@
 // The status page (docs/status-page.md) in headless Chromium against a three-node mink started for real
 // (test/e2e/service.ts): a wrong token is refused on the login form; the right one shows three live nodes
 // and a coordinator; a stream is found by its prefix in the list and moved to another node from its row,
-// and the page sees the transfer finish; a list longer than a page is paged forward and back; the charts draw once appends happened. Screenshots at desktop and
+// and the page sees the transfer finish; a list longer than a page is paged forward and back; a table written
+// through /v1/table is listed, and its buckets show their leaders and rows, then the snapshot offsets once
+// snapshotted; the charts draw once appends happened. Screenshots at desktop and
 // phone width go to test-results/, and at 375 px the page does not scroll sideways. Nothing the page loads
 // may be blocked by its CSP or throw. The stream list and the charts need GET /admin/streams and GET
 // /admin/series: where the server lacks one, the test checks the page says so instead. Every wait is a
@@ -17,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, NotYet } from "../support/eventually.ts";
 import { startService, type Service } from "./service.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -29,9 +32,12 @@ const STREAMS = [`${PREFIX}/eu-1`, `${PREFIX}/eu-2`, `${PREFIX}/us-1`, "page-e2e
 const PHONE_WIDTH_PX = 375;
 /** Rows per page of the page's stream list (src/status-page/streams-script.ts). */
 const PAGE_ROWS = 20;
+const TABLE_NAME = "page_e2e_users";
+const TABLE_BUCKETS = 3;
+const TABLE_ROWS = 9;
 
 // The little of the DOM the page-side predicates touch (they run in Chromium; this test's TypeScript has no DOM types).
-declare const document: { querySelectorAll(selector: string): ArrayLike<{ dataset: Record<string, string | undefined> }> };
+declare const document: { querySelectorAll(selector: string): ArrayLike<{ dataset: Record<string, string | undefined>; textContent: string | null; title: string }> };
 declare const window: { innerWidth: number };
 
 const hasChromium = existsSync(CHROMIUM);
@@ -93,7 +99,7 @@ describe.skipIf(skip)("the status page in a browser, against a three-node mink",
   }
 
   /** Waits until `predicate`, run in the page, is true (a function: a string would need eval, which the CSP forbids). */
-  async function until<A extends string | number | null | [string, number]>(predicate: (arg: A) => boolean, arg: A): Promise<void> {
+  async function until<A extends string | number | null | [string, number] | [string, string]>(predicate: (arg: A) => boolean, arg: A): Promise<void> {
     await page.waitForFunction(predicate as (arg: unknown) => boolean, arg, { timeout: WAIT_MS });
   }
 
@@ -199,6 +205,54 @@ describe.skipIf(skip)("the status page in a browser, against a three-node mink",
     await page.fill("#prefix", PREFIX);
     await page.click("#search button[type=submit]");
     await rowsAre(`${PREFIX}/eu-1`, 3);
+  });
+
+  /** A /v1/table request as JSON; a 503 (no coordinator yet, a bucket still loading) is retried. */
+  async function tableRequest(path: string, method: string, body: unknown): Promise<{ status: number; text: string }> {
+    return eventually(
+      async () => {
+        const response = await undiciFetch(`${service.baseUrl}/v1/table/${path}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        const text = await response.text();
+        if (response.status === 503) throw new NotYet(`${method} /v1/table/${path} answered 503: ${text}`);
+        return { status: response.status, text };
+      },
+      { what: `${method} /v1/table/${path} answered other than 503`, timeoutMs: WAIT_MS, errors: "fail" },
+    );
+  }
+
+  it("lists a table and shows its buckets: leaders and rows, then each written bucket's snapshot offset once snapshotted", async () => {
+    const definition = { columns: [{ name: "id", type: "int" }, { name: "name", type: "string", nullable: true }], primaryKey: ["id"], buckets: TABLE_BUCKETS };
+    const created = await tableRequest(TABLE_NAME, "PUT", definition);
+    expect(created.status, created.text).toBe(201);
+    const ops = Array.from({ length: TABLE_ROWS }, (_, i) => ({ upsert: { id: i, name: `user ${i}` } }));
+    const written = await tableRequest(`${TABLE_NAME}/write`, "POST", { ops });
+    expect(written.status, written.text).toBe(200);
+
+    const listed = page.locator(`#tables tbody tr[data-table="${TABLE_NAME}"]`);
+    await listed.waitFor({ timeout: WAIT_MS });
+    expect(await listed.locator("td").nth(1).textContent()).toBe("primary-key");
+    expect(await listed.locator("td").nth(2).textContent()).toBe(String(TABLE_BUCKETS));
+    await listed.locator("button").click();
+    const bucketRows = `#table-buckets .table-detail[data-table="${TABLE_NAME}"] tbody tr`;
+    // Every leader answers with its rows on some refresh: the Rows column adds up to what was written.
+    await until(([selector, rows]) => {
+      const cells = Array.from(document.querySelectorAll(selector + " td:nth-child(5)"), (td) => Number(td.textContent));
+      return cells.length > 0 && cells.reduce((sum, n) => sum + (Number.isFinite(n) ? n : 0), 0) === rows;
+    }, [bucketRows, TABLE_ROWS] as [string, number]);
+    expect(await page.locator(bucketRows).count()).toBe(TABLE_BUCKETS);
+    for (const leader of await page.locator(`${bucketRows} td:nth-child(2)`).allTextContents()) expect(leader).toMatch(/^node-[012]$/);
+    expect(await page.locator(`#table-buckets .table-detail[data-table="${TABLE_NAME}"] .definition`).textContent()).toBe("id int, name string nullable · primary key (id) · bucket key (id)");
+
+    const snapshot = await admin(`/admin/tables/${TABLE_NAME}/snapshot`, { method: "POST" });
+    expect(snapshot.status).toBe(200);
+    const described = (await admin(`/admin/tables/${TABLE_NAME}`)).body as { buckets: Array<{ snapshotOffset: string | null }> };
+    const offsets = described.buckets.map((b) => b.snapshotOffset ?? "");
+    expect(offsets.some((offset) => offset !== "")).toBe(true);
+    // The Snapshot cell shows the offset without its zero padding and holds the whole one as its title.
+    await until(([selector, expected]) => {
+      const titles = Array.from(document.querySelectorAll(selector + " td:nth-child(6) .offset"), (span) => span.title);
+      return titles.join(",") === expected;
+    }, [bucketRows, offsets.join(",")] as [string, string]);
   });
 
   it("draws the activity charts from the series, or says they are not available", async () => {

@@ -34,6 +34,7 @@ interface PageScript {
   seriesPoints(samples: Sample[]): { appends: Point[]; bytes: Point[]; p50: Point[]; p99: Point[] };
   timeSpan(nodes: Array<{ samples: Sample[] }>): { startMs: number; endMs: number } | null;
   polylinePoints(points: Point[], box: Box): string;
+  definitionSummary(definition: unknown): string;
 }
 
 const script = (await import(`data:text/javascript,${encodeURIComponent(STATUS_PAGE_SCRIPT)}`)) as PageScript;
@@ -79,6 +80,17 @@ describe("the status page script", () => {
   it("spans the charts from the first sample's start to the last one's end over every node", () => {
     expect(script.timeSpan([{ samples: [sample(1_000, 5_000, 0, 0)] }, { samples: [sample(6_000, 2_500, 0, 0)] }])).toEqual({ startMs: 1_000, endMs: 8_500 });
     expect(script.timeSpan([{ samples: [] }])).toBeNull();
+  });
+
+  it("sums up a table definition in one line: columns and types, the primary key or that rows are appended, the bucket key", () => {
+    const columns = [{ name: "id", type: "int", nullable: false }, { name: "email", type: "string", nullable: true }];
+    expect(script.definitionSummary({ columns, primaryKey: ["id"], bucketKey: ["id"], buckets: 4 })).toBe("id int, email string nullable · primary key (id) · bucket key (id)");
+    expect(script.definitionSummary({ columns, buckets: 2 })).toBe("id int, email string nullable · log: rows are appended");
+    expect(script.definitionSummary({ columns: [{ name: "a", type: "int" }, { name: "b", type: "bool" }], bucketKey: ["b", "a"], buckets: 1 })).toBe("a int, b bool · log: rows are appended · bucket key (b, a)");
+  });
+
+  it("shows a definition of another shape as its JSON rather than a guess", () => {
+    expect([{ columns: "id int" }, { columns: [{ name: "id" }] }, null, "text"].map((d) => script.definitionSummary(d))).toEqual(['{"columns":"id int"}', '{"columns":[{"name":"id"}]}', "null", '"text"']);
   });
 
   it("places points left to right in time and bottom to top in value, clamped to the box", () => {

@@ -57,7 +57,7 @@ describe("the status page", () => {
   });
 
   it("leaves every admin endpoint behind the token", async () => {
-    for (const path of ["/admin/nodes", "/admin/transfers", "/admin/ui/other.js", "/admin/index.html"]) {
+    for (const path of ["/admin/nodes", "/admin/transfers", "/admin/tables", "/admin/tables/users", "/admin/ui/other.js", "/admin/index.html"]) {
       const response = await get(path);
       await response.body?.cancel();
       expect(response.status, path).toBe(401);

@@ -1,0 +1,117 @@
+// `mink tables`, `mink table <name>` and `mink table snapshot <name>`: the tables through GET /admin/tables,
+// GET /admin/tables/<name> and POST /admin/tables/<name>/snapshot (docs/tables.md), printed as tables for
+// people or as the server's JSON. The definition is read defensively: the CLI imports nothing of the Worker.
+import type { TableAnswer, TableSnapshotAnswer } from "./admin-client.ts";
+import type { CommandContext } from "./commands.ts";
+import { CommandFailed } from "./errors.ts";
+import { cell, count, formatKeyValues, formatTable } from "./format.ts";
+
+/**
+ * The error of a bucket whose leader holds no loaded tablet (no request since it took the bucket, or a log
+ * table): nothing to snapshot there, which is not a failure.
+ */
+const NOT_LOADED = "not_loaded";
+
+function printJson(context: CommandContext, body: unknown): void {
+  context.out(`${JSON.stringify(body, null, 2)}\n`);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
+}
+
+/** `id int, name string, email string nullable`, or null when a column is not `{name, type, nullable?}`. */
+function columnsText(columns: unknown): string | null {
+  if (!Array.isArray(columns)) return null;
+  const parts: string[] = [];
+  for (const column of columns) {
+    if (!isRecord(column) || typeof column["name"] !== "string" || typeof column["type"] !== "string") return null;
+    parts.push(`${column["name"]} ${column["type"]}${column["nullable"] === true ? " nullable" : ""}`);
+  }
+  return parts.join(", ");
+}
+
+/**
+ * The definition as key/value lines: name, kind, columns, keys, buckets, partitioning. A definition of
+ * another shape (a newer server) is one line of its JSON rather than a guess.
+ */
+function definitionLines(name: string, definition: unknown): Array<[string, string]> {
+  const columns = isRecord(definition) ? columnsText(definition["columns"]) : null;
+  if (!isRecord(definition) || columns === null) return [["name", name], ["definition", cell(definition)]];
+  const primaryKey = definition["primaryKey"];
+  const bucketKey = definition["bucketKey"];
+  const partitionBy = definition["partitionBy"];
+  const lines: Array<[string, string]> = [
+    ["name", name],
+    ["kind", isStringList(primaryKey) ? "primary-key" : "log"],
+    ["columns", columns],
+    ["primary key", isStringList(primaryKey) ? primaryKey.join(", ") : "none (rows are appended)"],
+    ["bucket key", isStringList(bucketKey) ? bucketKey.join(", ") : "none (a row's bucket is the hash of the whole row)"],
+    ["buckets", cell(definition["buckets"])],
+  ];
+  if (partitionBy !== undefined && partitionBy !== null) lines.push(["partition by", cell(partitionBy)]);
+  return lines;
+}
+
+function bucketsTable(answer: TableAnswer): string {
+  return formatTable(
+    [
+      { header: "BUCKET", align: "right" },
+      { header: "LEADER" },
+      { header: "EPOCH", align: "right" },
+      { header: "NEXT OFFSET" },
+      { header: "ROWS", align: "right" },
+      { header: "SNAPSHOT" },
+    ],
+    answer.buckets.map((b) => [cell(b.bucket), cell(b.leader), cell(b.leaderEpoch), cell(b.nextOffset), cell(b.rows), cell(b.snapshotOffset)]),
+  );
+}
+
+export async function tablesCommand(context: CommandContext): Promise<void> {
+  const answer = await context.client.tables();
+  if (context.json) return printJson(context, answer);
+  if (answer.tables.length === 0) return context.out("no tables\n");
+  context.out(
+    formatTable(
+      [{ header: "NAME" }, { header: "KIND" }, { header: "BUCKETS", align: "right" }],
+      answer.tables.map((table) => [table.name, table.kind, cell(table.buckets)]),
+    ),
+  );
+}
+
+export async function tableCommand(context: CommandContext, name: string): Promise<void> {
+  const answer = await context.client.table(name);
+  if (context.json) return printJson(context, answer);
+  context.out(formatKeyValues(definitionLines(answer.name, answer.definition)));
+  context.out("\n");
+  context.out(bucketsTable(answer));
+}
+
+/** The buckets whose snapshot failed: an error other than NOT_LOADED. */
+function failedBuckets(answer: TableSnapshotAnswer): TableSnapshotAnswer["buckets"] {
+  return answer.buckets.filter((b) => b.error !== null && b.error !== NOT_LOADED);
+}
+
+export async function tableSnapshotCommand(context: CommandContext, name: string): Promise<void> {
+  const answer = await context.client.snapshotTable(name);
+  if (context.json) printJson(context, answer);
+  else {
+    const taken = answer.buckets.filter((b) => b.coveredOffset !== null).length;
+    context.out(`snapshot of ${answer.table}: ${taken} of ${count(answer.buckets.length, "bucket")} snapshotted\n`);
+    context.out(
+      formatTable(
+        [{ header: "BUCKET", align: "right" }, { header: "COVERED OFFSET" }, { header: "ERROR" }],
+        answer.buckets.map((b) => [cell(b.bucket), cell(b.coveredOffset), cell(b.error)]),
+      ),
+    );
+  }
+  const failed = failedBuckets(answer);
+  if (failed.length > 0) {
+    const which = failed.map((b) => `bucket ${b.bucket}: ${b.error ?? ""}`).join(", ");
+    throw new CommandFailed(`${count(failed.length, "bucket")} of ${answer.table} not snapshotted (${which})`);
+  }
+}
