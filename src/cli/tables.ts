@@ -11,6 +11,8 @@ import { cell, count, formatKeyValues, formatTable } from "./format.ts";
  * table): nothing to snapshot there, which is not a failure.
  */
 const NOT_LOADED = "not_loaded";
+/** A log table keeps no tablet: nothing to snapshot in any bucket, which is not a failure either. */
+const LOG_TABLE = "log_table";
 
 function printJson(context: CommandContext, body: unknown): void {
   context.out(`${JSON.stringify(body, null, 2)}\n`);
@@ -91,9 +93,9 @@ export async function tableCommand(context: CommandContext, name: string): Promi
   context.out(bucketsTable(answer));
 }
 
-/** The buckets whose snapshot failed: an error other than NOT_LOADED. */
+/** The buckets whose snapshot failed: an error other than NOT_LOADED or LOG_TABLE. */
 function failedBuckets(answer: TableSnapshotAnswer): TableSnapshotAnswer["buckets"] {
-  return answer.buckets.filter((b) => b.error !== null && b.error !== NOT_LOADED);
+  return answer.buckets.filter((b) => b.error !== null && b.error !== NOT_LOADED && b.error !== LOG_TABLE);
 }
 
 export async function tableSnapshotCommand(context: CommandContext, name: string): Promise<void> {

@@ -176,7 +176,8 @@ export async function tableList(env: Env): Promise<{ tables: { name: string; buc
     tables: listing.tables.map((table) => ({
       name: table.name,
       buckets: table.buckets,
-      kind: isPlainObject(table.definition) && table.definition["primaryKey"] !== null ? "primary-key" : "log",
+      // The recorded form leaves an absent primary key out (definitionJson).
+      kind: isPlainObject(table.definition) && Array.isArray(table.definition["primaryKey"]) ? "primary-key" : "log",
     })),
   };
 }
@@ -185,11 +186,18 @@ export async function tableList(env: Env): Promise<{ tables: { name: string; buc
 export async function snapshotTable(env: Env, name: string): Promise<{ bucket: number; coveredOffset: string | null; error: string | null }[] | null> {
   const lookup = await metaLogClient(env.META_LOG).lookupTable(name);
   if (lookup.table === null) return null;
+  const definition = parseTableDefinition(lookup.table.definition);
+  if (definition.ok && definition.value.primaryKey === null) {
+    // A log table keeps no tablet: its changelog is all there is.
+    return lookup.buckets.map((bucket) => ({ bucket: bucket.bucket, coveredOffset: null, error: "log_table" }));
+  }
   const byLeader = leadersOf(lookup);
   const results = new Map<string, { coveredOffset: string | null; error: string | null }>();
   await Promise.all(
     [...byLeader].map(async ([leader, ids]) => {
-      for (const result of await streamNodeClient(env.STREAM_NODE, leader).snapshotBuckets(ids)) results.set(result.streamId, result);
+      for (const { streamId, coveredOffset, error } of await streamNodeClient(env.STREAM_NODE, leader).snapshotBuckets(ids)) {
+        results.set(streamId, { coveredOffset, error });
+      }
     }),
   );
   return lookup.buckets.map((bucket) => ({ bucket: bucket.bucket, ...(results.get(bucket.streamId) ?? { coveredOffset: null, error: "not_loaded" }) }));
