@@ -23,6 +23,9 @@ import { type NodeContext, type ViewPort, type WalPort } from "./node-context.ts
 import { KeyedLock } from "./keyed-lock.ts";
 import { TableBuckets } from "./table-buckets.ts";
 import { snapshotBucket, snapshotDueBuckets } from "./table-snapshotter.ts";
+import { leadBucket } from "./table-leader.ts";
+import type { LoadedBucket } from "./table-buckets.ts";
+import { parseBucketStreamName } from "../core/tables/bucketing.ts";
 import type { TabletStorage } from "./tablet-storage.ts";
 import { asDomainError } from "./replies.ts";
 import { StreamObjectCache } from "./object-cache.ts";
@@ -253,13 +256,27 @@ export class NodeRuntime {
 
   /** Snapshots the loaded buckets among these streams now (`mink table snapshot`): the refs committed. */
   async snapshotBuckets(streamIds: readonly string[]): Promise<{ streamId: string; coveredOffset: string | null; error: string | null }[]> {
-    const wanted = new Set(streamIds);
     const results = [];
-    for (const bucket of this.ctx.tables.all().filter((b) => wanted.has(b.streamId) && b.kind === "primary-key")) {
+    for (const streamId of new Set(streamIds)) {
+      const bucket = await this.bucketHere(streamId);
+      if (typeof bucket === "string") {
+        results.push({ streamId, coveredOffset: null, error: bucket });
+        continue;
+      }
       const ref = await snapshotBucket(this.ctx, bucket);
-      results.push({ streamId: bucket.streamId, coveredOffset: "code" in ref ? null : formatOffset(ref.coveredPosition), error: "code" in ref ? ref.code : null });
+      results.push({ streamId, coveredOffset: "code" in ref ? null : formatOffset(ref.coveredPosition), error: "code" in ref ? ref.code : null });
     }
     return results;
+  }
+
+  /** The bucket of this stream, loaded here (as a request for it would), or why not. */
+  private async bucketHere(streamId: string): Promise<LoadedBucket | string> {
+    const stream = this.ctx.registry.get(streamId);
+    const address = stream === undefined ? null : parseBucketStreamName(stream.name);
+    if (stream === undefined || address === null) return "not_loaded";
+    const led = await leadBucket(this.ctx, { ...address, pathAndQuery: "" });
+    if ("kind" in led) return led.kind === "error" ? led.error.code : "not_leader";
+    return led.bucket.kind === "primary-key" ? led.bucket : "log_table";
   }
 
   private async coordinatorStep(): Promise<void> {

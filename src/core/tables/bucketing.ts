@@ -79,3 +79,10 @@ function sortKeys(value: unknown): unknown {
   const record = value as Record<string, unknown>;
   return Object.fromEntries(Object.keys(record).sort().map((key) => [key, sortKeys(record[key])]));
 }
+
+/** The table and bucket of an unpartitioned bucket stream's name (B5); null for any other name. */
+export function parseBucketStreamName(name: string): { table: string; bucket: number } | null {
+  if (!name.startsWith(BUCKET_STREAM_PREFIX)) return null;
+  const match = /^([A-Za-z0-9][A-Za-z0-9_-]*)\/b\/(0|[1-9][0-9]{0,3})$/.exec(name.slice(BUCKET_STREAM_PREFIX.length));
+  return match === null ? null : { table: match[1]!, bucket: Number(match[2]) };
+}

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { MAX_STREAM_NAME_LENGTH, parseStreamName } from "../../../src/core/protocol/stream-name.ts";
 import { assignBuckets } from "../../../src/core/tables/assignment.ts";
-import { bucketOf, bucketStreamName, fnv1a32, partitionKey } from "../../../src/core/tables/bucketing.ts";
+import { bucketOf, bucketStreamName, fnv1a32, parseBucketStreamName, partitionKey } from "../../../src/core/tables/bucketing.ts";
 import { MAX_BUCKETS, MAX_TABLE_NAME_LENGTH, parseTableDefinition, type TableDefinition } from "../../../src/core/tables/definition.ts";
 import { MAX_PARTITION_STRING_LENGTH } from "../../../src/core/tables/rows.ts";
 
@@ -72,6 +72,15 @@ describe("bucketing", () => {
     expect(bucketStreamName("orders", null, 3)).toBe("__ds/table/orders/b/3");
     expect(bucketStreamName("orders", "eu/west", 0)).toBe("__ds/table/orders/p/seu#_west!/b/0");
     expect(parseStreamName(bucketStreamName("orders", 5, 1)).ok).toBe(false);
+  });
+
+  test("B5: an unpartitioned bucket stream's name gives back its table and bucket; any other name gives null", () => {
+    for (const [table, bucket] of [["t", 0], ["Orders_2-x", 1023], ["9", 7]] as const) {
+      expect(parseBucketStreamName(bucketStreamName(table, null, bucket))).toEqual({ table, bucket });
+    }
+    for (const name of ["t/b/0", "__ds/table/t/b/01", "__ds/table/t/b/1024x", "__ds/table/-t/b/0", bucketStreamName("t", "p", 0)]) {
+      expect(parseBucketStreamName(name)).toBeNull();
+    }
   });
 
   test("B6: two (table, partition, bucket) never share a stream name", () => {
