@@ -90,7 +90,7 @@ class SqliteBucketTablet implements BucketTablet {
     if (!Number.isInteger(limit) || limit < 0) throw new RangeError("a scan limit is a non-negative integer");
     // A negative LIMIT means no limit to SQLite: the check above keeps that out.
     const fromAfter = after !== null && after >= prefix;
-    const query = `SELECT k, v FROM tablet_rows WHERE stream_id = ? AND k ${fromAfter ? ">=" : ">="} ? AND k < ? ORDER BY k LIMIT ?`;
+    const query = `SELECT k, v FROM tablet_rows WHERE stream_id = ? AND k ${fromAfter ? ">" : ">="} ? AND k < ? ORDER BY k LIMIT ?`;
     return this.sql
       .exec<{ k: string; v: string }>(query, this.streamId, fromAfter ? after : prefix, prefix + KEY_CEILING, limit)
       .toArray()
