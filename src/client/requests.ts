@@ -70,8 +70,20 @@ export async function callLeader(
       const moved = (facts !== null && cache.learn(bucket, facts)) || (await cache.reloadChanged(bucket));
       return { kind: "again", error, now: moved, retryAfterMs };
     }
-    return shouldRetry(error, "idempotent") ? { kind: "again", error, retryAfterMs } : { kind: "fail", error };
+    if (!shouldRetry(error, "idempotent")) return { kind: "fail", error };
+    // No answer, or "later", from the node the cache names: it may be down and its bucket re-led elsewhere
+    // (a down node answers no not_leader). Ask the table again; a moved bucket is tried at once.
+    return { kind: "again", error, now: await movedSince(cache, bucket), retryAfterMs };
   });
+}
+
+/** Whether describing the table again moves `bucket` to another leader; false when the describe fails too. */
+async function movedSince(cache: LeaderCache, bucket: number): Promise<boolean> {
+  try {
+    return await cache.reloadChanged(bucket);
+  } catch {
+    return false;
+  }
 }
 
 function shouldRetry(error: TableClientError, policy: RetryPolicy): boolean {

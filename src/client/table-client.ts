@@ -17,7 +17,7 @@ export interface TableClientOptions {
   readonly fetch?: FetchLike;
   /** Part of every producer id (`<clientId>-<table>-b<bucket>`); defaults to a random one per instance. */
   readonly clientId?: string;
-  /** The clock, in ms since the epoch: the producer epoch is its value when the client starts. */
+  /** The clock, in ms since the epoch: with a `clientId` given, the producer epoch is its value when the client starts. */
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
   /** Uniform in [0, 1): the backoff's jitter and the default client id. */
@@ -52,7 +52,10 @@ export class TableClient {
     if (this.clientId.length > MAX_CLIENT_ID_LENGTH || !CLIENT_ID.test(this.clientId)) {
       throw invalidInput(`a client id is 1 to ${MAX_CLIENT_ID_LENGTH} of [A-Za-z0-9_.]`, { field: "clientId" });
     }
-    this.producerEpoch = Math.floor((options.now ?? Date.now)());
+    // A random id is a producer id no one has used: epoch 0, the only first epoch every server takes
+    // (PRD-11 refuses a first epoch above MAX_PRODUCER_EPOCH_STEP, 10^6 by default: the clock in ms is
+    // far above it). A given id may be an earlier instance's, so it starts at the clock.
+    this.producerEpoch = options.clientId === undefined ? 0 : Math.floor((options.now ?? Date.now)());
   }
 
   /** The handle of table `name`; one per name, so all writes to a table share its buckets' producers. */
