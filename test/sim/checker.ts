@@ -4,7 +4,8 @@
 // saw the final bytes), 5 (node epochs never decrease; no stale epoch accepted, by the log or the store)
 // and 6 (a transfer completion applies only to the close it names). A final read that never completed
 // is a liveness failure. A long-poll that timed out although an append at its offset was acknowledged
-// while it waited is reported as a notice (a lost wake-up), not a failure.
+// while it waited is reported as a notice (a lost wake-up), not a failure. The table invariants are in
+// table-checker.ts.
 import type { Command, MetaState } from "../../src/core/meta/index.ts";
 import { decodeManifest } from "../../src/storage/manifest.ts";
 import { decodeStreamObject } from "../../src/storage/stream-object.ts";

@@ -24,6 +24,7 @@ export function coverage(history: History): Map<string, number> {
   add("long-poll timeout", history.emptyPolls.length);
   for (const write of history.tables.writes) add(`table write ${write.outcome}`);
   add("table lookup", history.tables.lookups.length);
+  for (const write of history.writes) if (/^tables\/[^/]+\/snapshots\//.test(write.key)) add("table snapshot");
   for (const { entry } of history.journal) {
     const type = entry.command.type;
     if (COUNTED.has(type)) add(`log ${type}`);

@@ -22,7 +22,8 @@ import { Operator } from "./operator.ts";
 import { Prng } from "./prng.ts";
 import { Scheduler, type Phase, type Weights } from "./scheduler.ts";
 import { SimMetaLog } from "./sim-meta.ts";
-import { TableCreator, TableWorld, TableWriter, type TableDeps } from "./table-clients.ts";
+import { TableWorld, TableWriter, type TableDeps } from "./table-clients.ts";
+import { TableCreator } from "./table-creator.ts";
 import { FinalTableReader } from "./table-final.ts";
 import { Trace } from "./trace.ts";
 import { VirtualClock } from "./virtual-time.ts";
@@ -47,6 +48,9 @@ const SETTINGS: SettingsVars = {
   // Compaction early and often, so it runs in most seeds (the heartbeat checks every 5 s).
   COMPACT_AFTER_WAL_OBJECTS: "6",
 };
+
+/** Table seeds snapshot their buckets early and often, so new leaders restore snapshots within a seed. */
+const TABLE_SETTINGS: SettingsVars = { TABLE_SNAPSHOT_BYTES: "512", TABLE_SNAPSHOT_INTERVAL_MS: "1000" };
 
 export interface SeedShape {
   readonly nodes: number;
@@ -154,9 +158,10 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     const faults = new FaultPlan(prng.fork(), shape.faults);
     const meta = new SimMetaLog(() => clock.now(), scheduler.io, faults, trace, history, LEASE_TTL_MS);
     const store = new MemoryStore();
+    const settings = shape.tables === null ? SETTINGS : { ...SETTINGS, ...TABLE_SETTINGS };
     const nodeIds = Array.from({ length: shape.nodes }, (_, i) => `n${i + 1}`);
     const cluster = new SimCluster(
-      { clock, prng: prng.fork(), io: scheduler.io, faults, trace, history, store, meta, settings: SETTINGS, zombieRouting: shape.zombieRouting },
+      { clock, prng: prng.fork(), io: scheduler.io, faults, trace, history, store, meta, settings, zombieRouting: shape.zombieRouting },
       nodeIds,
     );
     const world = new World(Array.from({ length: shape.streams }, (_, i) => `sim/s${i + 1}`));

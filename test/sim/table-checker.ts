@@ -187,9 +187,11 @@ function checkFinalLookup(c: BucketCheck): void {
 function checkLastWrites(c: BucketCheck): void {
   for (const [id, row] of c.final.rows) {
     const onKey = c.writes.filter((write) => write.ops.some((op) => keyOf(op) === id));
-    const settled = onKey.filter((write) => write.answer !== undefined);
+    // A no-op a superseded incarnation answered proves nothing (checkNoops reports it when it is false).
+    const proves = (write: TableWriteRecord): boolean => write.answer !== undefined && !(write.outcome === "noop" && superseded(c.history, write.answer.by, write.answer.step));
+    const settled = onKey.filter(proves);
     const last = settled.filter((write) => !settled.some((other) => other.sentStep > write.answer!.step));
-    const candidates = [...last, ...onKey.filter((write) => write.answer === undefined)];
+    const candidates = [...last, ...onKey.filter((write) => !proves(write))];
     const allowed = candidates.map((write) => effectOn(write, id));
     if (settled.length === 0) allowed.push(null);
     if (!allowed.some((effect) => sameRow(effect, row))) {
