@@ -2,10 +2,11 @@
 // final lookup: 1 the changelog is a valid change history of rows clients wrote; 2 every acknowledged write
 // is in it once, where it was acknowledged, in real-time order (and a no-op answer matches a state the
 // bucket held); 3 the final lookup is the changelog replayed; 4 each key's final row follows its last
-// acknowledged writes; 5 a lookup sees a state of the changelog, at or after its minOffset.
+// acknowledged writes; 5 a lookup sees a state of the changelog that was durable when it answered, at or
+// after its minOffset.
 import { incarnationLabel, superseded, type History } from "./history.ts";
 import { bucketPath, describeOps } from "./table-clients.ts";
-import { boundariesWhere, replay, sameRow, type Replay } from "./table-replay.ts";
+import { boundariesWhere, durableSteps, replay, sameRow, type Replay } from "./table-replay.ts";
 import type { BucketFinal, ChangelogEntry, SimRow, TableOp, TableWriteRecord } from "./table-history.ts";
 
 /** A finding, shaped as checker.ts's Violation. */
@@ -21,7 +22,7 @@ export const TABLE_INVARIANT = {
   once: "tables 2 (every acknowledged table write is in its changelog once, where and when it was acknowledged)",
   lookup: "tables 3 (the final lookup equals the changelog replayed)",
   lastWrite: "tables 4 (each key's final row follows its last acknowledged write)",
-  reads: "tables 5 (a lookup sees a state of the changelog, at or after its minOffset)",
+  reads: "tables 5 (a lookup sees a durable state of the changelog, at or after its minOffset)",
   liveness: "tables liveness (every bucket reads back after the run settled)",
   staleAnswer: "notice: a zombie answered a table write from stale state",
   staleRead: "notice: a lookup saw a state older than a write acknowledged before it was sent",
@@ -219,16 +220,21 @@ function checkNoops(c: BucketCheck): void {
   }
 }
 
-/** 5: a lookup's rows are one state of the changelog, at or after its minOffset, before any write sent after its answer. */
+/**
+ * 5: a lookup's rows are one state of the changelog, at or after its minOffset, before any write sent after
+ * its answer, and durable (in WAL objects that had landed) when it answered: never a row not yet acknowledged.
+ */
 function checkLookups(c: BucketCheck): void {
+  const landed = c.history.writes.flatMap((write) => write.walData.filter((record) => record.streamId === c.final.streamId).map((record) => ({ ...record, step: write.step })));
+  const durable = durableSteps(c.final.changelog, c.replayed, landed);
   for (const lookup of c.history.tables.lookups) {
     if (lookup.bucket !== c.bucket) continue;
     const { from, to } = window(c, lookup.sentStep, lookup.step);
     const matches = (state: ReadonlyMap<string, SimRow>): boolean => lookup.ids.every((id, i) => sameRow(state.get(id), lookup.rows[i]));
-    const found = boundariesWhere(c.replayed, lookup.minOffset ?? 0, to, matches);
+    const found = boundariesWhere(c.replayed, lookup.minOffset ?? 0, to, matches).filter((i) => durable[i]! <= lookup.step);
     const by = incarnationLabel(lookup.by);
     const what = `${lookup.client}'s lookup at step ${lookup.step} (minOffset ${lookup.minOffset ?? "none"}), answered by ${by}: ${JSON.stringify(lookup.rows)}`;
-    if (found.length === 0) violation(c, TABLE_INVARIANT.reads, `bucket ${c.bucket}: ${what} is no state of the changelog in [${lookup.minOffset ?? 0}, ${to}]`, [lookup.client], lookup.step);
+    if (found.length === 0) violation(c, TABLE_INVARIANT.reads, `bucket ${c.bucket}: ${what} is no state of the changelog in [${lookup.minOffset ?? 0}, ${to}] durable by then`, [lookup.client], lookup.step);
     else if (!found.some((i) => c.replayed.positions[i]! >= from)) {
       c.sink.notices.push({ invariant: TABLE_INVARIANT.staleRead, message: `bucket ${c.bucket}: ${what} is older than ${from}`, focus: [...c.focus, lookup.client], step: lookup.step });
     }

@@ -35,12 +35,13 @@ export class FinalTableReader implements Actor {
   private async readAll(): Promise<void> {
     const tables = this.deps.history.tables;
     tables.keys = this.deps.world.keys;
-    tables.existsAtEnd = this.meta.service.lookupTable(SIM_TABLE).table !== null;
+    const lookup = this.meta.service.lookupTable(SIM_TABLE);
+    tables.existsAtEnd = lookup.table !== null;
     if (!tables.existsAtEnd) return;
-    for (let bucket = 0; bucket < this.deps.world.keys.length; bucket++) await this.readBucket(bucket);
+    for (const { bucket, streamId } of lookup.buckets) await this.readBucket(bucket, streamId);
   }
 
-  private async readBucket(bucket: number): Promise<void> {
+  private async readBucket(bucket: number, streamId: string): Promise<void> {
     const tables = this.deps.history.tables;
     const changelog: ChangelogEntry[] = [];
     let position = 0;
@@ -61,7 +62,7 @@ export class FinalTableReader implements Actor {
         if (answer.headers.get("stream-up-to-date") !== "true") continue;
         const rows = await this.lookupAll(bucket, end);
         if (typeof rows === "string") tables.unreadable.set(bucket, rows);
-        else tables.final.set(bucket, { changelog, rows: rows.rows, by: rows.by });
+        else tables.final.set(bucket, { streamId, changelog, rows: rows.rows, by: rows.by });
         return;
       }
       attempt++;

@@ -66,6 +66,8 @@ export interface ChangelogEntry {
 
 /** A bucket read back after the run: its whole changelog, then a lookup of every key at its leader. */
 export interface BucketFinal {
+  /** The bucket's stream (its WAL records show when each record became durable). */
+  readonly streamId: string;
   readonly changelog: readonly ChangelogEntry[];
   readonly rows: ReadonlyMap<string, SimRow | null>;
   readonly by: Answerer;

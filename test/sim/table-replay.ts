@@ -1,6 +1,7 @@
 // A bucket's changelog replayed by the checker, trusting nothing in mink: the images rules (a -U or -D
 // carries the row its key held, a -U is followed by the +U of the same key, a +I only on a missing key)
-// and the state of every key at every record boundary, so a read or a no-op answer can be placed.
+// and the state of every key at every record boundary, so a read or a no-op answer can be placed; and the
+// step by which each boundary was durable (every record below it in a WAL object that landed).
 import type { ChangelogEntry, SimRow } from "./table-history.ts";
 
 export interface Replay {
@@ -69,4 +70,39 @@ export function boundariesWhere(replayed: Replay, from: number, to: number, matc
     if (position >= from && position <= to && matches(replayed.states[i]!)) found.push(i);
   });
   return found;
+}
+
+/** A WAL record of the bucket's stream that landed, at the step it landed. */
+export interface LandedRecord {
+  readonly step: number;
+  readonly firstOffset: number;
+  readonly text: string;
+}
+
+/**
+ * `durable[i]`: the step by which the first i records had all landed in WAL objects (a record lands with its
+ * whole batch). Only landed records that hold exactly the changelog's bytes count; a boundary past every
+ * landed record is given step 0 (nothing to say about it).
+ */
+export function durableSteps(changelog: readonly ChangelogEntry[], replayed: Replay, landed: readonly LandedRecord[]): number[] {
+  const text = (from: number, to: number): string =>
+    changelog
+      .filter((entry) => entry.start >= from && entry.end <= to)
+      .map((entry) => `${JSON.stringify({ op: entry.op, row: entry.row })}\n`)
+      .join("");
+  const firstLanded = new Map<number, number>();
+  for (const record of landed) {
+    const end = record.firstOffset + Buffer.byteLength(record.text, "utf8");
+    if (!replayed.positions.includes(record.firstOffset) || text(record.firstOffset, end) !== record.text) continue;
+    firstLanded.set(end, Math.min(firstLanded.get(end) ?? Infinity, record.step));
+  }
+  const ends = [...firstLanded.keys()].sort((a, b) => a - b);
+  const prefix: number[] = [];
+  let latest = 0;
+  for (const end of ends) prefix.push((latest = Math.max(latest, firstLanded.get(end)!)));
+  return replayed.positions.map((position) => {
+    if (position === 0) return 0;
+    const i = ends.findIndex((end) => end >= position);
+    return i < 0 ? 0 : prefix[i]!;
+  });
 }
