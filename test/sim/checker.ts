@@ -4,13 +4,15 @@
 // saw the final bytes), 5 (node epochs never decrease; no stale epoch accepted, by the log or the store)
 // and 6 (a transfer completion applies only to the close it names). A final read that never completed
 // is a liveness failure. A long-poll that timed out although an append at its offset was acknowledged
-// while it waited is reported as a notice (a lost wake-up), not a failure.
+// while it waited is reported as a notice (a lost wake-up), not a failure. The table invariants are in
+// table-checker.ts.
 import type { Command, MetaState } from "../../src/core/meta/index.ts";
 import { decodeManifest } from "../../src/storage/manifest.ts";
 import { decodeStreamObject } from "../../src/storage/stream-object.ts";
 import { decodeWalObject } from "../../src/storage/wal-format.ts";
 import { parseWalKey } from "../../src/storage/keys.ts";
-import { incarnationLabel, type AppendRecord, type History, type IncarnationId, type Ownership, type StoreWrite, type WalDataRecord } from "./history.ts";
+import { incarnationLabel, superseded, type AppendRecord, type History, type Ownership, type StoreWrite, type WalDataRecord } from "./history.ts";
+import { checkTables } from "./table-checker.ts";
 
 export interface Violation {
   readonly invariant: string;
@@ -50,6 +52,7 @@ export function check(history: History, options: { readonly longPollTimeoutMs: n
   checkZombieManifestWrites(history, notices);
   checkTransfers(history, violations);
   checkWakeUps(history, options.longPollTimeoutMs, notices);
+  checkTables(history, violations, notices);
   return { violations, notices };
 }
 
@@ -172,15 +175,6 @@ function checkFinalContent(history: History, out: Violation[]): void {
     }
     checkProducerOrder(stream, content, appends, out);
   }
-}
-
-/**
- * An incarnation answering after a newer one of its node started is a zombie: it has not noticed, and
- * answers what appends nothing (a producer's duplicate or gap, a read) from its own, older state.
- */
-function superseded(history: History, by: IncarnationId | null, step: number): boolean {
-  if (by === null) return false;
-  return history.incarnations.some((inc) => inc.id.nodeId === by.nodeId && inc.id.epoch > by.epoch && inc.startedStep <= step);
 }
 
 /** 2: a producer told its seq skips ahead (or its epoch is stale) means an acknowledged append was lost. */

@@ -1,5 +1,5 @@
 // What a run reached: counts of the situations that matter (acknowledged, unknown and duplicate appends,
-// reads, transfers completed, crashes, fenced writers, compactions...), summed over seeds by main.ts, so
+// reads, table writes by outcome, transfers completed, crashes, fenced writers, compactions...), summed over seeds by main.ts, so
 // a change that quietly stops the simulation from reaching something shows up in its summary.
 import type { History } from "./history.ts";
 
@@ -22,6 +22,9 @@ export function coverage(history: History): Map<string, number> {
   for (const append of history.appends) add(`append ${append.producer === null ? "plain" : "producer"} ${append.outcome}`);
   for (const read of history.reads) if (read.mode !== "final") add(`read ${read.mode}`);
   add("long-poll timeout", history.emptyPolls.length);
+  for (const write of history.tables.writes) add(`table write ${write.outcome}`);
+  add("table lookup", history.tables.lookups.length);
+  for (const write of history.writes) if (/^tables\/[^/]+\/snapshots\//.test(write.key)) add("table snapshot");
   for (const { entry } of history.journal) {
     const type = entry.command.type;
     if (COUNTED.has(type)) add(`log ${type}`);

@@ -2,6 +2,7 @@
 // metadata log accepted and what the object store took. The checker (checker.ts) reads only this (and the
 // final read-back), never the live system.
 import type { LogEntry, MetaState } from "../../src/core/meta/index.ts";
+import { TableHistory } from "./table-history.ts";
 
 export interface IncarnationId {
   readonly nodeId: string;
@@ -152,6 +153,9 @@ export class History {
   /** Streams whose final read did not complete. */
   readonly unreadable = new Map<string, string>();
 
+  /** The table workload's writes, lookups and final read-back (empty when the seed has no tables). */
+  readonly tables = new TableHistory();
+
   /** Event counts (coverage: how often the run reached each interesting situation). */
   readonly counts = new Map<string, number>();
 
@@ -164,4 +168,13 @@ export class History {
     this.appends.push(record);
     return record;
   }
+}
+
+/**
+ * An incarnation answering after a newer one of its node started is a zombie: it has not noticed, and
+ * answers what appends nothing (a producer's duplicate or gap, a read) from its own, older state.
+ */
+export function superseded(history: History, by: IncarnationId | null, step: number): boolean {
+  if (by === null) return false;
+  return history.incarnations.some((inc) => inc.id.nodeId === by.nodeId && inc.id.epoch > by.epoch && inc.startedStep <= step);
 }

@@ -4,7 +4,9 @@
 // 1. active: up to `activeSteps` steps of everything (clients, faults, crashes, transfers, drains);
 // 2. settle: no new client actions, no faults, no crashes; down nodes restart, drains end, in-flight work
 //    finishes and transfers complete;
-// 3. final: every stream is read back from its owner.
+// 3. final: every stream is read back from its owner (and every table bucket from its leader).
+// Some seeds add the table workload (table-clients.ts), drawn from a generator of its own so that a seed
+// without tables runs exactly as it did before there were tables.
 // The checker then reads the history. The real timers, Date.now and Math.random are restored however the
 // run ends.
 import { nodeSettings, type SettingsVars } from "../../src/node/settings.ts";
@@ -20,12 +22,19 @@ import { Operator } from "./operator.ts";
 import { Prng } from "./prng.ts";
 import { Scheduler, type Phase, type Weights } from "./scheduler.ts";
 import { SimMetaLog } from "./sim-meta.ts";
+import { TableWorld, TableWriter, type TableDeps } from "./table-clients.ts";
+import { TableCreator } from "./table-creator.ts";
+import { FinalTableReader } from "./table-final.ts";
 import { Trace } from "./trace.ts";
 import { VirtualClock } from "./virtual-time.ts";
 
 /** Virtual time starts here (node epochs are wall-clock milliseconds). */
 const START_MS = EPOCH_BASE_MS;
 const SETTLE_STEPS = 6_000;
+/** The share of seeds that run the table workload beside the streams. */
+const TABLE_SEEDS = 0.4;
+/** Mixed into the seed for the table workload's own generator. */
+const TABLE_STREAM = 0x7ab1e000;
 const FINAL_STEPS = 8_000;
 
 /** Failover settings short enough that leases run out within a seed (as the end-to-end tests set them). */
@@ -40,6 +49,9 @@ const SETTINGS: SettingsVars = {
   COMPACT_AFTER_WAL_OBJECTS: "6",
 };
 
+/** Table seeds snapshot their buckets early and often, so new leaders restore snapshots within a seed. */
+const TABLE_SETTINGS: SettingsVars = { TABLE_SNAPSHOT_BYTES: "512", TABLE_SNAPSHOT_INTERVAL_MS: "1000" };
+
 export interface SeedShape {
   readonly nodes: number;
   readonly streams: number;
@@ -52,9 +64,26 @@ export interface SeedShape {
   readonly zombieRouting: number;
   readonly faults: FaultProfile;
   readonly weights: Weights;
+  readonly tables: TableShape | null;
 }
 
-function drawShape(prng: Prng, maxSteps: number): SeedShape {
+/** The table workload of a seed: how many table clients, and how eager they are (the `table` weight). */
+export interface TableShape {
+  readonly clients: number;
+  readonly weight: number;
+}
+
+function drawShape(prng: Prng, maxSteps: number, tables: TableShape | null): SeedShape {
+  const shape = drawStreamShape(prng, maxSteps);
+  return { ...shape, tables, weights: tables === null ? shape.weights : { ...shape.weights, table: tables.weight } };
+}
+
+function drawTableShape(prng: Prng): TableShape | null {
+  if (!prng.chance(TABLE_SEEDS)) return null;
+  return { clients: prng.between(2, 4), weight: prng.pick([2, 4, 8]) };
+}
+
+function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables"> {
   return {
     nodes: prng.between(2, 4),
     streams: prng.between(1, 4),
@@ -108,7 +137,8 @@ export interface SeedResult {
 
 export async function runSeed(seed: number, options: SeedOptions = {}): Promise<SeedResult> {
   const prng = new Prng(seed);
-  const shape = drawShape(prng, options.maxSteps ?? 900);
+  const tablePrng = new Prng((seed ^ TABLE_STREAM) >>> 0);
+  const shape = drawShape(prng, options.maxSteps ?? 900, drawTableShape(tablePrng));
   const clock = new VirtualClock(START_MS);
   const trace = new Trace(START_MS, options.verbose === true);
   const history = new History();
@@ -128,9 +158,10 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     const faults = new FaultPlan(prng.fork(), shape.faults);
     const meta = new SimMetaLog(() => clock.now(), scheduler.io, faults, trace, history, LEASE_TTL_MS);
     const store = new MemoryStore();
+    const settings = shape.tables === null ? SETTINGS : { ...SETTINGS, ...TABLE_SETTINGS };
     const nodeIds = Array.from({ length: shape.nodes }, (_, i) => `n${i + 1}`);
     const cluster = new SimCluster(
-      { clock, prng: prng.fork(), io: scheduler.io, faults, trace, history, store, meta, settings: SETTINGS, zombieRouting: shape.zombieRouting },
+      { clock, prng: prng.fork(), io: scheduler.io, faults, trace, history, store, meta, settings, zombieRouting: shape.zombieRouting },
       nodeIds,
     );
     const world = new World(Array.from({ length: shape.streams }, (_, i) => `sim/s${i + 1}`));
@@ -157,6 +188,12 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     scheduler.addActor(new Chaos(cluster, prng.fork(), { crashes: shape.crashes, leaseTtlMs: LEASE_TTL_MS }, () => clock.now()));
     const finalReader = new FinalReader(clientDeps);
     scheduler.addActor(finalReader);
+    const tableDeps: TableDeps = { net, prng: tablePrng.fork(), clock, trace, history, world: new TableWorld() };
+    const tableActors = shape.tables === null ? [] : [new TableCreator(cluster, tableDeps), ...Array.from({ length: shape.tables.clients }, (_, i) => new TableWriter(`tw${i + 1}`, tableDeps))];
+    for (const actor of tableActors) scheduler.addActor(actor);
+    const finalTables = shape.tables === null ? null : new FinalTableReader(tableDeps, meta);
+    if (finalTables !== null) scheduler.addActor(finalTables);
+    const finalDone = (): boolean => finalReader.done && (finalTables?.done ?? true);
 
     for (const nodeId of nodeIds) cluster.start(nodeId);
     const run = async (phase: Phase, steps: number, done: () => boolean): Promise<boolean> => {
@@ -179,20 +216,22 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
         return live.length === 1 && live[0]!.state === "running";
       }) &&
       clients.every((client) => client.idle) &&
+      tableActors.every((actor) => actor.idle) &&
       meta.service.state.transfers.size === 0 &&
       scheduler.io.ofKind("net").length === 0;
     const calm = await run("settle", SETTLE_STEPS, settled);
 
     trace.write("final: reading every stream back");
     scheduler.weights = FINAL_WEIGHTS;
-    await run("final", FINAL_STEPS, () => finalReader.done);
+    await run("final", FINAL_STEPS, finalDone);
 
     const result = check(history, { longPollTimeoutMs: clientDeps.longPollTimeoutMs });
     for (const text of unhandled) result.notices.push({ invariant: INVARIANT.unhandled, message: text, focus: ["unhandled rejection"] });
     if (!calm) {
-      result.violations.push({ invariant: INVARIANT.liveness, message: `the run did not settle in ${SETTLE_STEPS} steps: ${unsettled(cluster, clients, meta)}`, focus: [] });
+      const busy = [...clients, ...tableActors];
+      result.violations.push({ invariant: INVARIANT.liveness, message: `the run did not settle in ${SETTLE_STEPS} steps: ${unsettled(cluster, busy, meta)}`, focus: [] });
     }
-    if (!finalReader.done) {
+    if (!finalDone()) {
       result.violations.push({ invariant: INVARIANT.liveness, message: `the final read did not finish in ${FINAL_STEPS} steps`, focus: ["final"] });
     }
     trace.write(`end: ${scheduler.step} steps, ${result.violations.length} violations, ${result.notices.length} notices`);
@@ -204,7 +243,7 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
   }
 }
 
-function unsettled(cluster: SimCluster, clients: readonly Client[], meta: SimMetaLog): string {
+function unsettled(cluster: SimCluster, clients: readonly { readonly name: string; readonly idle: boolean }[], meta: SimMetaLog): string {
   const parts: string[] = [];
   for (const id of cluster.nodeIds) {
     const live = cluster.live(id);
@@ -225,7 +264,8 @@ export function describeShape(shape: SeedShape): string {
     `${shape.nodes} nodes, ${shape.streams} streams, clients w${shape.writers} p${shape.producers} r${shape.readers} t${shape.tailers}, ` +
     `${shape.activeSteps} active steps, ${shape.crashes} crashes, zombie routing ${shape.zombieRouting}; ` +
     `store fail ${pct(f.storeFail)} lost ${pct(f.storeLost)} delay ${pct(f.storeDelay)}, meta fail ${pct(f.metaFail)} lost ${pct(f.metaLost)}, split ${pct(f.split)}; ` +
-    `weights timer ${w["timer"]} client ${w["client"]} crash ${w["crash"]} zombie ${w["zombie"]} transfer ${w["transfer"]} drain ${w["drain"]}`
+    `weights timer ${w["timer"]} client ${w["client"]} crash ${w["crash"]} zombie ${w["zombie"]} transfer ${w["transfer"]} drain ${w["drain"]}` +
+    (shape.tables === null ? "" : `; table clients ${shape.tables.clients}, weight ${shape.tables.weight}`)
   );
 }
 

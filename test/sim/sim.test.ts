@@ -6,7 +6,7 @@ import { runSeed } from "./run-seed.ts";
 const SEEDS = [1, 2, 3, 4, 5, 6];
 
 describe("simulation (a few seeds; npm run sim runs 500)", () => {
-  it.each(SEEDS)("seed %i keeps invariants 1, 2, 3, 5 and 6 and settles", async (seed) => {
+  it.each(SEEDS)("seed %i keeps invariants 1, 2, 3, 5 and 6 (and the table invariants) and settles", async (seed) => {
     const { result, trace } = await runSeed(seed);
     const failures = result.violations.map((v) => `${v.invariant}: ${v.message}`);
     if (failures.length > 0) failures.push(...trace.excerpt(result.violations[0]!.focus, result.violations[0]!.step), `replay: SIM_SEED=${seed} npm run sim`);

@@ -1,0 +1,123 @@
+// The table's last reader: after the run settled, reads every bucket's changelog from its start through the
+// network (redirects to the leader and all), keeping each record's stream positions (a JSON stream frames
+// each message and a newline), then looks every key of the bucket up at the changelog's end. Retries what
+// is refused; a bucket it cannot read is recorded as unreadable.
+import { formatOffset, parseOffset } from "../../src/core/protocol/offsets.ts";
+import type { SimMetaLog } from "./sim-meta.ts";
+import type { Actor, Choice, Phase } from "./scheduler.ts";
+import { bucketPath, parseJson, SIM_TABLE, type TableDeps } from "./table-clients.ts";
+import type { ChangelogEntry, SimRow } from "./table-history.ts";
+import type { HttpAnswer } from "./network.ts";
+
+const ATTEMPTS = 40;
+
+export class FinalTableReader implements Actor {
+  readonly name = "final-table";
+  private started = false;
+  done = false;
+
+  constructor(
+    private readonly deps: TableDeps,
+    private readonly meta: SimMetaLog,
+  ) {}
+
+  choices(phase: Phase): readonly Choice[] {
+    if (phase !== "final" || this.started) return [];
+    const run = (): void => {
+      this.started = true;
+      this.readAll()
+        .catch((error: unknown) => this.deps.trace.write(`  final table read failed: ${String(error)}`))
+        .finally(() => (this.done = true));
+    };
+    return [{ category: "final", label: "final read of every table bucket", run }];
+  }
+
+  private async readAll(): Promise<void> {
+    const tables = this.deps.history.tables;
+    tables.keys = this.deps.world.keys;
+    const lookup = this.meta.service.lookupTable(SIM_TABLE);
+    tables.existsAtEnd = lookup.table !== null;
+    if (!tables.existsAtEnd) return;
+    for (const { bucket, streamId } of lookup.buckets) await this.readBucket(bucket, streamId);
+  }
+
+  private async readBucket(bucket: number, streamId: string): Promise<void> {
+    const tables = this.deps.history.tables;
+    const changelog: ChangelogEntry[] = [];
+    let position = 0;
+    let next: string | null = null;
+    let lastError = "";
+    for (let attempt = 0; attempt < ATTEMPTS; ) {
+      const answer = await this.deps.net.request("final", { method: "GET", path: `${bucketPath(bucket, "changelog")}?offset=${next ?? "-1"}` });
+      const end = nextOffset(answer);
+      if (answer.status === 200 && end !== null && answer.by !== null) {
+        const page = this.entries(answer.text, position);
+        if (typeof page === "string" || page.end !== end) {
+          tables.unreadable.set(bucket, `changelog page at ${position}: ${typeof page === "string" ? page : `its records end at ${page.end}, Stream-Next-Offset says ${end}`}`);
+          return;
+        }
+        changelog.push(...page.entries);
+        position = end;
+        next = formatOffset(end);
+        if (answer.headers.get("stream-up-to-date") !== "true") continue;
+        const rows = await this.lookupAll(bucket, end);
+        if (typeof rows === "string") tables.unreadable.set(bucket, rows);
+        else tables.final.set(bucket, { streamId, changelog, rows: rows.rows, by: rows.by });
+        return;
+      }
+      attempt++;
+      lastError = describe(answer);
+      await this.backoff(attempt);
+    }
+    tables.unreadable.set(bucket, `changelog: ${lastError}`);
+  }
+
+  /** A page's records with their positions from `start`; a message on what is malformed. */
+  private entries(text: string, start: number): { entries: ChangelogEntry[]; end: number } | string {
+    const messages = parseJson(text);
+    if (!Array.isArray(messages)) return `not a JSON array: ${text.slice(0, 120)}`;
+    const entries: ChangelogEntry[] = [];
+    let at = start;
+    for (const message of messages) {
+      const record = message as { op?: unknown; row?: { id?: unknown; v?: unknown } };
+      if (typeof record.op !== "string" || typeof record.row?.id !== "string" || typeof record.row.v !== "number") {
+        return `malformed record ${JSON.stringify(message).slice(0, 120)}`;
+      }
+      const end = at + Buffer.byteLength(JSON.stringify(message), "utf8") + 1;
+      entries.push({ op: record.op, row: record.row as SimRow, start: at, end });
+      at = end;
+    }
+    return { entries, end: at };
+  }
+
+  /** Every key of the bucket at its leader, applied at least to `end`. */
+  private async lookupAll(bucket: number, end: number): Promise<{ rows: Map<string, SimRow | null>; by: NonNullable<HttpAnswer["by"]> } | string> {
+    const ids = this.deps.world.keys[bucket]!;
+    const body = JSON.stringify({ keys: ids.map((id) => ({ id })), minOffset: formatOffset(end) });
+    let lastError = "";
+    for (let attempt = 0; attempt < ATTEMPTS; ) {
+      const answer = await this.deps.net.request("final", { method: "POST", path: bucketPath(bucket, "lookup"), headers: { "content-type": "application/json" }, body });
+      const rows = answer.status === 200 ? (parseJson(answer.text) as { rows?: unknown } | null)?.rows : undefined;
+      if (Array.isArray(rows) && rows.length === ids.length && answer.by !== null) {
+        return { rows: new Map(ids.map((id, i) => [id, rows[i] as SimRow | null])), by: answer.by };
+      }
+      attempt++;
+      lastError = describe(answer);
+      await this.backoff(attempt);
+    }
+    return `final lookup: ${lastError}`;
+  }
+
+  private backoff(attempt: number): Promise<void> {
+    return new Promise<void>((resolve) => this.deps.clock.schedule(200 * attempt, () => resolve(), null, "backoff final table"));
+  }
+}
+
+function nextOffset(answer: HttpAnswer): number | null {
+  const header = answer.headers.get("stream-next-offset");
+  return header === null ? null : parseOffset(header);
+}
+
+function describe(answer: HttpAnswer): string {
+  return answer.error ?? `${answer.status} ${answer.text.slice(0, 120)}`;
+}
