@@ -169,6 +169,11 @@ export class MetaLog extends DurableObject<Env> {
     return this.log.createTable(coordinator, name, definition, buckets, streamConfig);
   }
 
+  addPartition(coordinator: Coordinator, table: string, value: string | number, streamConfig: JsonObject): ProposeResult<"AddPartition"> {
+    // The command (its value among it) is checked by apply (validateCommand).
+    return this.log.addPartition(coordinator, table, value, streamConfig);
+  }
+
   /** One page of the streams by name (GET /admin/streams checks the query; the limit is bounded here too). */
   listStreams(query: StreamListQuery): StreamListing {
     const limit = Number.isSafeInteger(query.limit) ? Math.min(Math.max(1, query.limit), MAX_LIST_LIMIT) : MAX_LIST_LIMIT;

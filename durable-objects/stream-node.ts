@@ -164,6 +164,12 @@ export class StreamNode extends DurableObject<Env> {
     return this.runtime.createTable(String(name), definition, Number(buckets));
   }
 
+  /** AddPartition as the coordinator (a write through the router to a partition value not seen before). */
+  async addPartition(table: string, value: string | number): Promise<CreateTableAnswer> {
+    if (this.crashed || this.runtime === null) return { ok: false, error: domainError("unavailable", `node ${this.nodeId} is not serving; retry`) };
+    return this.runtime.addPartition(String(table), value);
+  }
+
   /** The fault this node is under (GET /admin/faults). */
   fault(): FaultState {
     const base = { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch };

@@ -1,4 +1,5 @@
 // The bucket-addressed table API at a node (docs/tables.md, "HTTP API"): `/v1/table/<name>/bucket/<i>/`
+// (`/v1/table/<name>/p/<partition key>/bucket/<i>/` in a partition, bucket-paths.ts):
 // `write`, `lookup`, `prefix` (POST, JSON bodies) and `changelog` (GET: the Durable Streams read protocol
 // over the bucket's stream, so any Durable Streams client tails a table). A bucket this node does not lead
 // answers `not_leader` (307 to the leader, the facts in the body). Served at the node's address
@@ -8,8 +9,7 @@ import { parseAppendRequest } from "../core/protocol/append.ts";
 import { HEADER, QUERY } from "../core/protocol/headers.ts";
 import { parseOffsetParam } from "../core/protocol/offsets.ts";
 import { parseCursorParam, parseReadMode } from "../core/protocol/read.ts";
-import { parseCanonicalUint } from "../core/protocol/parsed.ts";
-import { MAX_BUCKETS, parseTableName } from "../core/tables/definition.ts";
+import { parseBucketPath } from "../core/tables/bucket-paths.ts";
 import type { NodeContext } from "../node/node-context.ts";
 import { readStream } from "../node/read-path.ts";
 import { errorReply, type Reply } from "../node/replies.ts";
@@ -20,23 +20,12 @@ import { writeBucket } from "../node/table-write-path.ts";
 import { errorResponse, readBody, toResponse } from "./responses.ts";
 
 export const TABLE_PATH_PREFIX = "/v1/table/";
-const BUCKET_PATH = /^\/v1\/table\/([^/]+)\/bucket\/([^/]+)\/(write|lookup|prefix|changelog)$/;
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** A parsed bucket path: the table, the bucket and the operation; null for any other table path. */
-function parseBucketPath(path: string): { table: string; bucket: number; op: string } | null {
-  const match = BUCKET_PATH.exec(path);
-  if (match === null) return null;
-  const table = parseTableName(decodeURIComponent(match[1]!));
-  const bucket = parseCanonicalUint(match[2]!);
-  if (!table.ok || bucket === null || bucket >= MAX_BUCKETS) return null;
-  return { table: table.value, bucket, op: match[3]! };
-}
 
 export async function tableNodeRequest(ctx: NodeContext, request: Request, url: URL, path: string): Promise<Response> {
   const parsed = parseBucketPath(path);
-  if (parsed === null) return errorResponse(domainError("not_found", "no such table route (a node serves /v1/table/<name>/bucket/<i>/...)"));
-  const address: BucketAddress = { table: parsed.table, bucket: parsed.bucket, pathAndQuery: `${path}${url.search}` };
+  if (parsed === null) return errorResponse(domainError("not_found", "no such table route (a node serves /v1/table/<name>[/p/<partition>]/bucket/<i>/...)"));
+  const address: BucketAddress = { table: parsed.table, partition: parsed.partition, bucket: parsed.bucket, pathAndQuery: `${path}${url.search}` };
   const answer = (reply: Reply): Response => toResponse(reply, false, url);
   if (parsed.op === "changelog") {
     if (request.method !== "GET") return errorResponse(domainError("invalid", "a changelog is read with GET"));

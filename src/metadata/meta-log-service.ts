@@ -55,7 +55,8 @@ import {
 import type { CollectionAnswer, CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, NodeLiveness, ProposeResult } from "../ports/meta-log-client.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
 import { assignBuckets } from "../core/tables/assignment.ts";
-import type { JsonObject, JsonValue } from "../core/meta/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../core/meta/json.ts";
+import { partitionCount } from "../core/meta/table-rules.ts";
 import { DEFAULT_EDGE_LIMITS } from "../core/edge-limits.ts";
 import { planRebalance, type RebalanceMove } from "../core/meta/rebalance.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../ports/meta-log-client.ts";
@@ -169,7 +170,7 @@ export class MetaLogService {
   /** Every table (at most MAX_TABLES), by name. */
   listTables(): TableListing {
     const state = this.current;
-    return { version: state.version, tables: tablesOf(state).map((table) => ({ name: table.name, definition: table.definition, buckets: table.buckets.length })) };
+    return { version: state.version, tables: tablesOf(state).map((table) => ({ name: table.name, definition: table.definition, buckets: table.buckets.length, partitions: partitionCount(table) })) };
   }
 
   /** One page of the streams by name (table LS in src/core/meta/stream-listing.ts). */
@@ -316,6 +317,22 @@ export class MetaLogService {
     if (!assigned.ok) return { ok: false, error: assigned.error, version: this.current.version };
     const command = { type: "CreateTable", name, definition, leaders: assigned.value.map((a) => a.node), streamConfig, coordinator } as const;
     return this.propose(command) as ProposeResult<"CreateTable">;
+  }
+
+  /**
+   * AddPartition at the coordinator's epoch: the partition's buckets (the table's bucket count) led by the
+   * live eligible nodes as a new table's are (table A). A repeat answers the existing partition.
+   */
+  addPartition(coordinator: Coordinator, table: string, value: string | number, streamConfig: JsonObject): ProposeResult<"AddPartition"> {
+    const fenced = checkCoordinator(this.current, coordinator, this.now());
+    if (fenced !== null) return { ok: false, error: fenced, version: this.current.version };
+    const definition = this.current.tables.get(String(table))?.definition;
+    const buckets = isJsonObject(definition) && typeof definition["buckets"] === "number" ? definition["buckets"] : 0;
+    const live = this.liveNodes().filter(isEligible).map((node) => node.id);
+    const assigned = assignBuckets(buckets, live, this.now());
+    if (!assigned.ok) return { ok: false, error: assigned.error, version: this.current.version };
+    const command = { type: "AddPartition", table, value, leaders: assigned.value.map((a) => a.node), streamConfig, coordinator } as const;
+    return this.propose(command) as ProposeResult<"AddPartition">;
   }
 
   /** Which of these stream ids found in the store may be collected (table GC), for the coordinator only. */

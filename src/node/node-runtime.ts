@@ -11,6 +11,7 @@ import { snapshotHistogram } from "../core/histogram.ts";
 import { seriesSamples } from "../core/series.ts";
 import { MAX_TAIL_IDS, type BucketInfo, type CreateTableAnswer, type NodeMetrics, type StreamTailInfo } from "../ports/stream-node-client.ts";
 import type { JsonObject, JsonValue } from "../core/meta/json.ts";
+import type { Coordinator } from "../core/meta/commands.ts";
 import { bucketStreamConfig } from "../core/tables/bucket-stream.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
@@ -46,6 +47,7 @@ export type NodeMetaPort = Pick<
   | "lookupStream"
   | "lookupTable"
   | "createTable"
+  | "addPartition"
   | "watchDuties"
   | "heartbeat"
   | "coordinatorTick"
@@ -400,12 +402,23 @@ export class NodeRuntime {
 
   /** CreateTable at this node's coordinator epoch (docs/tables.md): refused as `fenced` unless it holds the lease. */
   async createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer> {
+    const coordinator = await this.asCoordinator();
+    const result = await this.meta.createTable(coordinator, name, definition, buckets, bucketStreamConfig() as unknown as JsonObject);
+    return result.ok ? { ok: true, created: result.changed } : { ok: false, error: result.error };
+  }
+
+  /** AddPartition at this node's coordinator epoch (docs/tables.md, table AP), as createTable. */
+  async addPartition(table: string, value: string | number): Promise<CreateTableAnswer> {
+    const coordinator = await this.asCoordinator();
+    const result = await this.meta.addPartition(coordinator, table, value, bucketStreamConfig() as unknown as JsonObject);
+    return result.ok ? { ok: true, created: result.changed } : { ok: false, error: result.error };
+  }
+
+  private async asCoordinator(): Promise<Coordinator> {
     // Not the coordinator as far as this incarnation knows: ask for the lease now (a fresh deployment has
     // none until the first heartbeats), rather than refuse a create that the next heartbeat would take.
     if (this.coordinator.coordinatorEpoch === null) await this.coordinatorStep();
-    const coordinator = { nodeId: this.ctx.nodeId, nodeEpoch: this.ctx.nodeEpoch, coordinatorEpoch: this.coordinator.coordinatorEpoch ?? 0 };
-    const result = await this.meta.createTable(coordinator, name, definition, buckets, bucketStreamConfig() as unknown as JsonObject);
-    return result.ok ? { ok: true, created: result.changed } : { ok: false, error: result.error };
+    return { nodeId: this.ctx.nodeId, nodeEpoch: this.ctx.nodeEpoch, coordinatorEpoch: this.coordinator.coordinatorEpoch ?? 0 };
   }
 
   /** This incarnation's counters and gauges. */

@@ -19,9 +19,13 @@ import type { StreamState } from "./stream-registry.ts";
 /** How long a request waits for its bucket to load before it is answered 503 (the load goes on). */
 const LOAD_WAIT_MS = 2_000;
 
-/** A bucket request: which bucket, and the path and query it came with (a `not_leader` names the same at the leader). */
+/**
+ * A bucket request: which bucket (its partition's key, null when the table has no partitions), and the
+ * path and query it came with (a `not_leader` names the same at the leader).
+ */
 export interface BucketAddress {
   readonly table: string;
+  readonly partition: string | null;
   readonly bucket: number;
   readonly pathAndQuery: string;
 }
@@ -33,11 +37,11 @@ export interface LedBucket {
 
 /** The bucket, opened and loaded here at its current epoch; or the reply (not_leader, 404, 503). */
 export async function leadBucket(ctx: NodeContext, address: BucketAddress): Promise<LedBucket | Reply> {
-  const name = bucketStreamName(address.table, null, address.bucket);
+  const name = bucketStreamName(address.table, address.partition, address.bucket);
   const routed = await routeAtNode(ctx, name);
   if (routed !== null) return routed.kind === "redirect" ? notLeader(ctx, address, name, routed.node.id, routed.node.addr) : routed;
   const stream = ctx.registry.byName(name) ?? (await createOnFirstUse(ctx, name));
-  if (stream === undefined) return errorReply(domainError("not_found", "no such table bucket", { table: address.table, bucket: address.bucket }));
+  if (stream === undefined) return errorReply(noSuchBucket(address));
   if ("kind" in stream) return stream;
   const openError = await ensureOpened(ctx, stream);
   if (openError !== null) return errorReply(openError);
@@ -84,13 +88,15 @@ function startLoad(ctx: NodeContext, stream: StreamState, address: BucketAddress
 /** The table's definition from the metadata log, for the bucket whose stream this is. */
 async function identify(ctx: NodeContext, stream: StreamState, address: BucketAddress) {
   const lookup = await ctx.meta.lookupTable(address.table);
-  const bucket = lookup.buckets[address.bucket];
-  if (lookup.table === null || bucket === undefined || bucket.streamId !== stream.id) {
-    return domainError("not_found", "no such table bucket", { table: address.table, bucket: address.bucket });
-  }
+  const bucket = lookup.buckets.find((b) => b.streamId === stream.id);
+  if (lookup.table === null || bucket === undefined || bucket.bucket !== address.bucket) return noSuchBucket(address);
   const definition = parseTableDefinition(lookup.table.definition);
   if (!definition.ok) return unavailable("the table's recorded definition does not parse", { table: address.table });
   return { table: address.table, bucket: address.bucket, definition: definition.value, snapshots: bucket.snapshots };
+}
+
+function noSuchBucket(address: BucketAddress): DomainError {
+  return domainError("not_found", "no such table bucket", { table: address.table, partition: address.partition, bucket: address.bucket });
 }
 
 /** BR1: another node leads the bucket: its id, address and leader epoch, and the same request there. */
@@ -99,6 +105,7 @@ async function notLeader(ctx: NodeContext, address: BucketAddress, name: string,
   return errorReply(
     domainError("not_leader", "another node leads this bucket", {
       table: address.table,
+      partition: address.partition,
       bucket: address.bucket,
       leader,
       leaderAddr,

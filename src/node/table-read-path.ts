@@ -31,7 +31,7 @@ export async function lookupBucket(ctx: NodeContext, input: BucketReadInput): Pr
   if (!isPlainObject(input.body)) return errorReply(domainError("invalid", 'a lookup is {"keys": [...]}', { field: "body" }));
   const keys = parseLookupKeys(bucket.definition, input.body["keys"]);
   if (!keys.ok) return errorReply(keys.error);
-  const stray = keys.value.findIndex((key) => key.bucket !== input.bucket);
+  const stray = keys.value.findIndex((key) => key.bucket !== input.bucket || key.partition !== input.partition);
   if (stray >= 0) return errorReply(domainError("invalid", "a key of another bucket", { keyIndex: stray, bucket: keys.value[stray]!.bucket }));
   const waited = await waitApplied(ctx, stream, bucket, input.body["minOffset"]);
   if (waited !== null) return waited;
@@ -47,7 +47,7 @@ export async function prefixBucket(ctx: NodeContext, input: BucketReadInput): Pr
   const { minOffset, ...body } = isPlainObject(input.body) ? input.body : { minOffset: undefined };
   const query = parsePrefixBody(bucket.definition, isPlainObject(input.body) ? body : input.body);
   if (!query.ok) return errorReply(query.error);
-  if (query.value.bucket !== input.bucket) return errorReply(domainError("invalid", "a prefix of another bucket", { bucket: query.value.bucket }));
+  if (query.value.bucket !== input.bucket || query.value.partition !== input.partition) return errorReply(domainError("invalid", "a prefix of another bucket", { bucket: query.value.bucket }));
   const waited = await waitApplied(ctx, stream, bucket, minOffset);
   if (waited !== null) return waited;
   const { prefix, after, limit } = query.value;

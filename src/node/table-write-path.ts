@@ -32,7 +32,7 @@ export async function writeBucket(ctx: NodeContext, input: BucketWriteInput): Pr
   const { stream, bucket } = led;
   const ops = parseWriteBody(bucket.definition, input.body);
   if (!ops.ok) return errorReply(ops.error);
-  const stray = ops.value.findIndex((op) => op.bucket !== input.bucket);
+  const stray = ops.value.findIndex((op) => op.bucket !== input.bucket || op.partition !== input.partition);
   if (stray >= 0) {
     return errorReply(domainError("invalid", "an op of another bucket", { opIndex: stray, bucket: ops.value[stray]!.bucket }));
   }
@@ -64,7 +64,8 @@ export async function writeBucket(ctx: NodeContext, input: BucketWriteInput): Pr
   // Not appended, with the producer's headers: a duplicate of a batch already written, answered as a stream
   // append's (204). Not appended without them: the ops changed nothing (the seq is not taken).
   if (!decided && appended.headers[HEADER.producerSeq] !== undefined) return appended;
-  const answer = { bucket: input.bucket, leaderEpoch: stream.epoch, nextOffset, count: decided ? count : 0 };
+  const partition = input.partition === null ? {} : { partition: input.partition };
+  const answer = { ...partition, bucket: input.bucket, leaderEpoch: stream.epoch, nextOffset, count: decided ? count : 0 };
   const headers: Record<string, string> = { ...appended.headers, [HEADER.contentType]: "application/json" };
   return reply(200, headers, JSON.stringify(answer));
 }

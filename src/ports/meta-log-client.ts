@@ -172,6 +172,8 @@ export interface MetaLogClient {
   listTables(): Promise<TableListing>;
   /** CreateTable at the coordinator's epoch, the leaders assigned by the log over the live nodes (table A). */
   createTable(coordinator: Coordinator, name: string, definition: JsonValue, buckets: number, streamConfig: JsonObject): Promise<ProposeResult<"CreateTable">>;
+  /** AddPartition at the coordinator's epoch: the partition's buckets led as a new table's are (table A). */
+  addPartition(coordinator: Coordinator, table: string, value: string | number, streamConfig: JsonObject): Promise<ProposeResult<"AddPartition">>;
   /** One page of the streams by name (table LS, src/core/meta/stream-listing.ts; GET /admin/streams). */
   listStreams(query: StreamListQuery): Promise<StreamListing>;
   watch(since: number, timeoutMs: number): Promise<ViewChanges>;

@@ -129,5 +129,7 @@ export interface StreamNodeClient {
   dropBuckets(streamIds: readonly string[]): Promise<number>;
   /** CreateTable as the coordinator: `fenced` with the lease holder when this node is not it. */
   createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer>;
+  /** AddPartition as the coordinator (a write to a new partition value): `fenced` with the lease holder when this node is not it. */
+  addPartition(table: string, value: string | number): Promise<CreateTableAnswer>;
 }
 

@@ -296,6 +296,7 @@ function proposerOf(command: Command): { nodeId: string; nodeEpoch: number } | n
     case "DeclareDead":
     case "ReassignStreams":
     case "CreateTable":
+    case "AddPartition":
       return command.coordinator;
     case "CommitBucketSnapshot":
       return command.by;

@@ -132,6 +132,8 @@ export class SimMetaLog {
       lookupTable: (name) => call(`lookupTable ${name}`, () => service.lookupTable(name)),
       createTable: (coordinator, name, definition, buckets, config) =>
         call(`createTable ${name}`, () => service.createTable(coordinator, name, definition, buckets, config)),
+      addPartition: (coordinator, table, value, config) =>
+        call(`addPartition ${table} ${value}`, () => service.addPartition(coordinator, table, value, config)),
       watchDuties: (nodeId, since, timeoutMs, nodeEpoch) =>
         call(`watchDuties since ${since}`, () => service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
       heartbeat: (nodeId, nodeEpoch) => call("heartbeat", () => service.heartbeat(nodeId, nodeEpoch)),

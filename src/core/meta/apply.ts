@@ -12,7 +12,7 @@ import type { Outcome } from "./outcome.ts";
 import { placeStream } from "./placement.ts";
 import type { MetaState } from "./state.ts";
 import { closeStream, createStream, deleteStream, openStream } from "./stream-rules.ts";
-import { commitBucketSnapshot, createTable, dropTable } from "./table-rules.ts";
+import { addPartition, commitBucketSnapshot, createTable, dropTable } from "./table-rules.ts";
 import { beginTransfer, completeTransfer } from "./transfer-rules.ts";
 import { validateCommand } from "./validate.ts";
 
@@ -57,6 +57,8 @@ function dispatch(state: MetaState, command: Command, ctx: ApplyContext): Outcom
       return completeTakeover(state, command);
     case "CreateTable":
       return createTable(state, command, ctx.nowMs);
+    case "AddPartition":
+      return addPartition(state, command, ctx.nowMs);
     case "DropTable":
       return dropTable(state, command);
     case "CommitBucketSnapshot":

@@ -132,9 +132,22 @@ export interface CreateTable {
   readonly name: string;
   /** Validated by the caller (src/core/tables); the log keeps and compares it as opaque JSON. */
   readonly definition: JsonValue;
-  /** The leader of each bucket, computed by the coordinator: its length is the bucket count (1..1024). */
+  /**
+   * The leader of each bucket, computed by the coordinator: its length is the bucket count (1..1024), or 0
+   * for a partitioned table, whose buckets come with its partitions (AddPartition).
+   */
   readonly leaders: readonly string[];
   /** The configuration of every bucket stream (a JSON stream, chosen by the shell that knows the protocol). */
+  readonly streamConfig: StreamConfig;
+  readonly coordinator: Coordinator;
+}
+/** A new value of a partitioned table's partition column gets its own buckets, led by `leaders`. */
+export interface AddPartition {
+  readonly type: "AddPartition";
+  readonly table: string;
+  readonly value: string | number;
+  /** The leader of each bucket of the partition: its length is the definition's bucket count. */
+  readonly leaders: readonly string[];
   readonly streamConfig: StreamConfig;
   readonly coordinator: Coordinator;
 }
@@ -173,6 +186,7 @@ export type Command =
   | ClaimTakeover
   | CompleteTakeover
   | CreateTable
+  | AddPartition
   | DropTable
   | CommitBucketSnapshot;
 
@@ -196,6 +210,7 @@ export const COMMAND_TYPES: readonly CommandType[] = [
   "ClaimTakeover",
   "CompleteTakeover",
   "CreateTable",
+  "AddPartition",
   "DropTable",
   "CommitBucketSnapshot",
 ];
@@ -226,6 +241,8 @@ export interface ValueOf {
   ClaimTakeover: { readonly node: NodeRecord };
   CompleteTakeover: { readonly node: NodeRecord };
   CreateTable: { readonly table: TableRecord };
+  /** The table with the partition, and the partition's buckets (the existing ones for a repeat). */
+  AddPartition: { readonly table: TableRecord; readonly buckets: readonly BucketRecord[] };
   /** The record as it was before the drop. */
   DropTable: { readonly table: TableRecord };
   /** The bucket with its kept snapshots, and the snapshots it no longer keeps (their parts may be collected). */

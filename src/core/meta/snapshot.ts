@@ -22,7 +22,8 @@ type StreamTuple =
 type TransferTuple = [streamId: string, source: string, target: string];
 type SnapshotTuple = [key: string, coveredOffset: number, coveredPosition: number, rows: number, bytes: number];
 /** Buckets in bucket order, so the bucket number is the index; the stream record holds leader and epoch. */
-type BucketTuple = [streamId: string, snapshots: SnapshotTuple[]];
+/** The partition's value is third in a partitioned table's buckets, left out otherwise. */
+type BucketTuple = [streamId: string, snapshots: SnapshotTuple[], partition?: string | number];
 type TableTuple = [name: string, definition: JsonValue, buckets: BucketTuple[]];
 type LeaseTuple = [holder: string, holderEpoch: number, coordinatorEpoch: number, expiresAtMs: number];
 
@@ -54,7 +55,7 @@ export function encodeSnapshot(state: MetaState): string {
   }
   for (const [streamId, t] of state.transfers.entries()) document.transfers.push([streamId, t.source, t.target]);
   if (state.tables.size > 0) {
-    document.tables = [...state.tables.values()].map((t) => [t.name, t.definition, t.buckets.map((b) => [b.streamId, b.snapshots.map((n) => [n.key, n.coveredOffset, n.coveredPosition, n.rows, n.bytes])])]);
+    document.tables = [...state.tables.values()].map((t) => [t.name, t.definition, t.buckets.map(encodeBucket)]);
   }
   return JSON.stringify(document);
 }
@@ -130,14 +131,33 @@ function decodeBucketSnapshot(value: unknown): BucketSnapshot {
   };
 }
 
+/** `[streamId, snapshots]`, and the partition's value third in a partitioned table. */
+function encodeBucket(b: BucketRecord): BucketTuple {
+  const snapshots = b.snapshots.map((n): SnapshotTuple => [n.key, n.coveredOffset, n.coveredPosition, n.rows, n.bytes]);
+  return b.partition === null ? [b.streamId, snapshots] : [b.streamId, snapshots, b.partition];
+}
+
 function decodeTable(value: unknown): TableRecord {
   const [name, definition, buckets] = tuple(value, 3, "table");
   if (definition === undefined) corrupt("table definition");
-  const records = list(buckets, "table buckets").map((bucket, index): BucketRecord => {
-    const [streamId, snapshots] = tuple(bucket, 2, "table bucket");
-    return { bucket: index, streamId: str(streamId, "bucket stream"), snapshots: list(snapshots, "bucket snapshots").map(decodeBucketSnapshot) };
+  // A bucket's number is its place in its partition: buckets are kept partition after partition, in order.
+  const seen = new Map<string, number>();
+  const records = list(buckets, "table buckets").map((bucket): BucketRecord => {
+    const fields = list(bucket, "table bucket");
+    if (fields.length !== 2 && fields.length !== 3) corrupt("table bucket");
+    const [streamId, snapshots, partitionField] = fields;
+    const partition = partitionField === undefined ? null : partitionValue(partitionField);
+    const key = partition === null ? "" : `${typeof partition}:${partition}`;
+    const index = seen.get(key) ?? 0;
+    seen.set(key, index + 1);
+    return { partition, bucket: index, streamId: str(streamId, "bucket stream"), snapshots: list(snapshots, "bucket snapshots").map(decodeBucketSnapshot) };
   });
   return { name: str(name, "table name"), definition: definition as JsonValue, buckets: records };
+}
+
+function partitionValue(value: unknown): string | number {
+  if (typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value))) return value;
+  return corrupt("bucket partition");
 }
 
 export function decodeSnapshot(text: string): MetaState {

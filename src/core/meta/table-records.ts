@@ -17,6 +17,9 @@ export interface BucketSnapshot {
 }
 
 export interface BucketRecord {
+  /** The partition's value; null for a table without partitions. */
+  readonly partition: string | number | null;
+  /** The bucket's number within its partition (or its table). */
   readonly bucket: number;
   /** The bucket's stream in the streams map: its owner leads the bucket. */
   readonly streamId: string;
@@ -28,6 +31,9 @@ export interface TableRecord {
   readonly name: string;
   /** The validated definition (columns, keys, partitioning): opaque to the log, compared structurally. */
   readonly definition: JsonValue;
-  /** Buckets in bucket order: `buckets[i].bucket === i`. */
+  /**
+   * Every bucket: for a table without partitions in bucket order (`buckets[i].bucket === i`); for a
+   * partitioned one, partition after partition in the order AddPartition added them, each in bucket order.
+   */
   readonly buckets: readonly BucketRecord[];
 }

@@ -33,7 +33,10 @@ const coordinator: Check = (v) => proposer(v) && count((v as Record<string, unkn
 const move: Check = (v) => isRecord(v) && id(v.streamId) && id(v.target) && Object.keys(v).length === 2;
 const moves: Check = (v) => Array.isArray(v) && v.length > 0 && v.length <= MAX_REASSIGN_BATCH && v.every(move);
 
-const leaders: Check = (v) => Array.isArray(v) && v.length > 0 && v.length <= MAX_BUCKETS_PER_TABLE && v.every(id);
+/** One leader per bucket; none for a partitioned table's CreateTable (its buckets come with AddPartition). */
+const leaders: Check = (v) => Array.isArray(v) && v.length <= MAX_BUCKETS_PER_TABLE && v.every(id);
+/** A partition value (its fit to the column is AddPartition's AP4): a string of at most MAX_NAME_CHARS, or a safe integer. */
+const partitionValue: Check = (v) => (typeof v === "string" && v.length <= MAX_NAME_CHARS) || (typeof v === "number" && Number.isSafeInteger(v));
 const bucket: Check = (v) => count(v) && (v as number) < MAX_BUCKETS_PER_TABLE;
 const bucketSnapshot: Check = (v) =>
   isRecord(v) &&
@@ -62,6 +65,7 @@ const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } =
   ClaimTakeover: { nodeId: id, nodeEpoch: count, by: proposer, ttlMs: ttl },
   CompleteTakeover: { nodeId: id, nodeEpoch: count, by: proposer },
   CreateTable: { name, definition: (v) => isJsonValue(v), leaders, streamConfig: config, coordinator },
+  AddPartition: { table: name, value: partitionValue, leaders, streamConfig: config, coordinator },
   DropTable: { name, by: optional(proposer) },
   CommitBucketSnapshot: { table: name, bucket, streamId: id, epoch: count, snapshot: bucketSnapshot, by: proposer },
 };

@@ -123,6 +123,10 @@ export function touchedBy(command: Command, result: AnyResult): Touched {
       return result.ok && "table" in result.value
         ? { tables: [command.name], streams: result.value.table.buckets.map((bucket) => bucket.streamId) }
         : { tables: [command.name] };
+    case "AddPartition":
+      return result.ok && "buckets" in result.value
+        ? { tables: [command.table], streams: result.value.buckets.map((bucket) => bucket.streamId) }
+        : { tables: [command.table] };
     case "CommitBucketSnapshot":
       return { tables: [command.table] };
   }
@@ -165,6 +169,8 @@ export function tablesOf(state: MetaState): readonly TableRecord[] {
 
 /** One bucket as the router and the nodes route it: its stream (owner = leader, epoch = leader epoch). */
 interface BucketView {
+  /** The partition's value; null for a table without partitions. */
+  readonly partition: string | number | null;
   readonly bucket: number;
   readonly streamId: string;
   readonly stream: StreamView | null;
@@ -180,10 +186,10 @@ export interface TableLookup {
   readonly buckets: readonly BucketView[];
 }
 
-/** GET /v1/table: every table with its bucket count. */
+/** GET /v1/table: every table with its bucket count (of all its partitions) and its partition count. */
 export interface TableListing {
   readonly version: number;
-  readonly tables: readonly { readonly name: string; readonly definition: TableRecord["definition"]; readonly buckets: number }[];
+  readonly tables: readonly { readonly name: string; readonly definition: TableRecord["definition"]; readonly buckets: number; readonly partitions: number }[];
 }
 
 export function lookupTable(state: MetaState, name: string): TableLookup {
@@ -193,6 +199,7 @@ export function lookupTable(state: MetaState, name: string): TableLookup {
     const record = state.streams.get(bucket.streamId);
     const owner = record?.owner ?? null;
     return {
+      partition: bucket.partition,
       bucket: bucket.bucket,
       streamId: bucket.streamId,
       stream: record === undefined ? null : streamView(state, record),

@@ -3,7 +3,7 @@
 import { RESERVED_SEGMENT } from "../protocol/headers.ts";
 import type { TableDefinition } from "./definition.ts";
 import { encodeKey } from "./key-encoding.ts";
-import { bucketKeyOf, type Row } from "./rows.ts";
+import { bucketKeyOf, MAX_PARTITION_STRING_LENGTH, type Row } from "./rows.ts";
 
 const FNV_OFFSET_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -47,24 +47,45 @@ export function bucketOf(definition: TableDefinition, row: Row): number {
   return fnv1a32(input) % definition.buckets;
 }
 
+/** A partition value: the partition column's value, a string or an int. */
+export type PartitionValue = string | number;
+
 /** B4: the partition value of a checked row, or null for an unpartitioned table. */
-export function partitionKey(definition: TableDefinition, row: Row): string | number | null {
+export function partitionValue(definition: TableDefinition, row: Row): PartitionValue | null {
   if (definition.partitionBy === null) return null;
   // The partition column is a non-nullable string or int (definition.ts), so the row holds one.
-  return row[definition.partitionBy] as string | number;
+  return row[definition.partitionBy] as PartitionValue;
 }
+
+/**
+ * B4: the partition of a checked row as its key, `encodeKey([value])`: printable ASCII, one per value (the
+ * string "5" and the int 5 differ), the form bucket stream names and bucket paths carry. Null when the
+ * table is not partitioned.
+ */
+export function partitionKey(definition: TableDefinition, row: Row): string | null {
+  const value = partitionValue(definition, row);
+  return value === null ? null : encodePartition(value);
+}
+
+export function encodePartition(value: PartitionValue): string {
+  return encodeKey([value]);
+}
+
+/** The longest partition key: a string value of MAX_PARTITION_STRING_LENGTH units, each escaped to 5 characters, tag and end. */
+const MAX_PARTITION_KEY_LENGTH = 2 + 5 * MAX_PARTITION_STRING_LENGTH;
 
 /** The first segments of every bucket stream name: under the stream API's reserved `__ds` (NAME-3). */
 export const BUCKET_STREAM_PREFIX = `${RESERVED_SEGMENT}/table/`;
 
 /**
- * B5..B7: the stream of bucket `bucket` of `table` (a name from parseTableName) in `partition`:
- * `__ds/table/<table>/b/<bucket>`, or `__ds/table/<table>/p/<encoded value>/b/<bucket>`. The stream API
- * refuses every name whose first segment is `__ds`, so no client stream can take one; a table name has no
- * `/` and the key encoding escapes it, so two (table, partition, bucket) never share a name.
+ * B5..B7: the stream of bucket `bucket` of `table` (a name from parseTableName) in the partition whose key
+ * is `partition` (encodePartition): `__ds/table/<table>/b/<bucket>`, or
+ * `__ds/table/<table>/p/<partition key>/b/<bucket>`. The stream API refuses every name whose first segment
+ * is `__ds`, so no client stream can take one; a table name has no `/` and the key encoding escapes it, so
+ * two (table, partition, bucket) never share a name.
  */
-export function bucketStreamName(table: string, partition: string | number | null, bucket: number): string {
-  const partitionPart = partition === null ? "" : `p/${encodeKey([partition])}/`;
+export function bucketStreamName(table: string, partition: string | null, bucket: number): string {
+  const partitionPart = partition === null ? "" : `p/${partition}/`;
   return `${BUCKET_STREAM_PREFIX}${table}/${partitionPart}b/${bucket}`;
 }
 
@@ -80,9 +101,16 @@ function sortKeys(value: unknown): unknown {
   return Object.fromEntries(Object.keys(record).sort().map((key) => [key, sortKeys(record[key])]));
 }
 
-/** The table and bucket of an unpartitioned bucket stream's name (B5); null for any other name. */
-export function parseBucketStreamName(name: string): { table: string; bucket: number } | null {
+/** The table, partition key (null when unpartitioned) and bucket of a bucket stream's name (B5); null for any other name. */
+export function parseBucketStreamName(name: string): { table: string; partition: string | null; bucket: number } | null {
   if (!name.startsWith(BUCKET_STREAM_PREFIX)) return null;
-  const match = /^([A-Za-z0-9][A-Za-z0-9_-]*)\/b\/(0|[1-9][0-9]{0,3})$/.exec(name.slice(BUCKET_STREAM_PREFIX.length));
-  return match === null ? null : { table: match[1]!, bucket: Number(match[2]) };
+  // A partition key is printable ASCII without `/` (the key encoding escapes every unit below 0x30).
+  const match = /^([A-Za-z0-9][A-Za-z0-9_-]*)\/(?:p\/([!-.0-~]+)\/)?b\/(0|[1-9][0-9]{0,3})$/.exec(name.slice(BUCKET_STREAM_PREFIX.length));
+  return match === null ? null : { table: match[1]!, partition: match[2] ?? null, bucket: Number(match[3]) };
+}
+
+/** A partition key (encodePartition's form) as a bucket path segment carries it, after percent-decoding; null if it is not one. */
+export function parsePartitionKey(text: string): string | null {
+  if (text.length > MAX_PARTITION_KEY_LENGTH) return null;
+  return /^(?:s(?:[0-}]|#[0-_]|~[0-9a-f]{4})*!|i[0-9a-f]{14})$/.test(text) ? text : null;
 }

@@ -3,23 +3,37 @@
 // these buckets and a leader checks that every op of a bucket-addressed write is its own, so both sides
 // and the TypeScript client split the same way (bucketOf over the same key).
 import { fail, ok, type Parsed } from "../protocol/parsed.ts";
-import { bucketOf } from "./bucketing.ts";
+import { bucketOf, partitionKey } from "./bucketing.ts";
 import { bucketKeyIsPrefixOfPrimaryKey, isPlainObject, MAX_KEY_COLUMNS, type TableDefinition } from "./definition.ts";
 import { encodeKey, type KeyValue } from "./key-encoding.ts";
 import { primaryKeyOf, validateRow, type Row } from "./rows.ts";
 import { MAX_LOOKUP_KEYS, MAX_SCAN_LIMIT } from "./tablet-read.ts";
 import { MAX_OPS_PER_BATCH, type WriteOp } from "./tablet-write.ts";
 
-/** One op of a write, checked: its core op and its bucket. */
-export interface BucketOp {
+/** A bucket of a table: its partition's key (encodePartition; null when the table is not partitioned) and its number. */
+export interface BucketId {
+  readonly partition: string | null;
   readonly bucket: number;
+}
+
+/** One op of a write, checked: its core op and its bucket. */
+export interface BucketOp extends BucketId {
   readonly op: WriteOp;
 }
 
 /** A key of a lookup: encoded, and the bucket that holds it. */
-export interface BucketKey {
-  readonly bucket: number;
+export interface BucketKey extends BucketId {
   readonly key: string;
+}
+
+/** One text per bucket of a table, for maps and for the `minOffsets` of a lookup: `<bucket>` or `<partition key>/<bucket>`. */
+export function bucketIdText(id: BucketId): string {
+  return id.partition === null ? String(id.bucket) : `${id.partition}/${id.bucket}`;
+}
+
+/** Where a row (or a key as a partial row holding the primary key) goes: its partition and bucket. */
+function placeOf(definition: TableDefinition, row: Row): BucketId {
+  return { partition: partitionKey(definition, row), bucket: bucketOf(definition, row) };
 }
 
 /** The default page of a prefix scan. */
@@ -63,7 +77,7 @@ function parseOp(definition: TableDefinition, raw: unknown, index: number): Pars
     if (primaryKey === null) return fail("invalid", "a log table takes append ops only", { field, opIndex: index });
     const tuple = parseKeyObject(definition, raw[kind], primaryKey, `${field}.delete`);
     if (!tuple.ok) return tuple;
-    return ok({ bucket: bucketOf(definition, keyRow(primaryKey, tuple.value)), op: { delete: encodeKey(tuple.value) } });
+    return ok({ ...placeOf(definition, keyRow(primaryKey, tuple.value)), op: { delete: encodeKey(tuple.value) } });
   }
   if (kind !== "upsert" && kind !== "append") return fail("invalid", `unknown op '${kind}'`, { field, opIndex: index });
   if ((kind === "upsert") !== (primaryKey !== null)) {
@@ -72,9 +86,9 @@ function parseOp(definition: TableDefinition, raw: unknown, index: number): Pars
   }
   const row = validateRow(definition, raw[kind]);
   if (!row.ok) return fail("invalid", row.error.message, { ...row.error.details, opIndex: index });
-  const bucket = bucketOf(definition, row.value);
-  if (kind === "append") return ok({ bucket, op: { append: row.value } });
-  return ok({ bucket, op: { upsert: row.value, key: encodeKey(primaryKeyOf(definition, row.value)!) } });
+  const place = placeOf(definition, row.value);
+  if (kind === "append") return ok({ ...place, op: { append: row.value } });
+  return ok({ ...place, op: { upsert: row.value, key: encodeKey(primaryKeyOf(definition, row.value)!) } });
 }
 
 /** Q1-Q2: `{"ops": [...]}`, 1 to MAX_OPS_PER_BATCH ops. */
@@ -106,13 +120,12 @@ export function parseLookupKeys(definition: TableDefinition, raw: unknown): Pars
   for (const [index, value] of (raw as unknown[]).entries()) {
     const tuple = parseKeyObject(definition, value, primaryKey, `keys[${index}]`);
     if (!tuple.ok) return tuple;
-    keys.push({ bucket: bucketOf(definition, keyRow(primaryKey, tuple.value)), key: encodeKey(tuple.value) });
+    keys.push({ ...placeOf(definition, keyRow(primaryKey, tuple.value)), key: encodeKey(tuple.value) });
   }
   return ok(keys);
 }
 
-export interface PrefixQuery {
-  readonly bucket: number;
+export interface PrefixQuery extends BucketId {
   /** The encoded prefix: every key of the rows asked for starts with it (K4). */
   readonly prefix: string;
   readonly limit: number;
@@ -121,7 +134,8 @@ export interface PrefixQuery {
 
 /**
  * Q6-Q7: `{prefix, limit?, after?}` where `prefix` holds the first k primary-key columns, k covering the
- * bucket key (D16), so one bucket answers. `after` is a cursor a page gave (an encoded key).
+ * bucket key (D16) and the partition column (Q8), so one bucket answers. `after` is a cursor a page gave (an
+ * encoded key).
  */
 export function parsePrefixBody(definition: TableDefinition, body: unknown): Parsed<PrefixQuery> {
   const primaryKey = definition.primaryKey;
@@ -137,6 +151,9 @@ export function parsePrefixBody(definition: TableDefinition, body: unknown): Par
     return fail("invalid", `prefix holds the first ${bucketKeyLength} to ${primaryKey.length} primary-key columns`, { field: "prefix" });
   }
   const columns = primaryKey.slice(0, given);
+  if (definition.partitionBy !== null && !columns.includes(definition.partitionBy)) {
+    return fail("invalid", `prefix must hold the partition column '${definition.partitionBy}'`, { field: "prefix" });
+  }
   const tuple = parseKeyObject(definition, body["prefix"], columns, "prefix");
   if (!tuple.ok) return tuple;
   const limit = body["limit"] ?? DEFAULT_SCAN_LIMIT;
@@ -146,5 +163,5 @@ export function parsePrefixBody(definition: TableDefinition, body: unknown): Par
   const after = body["after"] ?? null;
   if (after !== null && (typeof after !== "string" || after.length > MAX_CURSOR_LENGTH)) return fail("invalid", "after is a cursor a page gave", { field: "after" });
   const prefix = encodeKey(tuple.value);
-  return ok({ bucket: bucketOf(definition, keyRow(columns, tuple.value)), prefix, limit, after });
+  return ok({ ...placeOf(definition, keyRow(columns, tuple.value)), prefix, limit, after });
 }

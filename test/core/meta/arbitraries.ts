@@ -50,12 +50,22 @@ const KINDS: readonly Command["type"][] = [
   "CompleteTakeover",
   "CreateTable",
   "CreateTable",
+  "AddPartition",
+  "AddPartition",
   "DropTable",
   "CommitBucketSnapshot",
   "CommitBucketSnapshot",
 ];
 
-const TABLE_NAMES = ["t1", "t2"] as const;
+const TABLE_NAMES = ["t1", "t2", "pt"] as const;
+/** The definition of table "pt": partitioned by an int column, 2 buckets per partition (AddPartition parses it). */
+const PARTITIONED_DEFINITION = {
+  columns: [{ name: "day", type: "int", nullable: false }, { name: "id", type: "string", nullable: false }],
+  primaryKey: ["day", "id"],
+  bucketKey: ["id"],
+  buckets: 2,
+  partitionBy: "day",
+};
 
 /** Failover-heavy: the coordinator's commands and the takeovers, with enough of the rest to feed them. */
 const FAILOVER_KINDS: readonly Command["type"][] = [
@@ -220,7 +230,16 @@ function resolve(state: MetaState, step: Step): Command {
       // 1 to 3 buckets led by `nodeId`, `other`, `nodeId`; a different definition (TB3) when slots is 0.
       const leaders = [nodeId, other, nodeId].slice(0, 1 + (step.stream % 3));
       const name = TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1";
-      return { type: "CreateTable", name, definition: { v: step.slots === 0 ? 2 : 1 }, leaders, streamConfig: {}, coordinator: coordinatorFor(state, step, nodeId) };
+      const coordinator = coordinatorFor(state, step, nodeId);
+      // "pt" is partitioned: created without buckets, which come with AddPartition.
+      if (name === "pt") return { type: "CreateTable", name, definition: PARTITIONED_DEFINITION, leaders: [], streamConfig: {}, coordinator };
+      return { type: "CreateTable", name, definition: { v: step.slots === 0 ? 2 : 1 }, leaders, streamConfig: {}, coordinator };
+    }
+    case "AddPartition": {
+      // Mostly to "pt" (flag: an unpartitioned table, AP3), a value of three; one leader too few when slots is 0 (AP6).
+      const table = step.flag ? (TABLE_NAMES[step.stream % 2] ?? "t1") : "pt";
+      const leaders = step.slots === 0 ? [nodeId] : [nodeId, other];
+      return { type: "AddPartition", table, value: step.stream % 3, leaders, streamConfig: {}, coordinator: coordinatorFor(state, step, nodeId) };
     }
     case "DropTable":
       return withBy({ type: "DropTable", name: TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1" });

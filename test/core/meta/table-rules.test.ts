@@ -68,7 +68,7 @@ describe("table TB: CreateTable", () => {
     expectRejected(before, apply(before, createTable("one-more", ["a"]), CTX), "limit_reached", { limit: "max_tables", max: MAX_TABLES });
   });
   it("TB5: buckets beyond MAX_TOTAL_BUCKETS in all are refused", () => {
-    const buckets = [...Array(MAX_TOTAL_BUCKETS).keys()].map((bucket) => ({ bucket, streamId: `s${bucket + 1}`, snapshots: [] }));
+    const buckets = [...Array(MAX_TOTAL_BUCKETS).keys()].map((bucket) => ({ partition: null, bucket, streamId: `s${bucket + 1}`, snapshots: [] }));
     const before: MetaState = { ...cluster(), tables: new Map([["big", { name: "big", definition: null, buckets }]]) };
     expectRejected(before, apply(before, createTable("t", ["a"]), CTX), "limit_reached", { limit: "max_total_buckets" });
   });
@@ -85,8 +85,8 @@ describe("table TB: CreateTable", () => {
     const before = build([{ type: "CreateStream", name: "x", config: {} }], cluster());
     const { table } = expectChange(before, apply(before, createTable("t", ["b", "a"]), CTX));
     expect(table.buckets).toEqual([
-      { bucket: 0, streamId: "s2", snapshots: [] },
-      { bucket: 1, streamId: "s3", snapshots: [] },
+      { partition: null, bucket: 0, streamId: "s2", snapshots: [] },
+      { partition: null, bucket: 1, streamId: "s3", snapshots: [] },
     ]);
     const after = apply(before, createTable("t", ["b", "a"]), CTX).state;
     expect(after.nextStreamSeq).toBe(4);

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { MAX_STREAM_NAME_LENGTH, parseStreamName } from "../../../src/core/protocol/stream-name.ts";
 import { assignBuckets } from "../../../src/core/tables/assignment.ts";
-import { bucketOf, bucketStreamName, fnv1a32, parseBucketStreamName, partitionKey } from "../../../src/core/tables/bucketing.ts";
+import { bucketOf, bucketStreamName, encodePartition, fnv1a32, parseBucketStreamName, parsePartitionKey, partitionKey, partitionValue } from "../../../src/core/tables/bucketing.ts";
 import { MAX_BUCKETS, MAX_TABLE_NAME_LENGTH, parseTableDefinition, type TableDefinition } from "../../../src/core/tables/definition.ts";
 import { MAX_PARTITION_STRING_LENGTH } from "../../../src/core/tables/rows.ts";
 
@@ -62,23 +62,35 @@ describe("bucketing", () => {
     expect(buckets.size).toBe(8);
   });
 
-  test("B4: the partition key is the partition column's value", () => {
+  test("B4: the partition is the partition column's value, keyed by its key encoding (the string '5' and the int 5 differ)", () => {
     const byDay = definition({ columns: [{ name: "day", type: "int" }, { name: "m", type: "string" }], partitionBy: "day", buckets: 2 });
-    expect(partitionKey(byDay, { day: 20261202, m: "x" })).toBe(20261202);
+    expect(partitionValue(byDay, { day: 20261202, m: "x" })).toBe(20261202);
+    expect(partitionKey(byDay, { day: 20261202, m: "x" })).toBe(encodePartition(20261202));
     expect(partitionKey(log, { m: "x", doc: null })).toBeNull();
+    expect(encodePartition(5)).not.toBe(encodePartition("5"));
+  });
+
+  test("B4: a partition key parses back as itself; any other text gives null", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.maxSafeInteger(), fc.string({ maxLength: MAX_PARTITION_STRING_LENGTH, unit: "binary" })), (value) => {
+        expect(parsePartitionKey(encodePartition(value))).toBe(encodePartition(value));
+      }),
+      { numRuns: 500, seed: 7 },
+    );
+    for (const text of ["", "s", "sab", "i12", "x!", "s/!", `s${"a".repeat(MAX_PARTITION_STRING_LENGTH * 5 + 1)}!`]) expect(parsePartitionKey(text)).toBeNull();
   });
 
   test("B5: bucket streams live under the reserved __ds segment, which the stream API refuses", () => {
     expect(bucketStreamName("orders", null, 3)).toBe("__ds/table/orders/b/3");
-    expect(bucketStreamName("orders", "eu/west", 0)).toBe("__ds/table/orders/p/seu#_west!/b/0");
-    expect(parseStreamName(bucketStreamName("orders", 5, 1)).ok).toBe(false);
+    expect(bucketStreamName("orders", encodePartition("eu/west"), 0)).toBe("__ds/table/orders/p/seu#_west!/b/0");
+    expect(parseStreamName(bucketStreamName("orders", encodePartition(5), 1)).ok).toBe(false);
   });
 
-  test("B5: an unpartitioned bucket stream's name gives back its table and bucket; any other name gives null", () => {
-    for (const [table, bucket] of [["t", 0], ["Orders_2-x", 1023], ["9", 7]] as const) {
-      expect(parseBucketStreamName(bucketStreamName(table, null, bucket))).toEqual({ table, bucket });
+  test("B5: a bucket stream's name gives back its table, partition key and bucket; any other name gives null", () => {
+    for (const [table, partition, bucket] of [["t", null, 0], ["Orders_2-x", null, 1023], ["9", encodePartition("eu/west ~!"), 7], ["d", encodePartition(-3), 0]] as const) {
+      expect(parseBucketStreamName(bucketStreamName(table, partition, bucket))).toEqual({ table, partition, bucket });
     }
-    for (const name of ["t/b/0", "__ds/table/t/b/01", "__ds/table/t/b/1024x", "__ds/table/-t/b/0", bucketStreamName("t", "p", 0)]) {
+    for (const name of ["t/b/0", "__ds/table/t/b/01", "__ds/table/t/b/1024x", "__ds/table/-t/b/0", "__ds/table/t/p//b/0", "__ds/table/t/p/a/b/c/b/0"]) {
       expect(parseBucketStreamName(name)).toBeNull();
     }
   });
@@ -89,14 +101,15 @@ describe("bucketing", () => {
     const place = fc.tuple(table, partition, fc.integer({ min: 0, max: MAX_BUCKETS - 1 }));
     fc.assert(
       fc.property(place, place, (a, b) => {
-        expect(bucketStreamName(...a) === bucketStreamName(...b)).toBe(JSON.stringify(a) === JSON.stringify(b));
+        const name = ([t, p, i]: typeof a): string => bucketStreamName(t, p === null ? null : encodePartition(p), i);
+        expect(name(a) === name(b)).toBe(JSON.stringify(a) === JSON.stringify(b));
       }),
       { numRuns: 2000, seed: 13 },
     );
   });
 
   test("B7: the longest bucket stream name fits the stream name bound", () => {
-    const name = bucketStreamName("t".repeat(MAX_TABLE_NAME_LENGTH), "\uffff".repeat(MAX_PARTITION_STRING_LENGTH), MAX_BUCKETS - 1);
+    const name = bucketStreamName("t".repeat(MAX_TABLE_NAME_LENGTH), encodePartition("\uffff".repeat(MAX_PARTITION_STRING_LENGTH)), MAX_BUCKETS - 1);
     expect(name.length).toBeLessThanOrEqual(MAX_STREAM_NAME_LENGTH);
   });
 });

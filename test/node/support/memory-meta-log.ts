@@ -25,6 +25,7 @@ export class MemoryMetaLog {
       lookupStream: (query) => call(() => this.service.lookupStream(query)),
       lookupTable: (name) => call(() => this.service.lookupTable(name)),
       createTable: (coordinator, name, definition, buckets, streamConfig) => call(() => this.service.createTable(coordinator, name, definition, buckets, streamConfig)),
+      addPartition: (coordinator, table, value, streamConfig) => call(() => this.service.addPartition(coordinator, table, value, streamConfig)),
       watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => call(() => this.service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
       heartbeat: (nodeId, nodeEpoch) => call(() => this.service.heartbeat(nodeId, nodeEpoch)),
       coordinatorTick: (coordinator, maxMoves) => call(() => this.service.coordinatorTick(coordinator, maxMoves)),

@@ -149,6 +149,7 @@ function gatedMeta(meta: NodeMetaPort, gate: { crashed: boolean }): NodeMetaPort
     lookupStream: (query) => through(() => meta.lookupStream(query)),
     lookupTable: (name) => through(() => meta.lookupTable(name)),
     createTable: (coordinator, name, definition, buckets, config) => through(() => meta.createTable(coordinator, name, definition, buckets, config)),
+    addPartition: (coordinator, table, value, config) => through(() => meta.addPartition(coordinator, table, value, config)),
     watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => through(() => meta.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
     heartbeat: (nodeId, nodeEpoch) => through(() => meta.heartbeat(nodeId, nodeEpoch)),
     coordinatorTick: (coordinator, maxMoves) => through(() => meta.coordinatorTick(coordinator, maxMoves)),
