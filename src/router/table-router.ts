@@ -1,6 +1,7 @@
 // The table API at the router (docs/tables.md, "HTTP API"): `PUT|GET|DELETE /v1/table/<name>`,
 // `GET /v1/table`, and the table-addressed `write`, `lookup` and `prefix`, split by bucket and sent to the
-// leaders (table-parts.ts), never redirected; bucket-addressed requests (`/v1/table/<name>/bucket/<i>/...`)
+// leaders (table-data.ts), never redirected; `POST /v1/table/<name>/partitions` adds a partition;
+// bucket-addressed requests (`/v1/table/<name>[/p/<partition key>]/bucket/<i>/...`)
 // go to the bucket's leader as they are. A create is the coordinator's: the router asks its local node,
 // and the lease holder when that node is not it.
 import { Hono, type Context } from "hono";
@@ -10,15 +11,18 @@ import type { TableLookup } from "../core/meta/view.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
 import type { JsonValue } from "../core/meta/json.ts";
 import { compareDefinitions, definitionJson, isPlainObject, parseTableDefinition, parseTableName, type TableDefinition } from "../core/tables/definition.ts";
-import { parseLookupKeys, parsePrefixBody, parseWriteBody } from "../core/tables/requests.ts";
+import { bucketIdText } from "../core/tables/requests.ts";
+import { parseBucketPath } from "../core/tables/bucket-paths.ts";
+import { validateRow } from "../core/tables/rows.ts";
 import { type Env, metaLogClient, streamNodeClient } from "../env.ts";
 import { errorResponse } from "../http/responses.ts";
-import { withSecurityHeaders } from "../http/security-headers.ts";
 import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import type { BucketInfo } from "../ports/stream-node-client.ts";
 import { routerSettings, toNode, wakeNodes } from "./router.ts";
-import { TableCache } from "./table-cache.ts";
-import { sendParts, type PartAnswer } from "./table-parts.ts";
+import { askCoordinator } from "./table-coordinator.ts";
+import { cachedTable, json, tables } from "./table-common.ts";
+import { lookupRows, prefixRows, writeTable } from "./table-data.ts";
+import { bucketsById } from "./table-parts.ts";
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -27,28 +31,20 @@ const BUCKET_INFO_TIMEOUT_MS = 2_000;
 /** A definition is small (the metadata log keeps it in every snapshot): bodies of PUT are bounded by this. */
 const MAX_DEFINITION_BODY_BYTES = 64 * 1024;
 
-let cache: TableCache | null = null;
-
-function tables(env: Env): TableCache {
-  cache ??= new TableCache(routerSettings(env).viewCacheTtlMs, () => Date.now());
-  return cache;
-}
-
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  const all = withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store", ...headers }));
-  return new Response(status === 204 ? null : JSON.stringify(body), { status, headers: all });
-}
-
 export function tableRoutes(): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();
   app.get("/", async (c) => json(200, await tableList(c.env)));
   app.put("/:name", (c) => withName(c, (name) => createTable(c, name)));
-  app.get("/:name", (c) => withName(c, (name) => describeTable(c.env, new URL(c.req.url).origin, name, 200)));
+  app.get("/:name", (c) => withName(c, (name) => describeTable(c.env, name, 200)));
   app.delete("/:name", (c) => withName(c, (name) => dropTable(c, name)));
-  app.post("/:name/write", (c) => withTable(c, (table, definition, body) => writeTable(c, table, definition, body)));
-  app.post("/:name/lookup", (c) => withTable(c, (table, definition, body) => lookupTable(c, table, definition, body)));
-  app.post("/:name/prefix", (c) => withTable(c, (table, definition, body) => prefixTable(c, table, definition, body)));
+  const data = (handle: typeof writeTable) => (c: Ctx) =>
+    withTable(c, (table, definition, body) => handle(c.env, new URL(c.req.url).origin, c.req.raw.headers, table, definition, body));
+  app.post("/:name/write", data(writeTable));
+  app.post("/:name/lookup", data(lookupRows));
+  app.post("/:name/prefix", data(prefixRows));
+  app.post("/:name/partitions", (c) => withTable(c, (table, definition, body) => addPartition(c, table, definition, body)));
   app.all("/:name/bucket/:bucket/:op", (c) => withName(c, (name) => toLeader(c, name)));
+  app.all("/:name/p/:partition/bucket/:bucket/:op", (c) => withName(c, (name) => toLeader(c, name)));
   return app;
 }
 
@@ -64,7 +60,7 @@ async function withTable(c: Ctx, handle: (table: TableLookup, definition: TableD
   return withName(c, async (name) => {
     const body = await jsonBody(c, routerSettings(c.env).maxBodyBytes);
     if ("code" in body) return errorResponse(body);
-    const table = await tables(c.env).lookup(name, (n) => metaLogClient(c.env.META_LOG).lookupTable(n));
+    const table = await cachedTable(c.env, name);
     if (table.table === null) return errorResponse(domainError("not_found", "no such table", { table: name }));
     const definition = parseTableDefinition(table.table.definition);
     if (!definition.ok) return errorResponse(domainError("unavailable", "the table's recorded definition does not parse"));
@@ -89,41 +85,48 @@ async function createTable(c: Ctx, name: string): Promise<Response> {
   if ("code" in body) return errorResponse(body);
   const definition = parseTableDefinition(body.value);
   if (!definition.ok) return errorResponse(definition.error);
-  if (definition.value.partitionBy !== null) {
-    return errorResponse(domainError("invalid", "partitioned tables are not supported yet", { field: "partitionBy" }));
-  }
   const meta = metaLogClient(c.env.META_LOG);
   const existing = await meta.lookupTable(name);
   if (existing.table !== null) return answerExisting(c, name, existing, definition.value);
-  const settings = routerSettings(c.env);
-  let nodeId = settings.localNodeId;
-  for (let hop = 0; ; hop++) {
-    const recorded = definitionJson(definition.value) as JsonValue;
-    const answer = await streamNodeClient(c.env.STREAM_NODE, nodeId).createTable(name, recorded, definition.value.buckets);
-    tables(c.env).invalidate(name);
-    if (answer.ok) return describeTable(c.env, new URL(c.req.url).origin, name, answer.created ? 201 : 200);
-    const holder = answer.error.details?.["holder"];
-    // Not the coordinator: ask the lease holder (once; a lease moving meanwhile is a 503 to retry).
-    if (answer.error.code === "fenced" && typeof holder === "string" && holder !== nodeId && hop === 0 && settings.nodeIds.includes(holder)) {
-      nodeId = holder;
-      continue;
-    }
-    if (answer.error.code === "conflict") {
-      const again = await meta.lookupTable(name);
-      if (again.table !== null) return answerExisting(c, name, again, definition.value);
-    }
-    return errorResponse(answer.error.code === "fenced" ? domainError("unavailable", "no coordinator right now; retry", answer.error.details) : answer.error);
+  const recorded = definitionJson(definition.value) as JsonValue;
+  // A partitioned table has no bucket of its own: each partition brings the definition's count (AddPartition).
+  const buckets = definition.value.partitionBy === null ? definition.value.buckets : 0;
+  const answer = await askCoordinator(c.env, (node) => node.createTable(name, recorded, buckets));
+  tables(c.env).invalidate(name);
+  if (!("code" in answer)) return describeTable(c.env, name, answer.created ? 201 : 200);
+  if (answer.code === "conflict") {
+    const again = await meta.lookupTable(name);
+    if (again.table !== null) return answerExisting(c, name, again, definition.value);
   }
+  return errorResponse(answer);
+}
+
+/**
+ * POST /v1/table/<name>/partitions `{"value": v}`: the partition of value v, added by the coordinator when
+ * the table does not have it (AddPartition; 201, else 200), answered as GET /v1/table/<name>. Writes
+ * through the router add partitions themselves; the client adds one before its first bucket-addressed write.
+ */
+async function addPartition(c: Ctx, table: TableLookup, definition: TableDefinition, body: Record<string, unknown>): Promise<Response> {
+  const column = definition.columns.find((col) => col.name === definition.partitionBy);
+  if (column === undefined) return errorResponse(domainError("invalid", "the table is not partitioned", { reason: "not_partitioned" }));
+  const value = body["value"];
+  if (Object.keys(body).length !== 1 || !validateRow({ ...definition, columns: [column] }, { [column.name]: value }).ok) {
+    return errorResponse(domainError("invalid", `a partition is {"value": v}, v a value of column '${column.name}'`, { field: "value" }));
+  }
+  const name = table.table!.name;
+  const answer = await askCoordinator(c.env, (node) => node.addPartition(name, value as string | number));
+  tables(c.env).invalidate(name);
+  return "code" in answer ? errorResponse(answer) : describeTable(c.env, name, answer.created ? 201 : 200);
 }
 
 async function answerExisting(c: Ctx, name: string, existing: TableLookup, requested: TableDefinition): Promise<Response> {
   const recorded = parseTableDefinition(existing.table?.definition);
-  if (recorded.ok && compareDefinitions(recorded.value, requested) === "same") return describeTable(c.env, new URL(c.req.url).origin, name, 200);
+  if (recorded.ok && compareDefinitions(recorded.value, requested) === "same") return describeTable(c.env, name, 200);
   return errorResponse(domainError("conflict", "a table of that name exists with another definition", { reason: "definition_differs", table: name }));
 }
 
 /** GET: the definition and, per bucket, its leader, leader epoch, next offset, rows and snapshot offset. */
-async function describeTable(env: Env, _origin: string, name: string, status: number): Promise<Response> {
+async function describeTable(env: Env, name: string, status: number): Promise<Response> {
   const described = await tableDescription(env, name);
   return described === null ? errorResponse(domainError("not_found", "no such table", { table: name })) : json(status, described);
 }
@@ -141,6 +144,7 @@ export async function tableDescription(env: Env, name: string): Promise<TableDes
       const info = infos.get(bucket.streamId);
       const newest = bucket.snapshots.at(-1);
       return {
+        ...(bucket.partition === null ? {} : { partition: bucket.partition }),
         bucket: bucket.bucket,
         leader: bucket.leaderNode?.id ?? null,
         leaderAddr: bucket.leaderNode?.addr ?? null,
@@ -154,6 +158,8 @@ export async function tableDescription(env: Env, name: string): Promise<TableDes
 }
 
 interface BucketDescription {
+  /** The partition's value, in a partitioned table only. */
+  readonly partition?: string | number;
   readonly bucket: number;
   readonly leader: string | null;
   readonly leaderAddr: string | null;
@@ -170,12 +176,14 @@ export interface TableDescription {
 }
 
 /** GET /v1/table (also GET /admin/tables): every table, its bucket count and kind. */
-export async function tableList(env: Env): Promise<{ tables: { name: string; buckets: number; kind: "primary-key" | "log" }[] }> {
+export async function tableList(env: Env): Promise<{ tables: { name: string; buckets: number; partitions: number | null; kind: "primary-key" | "log" }[] }> {
   const listing = await metaLogClient(env.META_LOG).listTables();
   return {
     tables: listing.tables.map((table) => ({
       name: table.name,
       buckets: table.buckets,
+      // null for a table without partitions (the recorded form leaves an absent partitionBy out).
+      partitions: isPlainObject(table.definition) && typeof table.definition["partitionBy"] === "string" ? table.partitions : null,
       // The recorded form leaves an absent primary key out (definitionJson).
       kind: isPlainObject(table.definition) && Array.isArray(table.definition["primaryKey"]) ? "primary-key" : "log",
     })),
@@ -255,66 +263,16 @@ async function dropTable(c: Ctx, name: string): Promise<Response> {
   return json(204, null);
 }
 
-/** POST write: split by bucket, each part to its leader; atomic per bucket, not across buckets. */
-async function writeTable(c: Ctx, table: TableLookup, definition: TableDefinition, body: Record<string, unknown>): Promise<Response> {
-  const ops = parseWriteBody(definition, body);
-  if (!ops.ok) return errorResponse(ops.error);
-  const raw = body["ops"] as unknown[];
-  const byBucket = new Map<number, unknown[]>();
-  ops.value.forEach((op, i) => byBucket.set(op.bucket, [...(byBucket.get(op.bucket) ?? []), raw[i]]));
-  const parts = [...byBucket].sort(([a], [b]) => a - b).map(([bucket, partOps]) => ({ bucket, body: { ops: partOps } }));
-  const answers = await sendParts(c.env, new URL(c.req.url).origin, table, table.table!.name, "write", parts, c.req.raw.headers);
-  const done = answers.filter((a): a is PartAnswer & { ok: true } => a.ok).map((a) => a.body);
-  const failed = answers.filter((a): a is PartAnswer & { ok: false } => !a.ok);
-  if (failed.length === 0) return json(200, { buckets: done });
-  const first = failed[0]!;
-  return json(first.status, { buckets: done, failed: failed.map((f) => ({ bucket: f.bucket, error: f.error })), error: first.error }, retryHeaders(first));
-}
-
-/** POST lookup: keys grouped by bucket, each group asked of its leader, the rows put back in request order. */
-async function lookupTable(c: Ctx, table: TableLookup, definition: TableDefinition, body: Record<string, unknown>): Promise<Response> {
-  const keys = parseLookupKeys(definition, body["keys"]);
-  if (!keys.ok) return errorResponse(keys.error);
-  const minOffsets = isPlainObject(body["minOffsets"]) ? body["minOffsets"] : {};
-  const raw = body["keys"] as unknown[];
-  const indices = new Map<number, number[]>();
-  keys.value.forEach((key, i) => indices.set(key.bucket, [...(indices.get(key.bucket) ?? []), i]));
-  const parts = [...indices].map(([bucket, at]) => ({
-    bucket,
-    body: { keys: at.map((i) => raw[i]), ...(minOffsets[String(bucket)] === undefined ? {} : { minOffset: minOffsets[String(bucket)] }) },
-  }));
-  const answers = await sendParts(c.env, new URL(c.req.url).origin, table, table.table!.name, "lookup", parts, c.req.raw.headers);
-  const failed = answers.find((a) => !a.ok);
-  if (failed !== undefined && !failed.ok) return json(failed.status, { error: failed.error }, retryHeaders(failed));
-  const rows: unknown[] = new Array(raw.length).fill(null);
-  answers.forEach((answer, p) => {
-    const found = answer.ok ? ((answer.body as { rows?: unknown[] } | null)?.rows ?? []) : [];
-    indices.get(parts[p]!.bucket)!.forEach((i, k) => (rows[i] = found[k] ?? null));
-  });
-  return json(200, { rows });
-}
-
-/** POST prefix: the one bucket the prefix names answers. */
-async function prefixTable(c: Ctx, table: TableLookup, definition: TableDefinition, body: Record<string, unknown>): Promise<Response> {
-  const { minOffset: _minOffset, ...query } = body;
-  const parsed = parsePrefixBody(definition, query);
-  if (!parsed.ok) return errorResponse(parsed.error);
-  const [answer] = await sendParts(c.env, new URL(c.req.url).origin, table, table.table!.name, "prefix", [{ bucket: parsed.value.bucket, body }], c.req.raw.headers);
-  if (answer === undefined || !answer.ok) return json(answer?.status ?? 503, { error: answer?.ok === false ? answer.error : null }, answer === undefined ? {} : retryHeaders(answer));
-  return json(200, answer.body);
-}
-
-function retryHeaders(answer: PartAnswer): Record<string, string> {
-  return !answer.ok && answer.retryAfter !== null ? { "retry-after": answer.retryAfter } : {};
-}
-
-/** A bucket-addressed request through the router: to the bucket's leader, as it is (its answer comes back as it is). */
+/**
+ * A bucket-addressed request through the router: to the bucket's leader, as it is (its answer comes back
+ * as it is); a path that names no bucket goes to the local node, which answers it (404, not_leader).
+ */
 async function toLeader(c: Ctx, name: string): Promise<Response> {
-  const bucket = Number(c.req.param("bucket"));
-  const table = await tables(c.env).lookup(name, (n) => metaLogClient(c.env.META_LOG).lookupTable(n));
-  const leader = Number.isSafeInteger(bucket) ? table.buckets[bucket]?.leaderNode?.id : undefined;
-  const nodeId = leader ?? routerSettings(c.env).localNodeId;
   const url = new URL(c.req.url);
+  const path = parseBucketPath(url.pathname);
+  const table = await cachedTable(c.env, name);
+  const leader = path === null ? undefined : bucketsById(table).get(bucketIdText(path))?.leaderNode?.id;
+  const nodeId = leader ?? routerSettings(c.env).localNodeId;
   const target = new Request(`${url.origin}/n/${encodeURIComponent(nodeId)}${url.pathname}${url.search}`, c.req.raw);
   return toNode(c.env, nodeId, target);
 }

@@ -7,7 +7,7 @@
 // | AT1 | GET /v1/table (the list)                                      | read on `__ds/table/`                  |
 // | AT2 | PUT /v1/table/<name>                                          | create on the table                    |
 // | AT3 | DELETE /v1/table/<name>                                       | delete on the table                    |
-// | AT4 | POST .../write, POST .../bucket/<i>/write                     | append on the table                    |
+// | AT4 | POST .../write, POST .../bucket/<i>/write, POST .../partitions (a write adds partitions too) | append on the table |
 // | AT5 | GET /v1/table/<name>, lookup, prefix, a bucket's changelog    | read on the table                      |
 // | AT6 | anything else under /v1/table                                 | read on the table (the route answers 404) |
 import { RESERVED_SEGMENT } from "../protocol/headers.ts";
@@ -34,6 +34,7 @@ export function tableRequestNeeds(method: string, rest: string): AccessNeed[] {
   const last = segments.at(-1);
   if (segments.length === 1 && method === "PUT") return [{ op: "create", stream }];
   if (segments.length === 1 && method === "DELETE") return [{ op: "delete", stream }];
-  if (method === "POST" && last === "write" && segments.length > 1) return [{ op: "append", stream }];
+  const writes = (last === "write" && segments.length > 1) || (last === "partitions" && segments.length === 2);
+  if (method === "POST" && writes) return [{ op: "append", stream }];
   return [{ op: "read", stream }];
 }

@@ -17,9 +17,11 @@ describe("table AT: what a table request needs", () => {
     expect(tableRequestNeeds("PUT", "/orders")).toEqual([{ op: "create", stream: "__ds/table/orders/" }]);
     expect(tableRequestNeeds("DELETE", "/orders")).toEqual([{ op: "delete", stream: "__ds/table/orders/" }]);
   });
-  it("AT4: table- and bucket-addressed writes need append", () => {
-    expect(tableRequestNeeds("POST", "/orders/write")).toEqual([{ op: "append", stream: "__ds/table/orders/" }]);
-    expect(tableRequestNeeds("POST", "/orders/bucket/3/write")).toEqual([{ op: "append", stream: "__ds/table/orders/" }]);
+  it("AT4: table- and bucket-addressed writes (in a partition too) and adding a partition need append", () => {
+    for (const rest of ["/orders/write", "/orders/bucket/3/write", "/orders/p/i20000000000005/bucket/3/write", "/orders/partitions"]) {
+      expect(tableRequestNeeds("POST", rest)).toEqual([{ op: "append", stream: "__ds/table/orders/" }]);
+    }
+    expect(tableRequestNeeds("POST", "/orders/p/partitions")).toEqual([{ op: "read", stream: "__ds/table/orders/" }]);
   });
   it("AT5, AT6: reads, lookups, prefix scans, changelogs and anything else need read", () => {
     for (const [method, rest] of [["GET", "/orders"], ["POST", "/orders/lookup"], ["POST", "/orders/prefix"], ["GET", "/orders/bucket/0/changelog"], ["POST", "/orders/nope"]]) {
