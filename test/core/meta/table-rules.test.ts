@@ -1,11 +1,13 @@
-// Tables TB, TD and CB of src/core/meta/table-rules.ts, row by row; then, over random command sequences,
+// Tables TB, AP, TD and CB of src/core/meta/table-rules.ts, row by row; then, over random command sequences,
 // that a bucket's leader epoch (its stream's epoch) only grows, the snapshot round trip of tables, and that
 // a dead leader's buckets are re-led like its streams, by a coordinator-fenced ReassignStreams.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { apply, collectableStreams, decodeSnapshot, encodeSnapshot, lookupTable, planReassignments, tablesOf, type CommandOf, type Coordinator, type MetaState } from "../../../src/core/meta/index.ts";
-import { MAX_KEPT_SNAPSHOTS, MAX_TABLES, MAX_TOTAL_BUCKETS } from "../../../src/core/meta/table-rules.ts";
-import { bucketStreamName } from "../../../src/core/tables/bucketing.ts";
+import { MAX_KEPT_SNAPSHOTS, MAX_PARTITIONS_PER_TABLE, MAX_TABLES, MAX_TOTAL_BUCKETS } from "../../../src/core/meta/table-rules.ts";
+import type { BucketRecord, TableRecord } from "../../../src/core/meta/table-records.ts";
+import { bucketStreamName, encodePartition } from "../../../src/core/tables/bucketing.ts";
+import { MAX_PARTITION_STRING_LENGTH } from "../../../src/core/tables/rows.ts";
 import { run, stepsArbitrary } from "./arbitraries.ts";
 import { build, CTX, expectChange, expectNoop, expectRejected, register } from "./fixtures.ts";
 
@@ -21,6 +23,36 @@ const createTable = (name: string, leaders: readonly string[], definition: Comma
   coordinator,
 });
 
+/** Partitioned by the int column `day` (in the primary key), 2 buckets per partition. */
+const BY_DAY = {
+  columns: [{ name: "day", type: "int", nullable: false }, { name: "id", type: "string", nullable: false }],
+  primaryKey: ["day", "id"],
+  buckets: 2,
+  partitionBy: "day",
+};
+/** Partitioned by the string column `region`, 1 bucket per partition. */
+const BY_REGION = {
+  columns: [{ name: "region", type: "string", nullable: false }, { name: "id", type: "string", nullable: false }],
+  primaryKey: ["region", "id"],
+  buckets: 1,
+  partitionBy: "region",
+};
+/** Not partitioned, but a definition that parses (AP3 must not mistake it for one). */
+const UNPARTITIONED = { columns: [{ name: "id", type: "string", nullable: false }], primaryKey: ["id"], buckets: 2 };
+
+const addPartition = (table: string, value: string | number, leaders: readonly string[], coordinator = COORD): CommandOf<"AddPartition"> => ({
+  type: "AddPartition",
+  table,
+  value,
+  leaders,
+  streamConfig: JSON_STREAM,
+  coordinator,
+});
+
+/** The buckets of one partition of a table, in bucket order. */
+const partitionBuckets = (state: MetaState, table: string, value: string | number): readonly BucketRecord[] =>
+  state.tables.get(table)?.buckets.filter((b) => b.partition === value) ?? [];
+
 /** Nodes a (holding the lease at coordinator epoch 1), b and c; c declared dead. */
 function cluster(): MetaState {
   return build([
@@ -30,6 +62,12 @@ function cluster(): MetaState {
     { type: "AcquireLease", nodeId: "a", nodeEpoch: 1, ttlMs: 60_000 },
     { type: "DeclareDead", nodeId: "c", nodeEpoch: 1, coordinator: COORD },
   ]);
+}
+
+function totalBucketsOf(state: MetaState): number {
+  let total = 0;
+  for (const table of state.tables.values()) total += table.buckets.length;
+  return total;
 }
 
 const bucketStream = (state: MetaState, table: string, bucket: number) => {
@@ -56,6 +94,15 @@ describe("table TB: CreateTable", () => {
     const before = build([createTable("t", ["a", "b"])], cluster());
     const { table } = expectNoop(before, apply(before, createTable("t", ["b", "a"], { columns: ["id"] }), CTX));
     expect(table.buckets.map((b) => before.streams.get(b.streamId)?.owner)).toEqual(["a", "b"]);
+  });
+  it("TB2: a partitioned table created again with leaders [] is a no-op, before and after its partitions came", () => {
+    const before = build([createTable("d", [], BY_DAY)], cluster());
+    expect(expectNoop(before, apply(before, createTable("d", [], BY_DAY), CTX)).table.buckets).toEqual([]);
+    const partitioned = build([addPartition("d", 1, ["a", "b"]), addPartition("d", 2, ["b", "a"])], before);
+    const { table } = expectNoop(partitioned, apply(partitioned, createTable("d", [], BY_DAY), CTX));
+    expect(table.buckets).toHaveLength(4);
+    // The definition still decides.
+    expectRejected(partitioned, apply(partitioned, createTable("d", [], { ...BY_DAY, buckets: 3 }), CTX), "conflict", { reason: "definition_differs", buckets: 4 });
   });
   it("TB3: another definition or bucket count is a conflict", () => {
     const before = build([createTable("t", ["a", "b"])], cluster());
@@ -99,6 +146,101 @@ describe("table TB: CreateTable", () => {
   });
 });
 
+describe("table AP: AddPartition", () => {
+  /** Table "d" partitioned by day (2 buckets a partition), "r" by region (1), "u" not partitioned. */
+  function tables(): MetaState {
+    return build([createTable("d", [], BY_DAY), createTable("r", [], BY_REGION), createTable("u", ["a", "b"], UNPARTITIONED)], cluster());
+  }
+  it("AP1: a stale coordinator epoch is fenced", () => {
+    const before = tables();
+    expectRejected(before, apply(before, addPartition("d", 1, ["a", "b"], { ...COORD, coordinatorEpoch: 0 }), CTX), "fenced", { holder: "a", coordinatorEpoch: 1 });
+    expectRejected(before, apply(before, addPartition("d", 1, ["a", "b"], { ...COORD, nodeId: "b" }), CTX), "fenced");
+  });
+  it("AP2: no such table is not_found", () => {
+    const before = tables();
+    expectRejected(before, apply(before, addPartition("nope", 1, ["a", "b"]), CTX), "not_found", { table: "nope" });
+  });
+  it("AP3: a table without partitionBy, or whose definition does not parse, is not partitioned", () => {
+    const before = build([createTable("bad", ["a"], { columns: ["id"] })], tables());
+    expectRejected(before, apply(before, addPartition("u", 1, ["a", "b"]), CTX), "invalid", { reason: "not_partitioned", table: "u" });
+    expectRejected(before, apply(before, addPartition("bad", 1, ["a"]), CTX), "invalid", { reason: "not_partitioned", table: "bad" });
+  });
+  it("AP4: a value that does not fit the partition column is invalid", () => {
+    const before = tables();
+    expectRejected(before, apply(before, addPartition("d", "1", ["a", "b"]), CTX), "invalid", { field: "value" });
+    expectRejected(before, apply(before, addPartition("r", 7, ["a"]), CTX), "invalid", { field: "value" });
+    expectRejected(before, apply(before, addPartition("r", "x".repeat(MAX_PARTITION_STRING_LENGTH + 1), ["a"]), CTX), "invalid", { field: "value" });
+    // The longest value that fits is a partition.
+    expectChange(before, apply(before, addPartition("r", "x".repeat(MAX_PARTITION_STRING_LENGTH), ["a"]), CTX));
+  });
+  it("AP5: a partition that exists is a no-op answering its buckets, whatever the leaders asked for", () => {
+    const before = build([addPartition("d", 20261202, ["a", "b"]), addPartition("d", 20261203, ["b", "a"])], tables());
+    const { buckets, table } = expectNoop(before, apply(before, addPartition("d", 20261202, ["b"]), CTX));
+    expect(buckets).toEqual(partitionBuckets(before, "d", 20261202));
+    expect(buckets.map((b) => b.bucket)).toEqual([0, 1]);
+    expect(table).toBe(before.tables.get("d"));
+    expect(buckets.map((b) => before.streams.get(b.streamId)?.owner)).toEqual(["a", "b"]);
+  });
+  it("AP6: leaders not one per bucket of the definition is invalid", () => {
+    const before = tables();
+    expectRejected(before, apply(before, addPartition("d", 1, ["a"]), CTX), "invalid", { reason: "leaders_mismatch", buckets: 2 });
+    expectRejected(before, apply(before, addPartition("d", 1, ["a", "b", "a"]), CTX), "invalid", { reason: "leaders_mismatch", buckets: 2 });
+    expectRejected(before, apply(before, addPartition("d", 1, []), CTX), "invalid", { reason: "leaders_mismatch", buckets: 2 });
+  });
+  it("AP7: a partition beyond MAX_PARTITIONS_PER_TABLE is refused; a repeat of one of them is still a no-op", () => {
+    const base = tables();
+    const full = [...Array(MAX_PARTITIONS_PER_TABLE).keys()].map((value): BucketRecord => ({ partition: `p${value}`, bucket: 0, streamId: `x${value}`, snapshots: [] }));
+    const table: TableRecord = { name: "r", definition: BY_REGION, buckets: full };
+    const before: MetaState = { ...base, tables: new Map([...base.tables, ["r", table]]) };
+    expectRejected(before, apply(before, addPartition("r", "one-more", ["a"]), CTX), "limit_reached", { limit: "max_partitions", max: MAX_PARTITIONS_PER_TABLE });
+    expectNoop(before, apply(before, addPartition("r", "p5", ["a"]), CTX));
+    // One fewer: accepted.
+    const almost: MetaState = { ...base, tables: new Map([...base.tables, ["r", { ...table, buckets: full.slice(1) }]]) };
+    expectChange(almost, apply(almost, addPartition("r", "one-more", ["a"]), CTX));
+  });
+  it("AP8: buckets beyond MAX_TOTAL_BUCKETS in all are refused", () => {
+    const base = tables();
+    const used = MAX_TOTAL_BUCKETS - totalBucketsOf(base) - 1;
+    const buckets = [...Array(used).keys()].map((bucket) => ({ partition: null, bucket, streamId: `y${bucket}`, snapshots: [] }));
+    const before: MetaState = { ...base, tables: new Map([...base.tables, ["big", { name: "big", definition: null, buckets }]]) };
+    // One bucket is left: a partition of "d" (2 buckets) does not fit, one of "r" (1 bucket) does.
+    expectRejected(before, apply(before, addPartition("d", 1, ["a", "b"]), CTX), "limit_reached", { limit: "max_total_buckets", max: MAX_TOTAL_BUCKETS });
+    expectChange(before, apply(before, addPartition("r", "eu", ["a"]), CTX));
+  });
+  it("AP9: a leader that is not registered or is declared dead is invalid", () => {
+    const before = tables();
+    expectRejected(before, apply(before, addPartition("d", 1, ["a", "q"]), CTX), "invalid", { bucket: 1, node: "q", reason: "not_registered" });
+    expectRejected(before, apply(before, addPartition("d", 1, ["c", "a"]), CTX), "invalid", { bucket: 0, node: "c", reason: "declared_dead" });
+  });
+  it("AP10: a bucket stream name of the partition still taken (a leftover) is a conflict", () => {
+    const before = build([{ type: "CreateStream", name: bucketStreamName("d", encodePartition(7), 1), config: {} }], tables());
+    expectRejected(before, apply(before, addPartition("d", 7, ["a", "b"]), CTX), "conflict", { reason: "bucket_stream_exists", bucket: 1 });
+    // Another partition's names are free.
+    expectChange(before, apply(before, addPartition("d", 8, ["a", "b"]), CTX));
+  });
+  it("AP11: bucket i of the partition is a JSON stream under p/<encodePartition(value)> placed on leaders[i] at epoch 0, appended after the earlier partitions", () => {
+    const before = build([addPartition("d", 1, ["a", "b"])], tables());
+    const applied = apply(before, addPartition("d", -5, ["b", "a"]), CTX);
+    const { buckets, table } = expectChange(before, applied);
+    const seq = before.nextStreamSeq;
+    expect(buckets).toEqual([
+      { partition: -5, bucket: 0, streamId: `s${seq}`, snapshots: [] },
+      { partition: -5, bucket: 1, streamId: `s${seq + 1}`, snapshots: [] },
+    ]);
+    expect(table.buckets.map((b) => [b.partition, b.bucket])).toEqual([[1, 0], [1, 1], [-5, 0], [-5, 1]]);
+    const after = applied.state;
+    expect(after.tables.get("d")).toEqual(table);
+    expect(after.nextStreamSeq).toBe(seq + 2);
+    expect(after.streams.get(`s${seq}`)).toEqual({ id: `s${seq}`, name: bucketStreamName("d", encodePartition(-5), 0), owner: "b", epoch: 0, ownership: "placed", config: JSON_STREAM });
+    expect(after.streamIdsByName.get(`__ds/table/d/p/${encodePartition(-5)}/b/1`)).toBe(`s${seq + 1}`);
+    expect(after.streams.get(`s${seq + 1}`)?.owner).toBe("a");
+    // A string value: its key escapes `/`, so the name has exactly the segments of a bucket stream.
+    const region = expectChange(after, apply(after, addPartition("r", "eu/west", ["a"]), CTX));
+    expect(apply(after, addPartition("r", "eu/west", ["a"]), CTX).state.streams.get(region.buckets[0]!.streamId)?.name).toBe(`__ds/table/r/p/${encodePartition("eu/west")}/b/0`);
+    expect(encodePartition("eu/west")).not.toContain("/");
+  });
+});
+
 describe("table TD: DropTable", () => {
   it("TD1: a stale proposer is refused", () => {
     const before = build([createTable("t", ["a"]), register("b", 2)], cluster());
@@ -119,6 +261,22 @@ describe("table TD: DropTable", () => {
     const again = build([createTable("t", ["a"])], after);
     expect(again.tables.get("t")?.buckets[0]?.streamId).not.toBe(table.buckets[0]?.streamId);
   });
+  it("TD3: a partitioned table goes with the bucket streams of every partition", () => {
+    const before = build([createTable("d", [], BY_DAY), addPartition("d", 1, ["a", "b"]), addPartition("d", 2, ["b", "a"]), createTable("t", ["a"])], cluster());
+    const ids = before.tables.get("d")?.buckets.map((b) => b.streamId) ?? [];
+    expect(ids).toHaveLength(4);
+    const applied = apply(before, { type: "DropTable", name: "d" }, CTX);
+    const { table } = expectChange(before, applied);
+    expect(table.buckets.map((b) => b.streamId)).toEqual(ids);
+    const after = applied.state;
+    expect(after.tables.has("d")).toBe(false);
+    for (const id of ids) expect(after.streams.get(id)).toBeUndefined();
+    for (const value of [1, 2]) for (const bucket of [0, 1]) expect(after.streamIdsByName.get(bucketStreamName("d", encodePartition(value), bucket))).toBeUndefined();
+    // The other table's bucket is untouched; the partitions' names are free for a new table of that name.
+    expect(after.streams.get(before.tables.get("t")?.buckets[0]?.streamId ?? "")).toBeDefined();
+    const again = build([createTable("d", [], BY_DAY), addPartition("d", 1, ["a", "b"])], after);
+    expect(partitionBuckets(again, "d", 1).map((b) => b.streamId).some((id) => ids.includes(id))).toBe(false);
+  });
 });
 
 describe("table DS with tables", () => {
@@ -128,6 +286,12 @@ describe("table DS with tables", () => {
     expectRejected(state, apply(state, { type: "DeleteStream", streamId }, CTX), "invalid", { reason: "table_bucket", table: "t" });
     const dropped = build([{ type: "DropTable", name: "t" }], state);
     expectRejected(dropped, apply(dropped, { type: "DeleteStream", streamId }, CTX), "not_found");
+  });
+  it("DS2b: a partition's bucket stream is not deleted as a stream either", () => {
+    const state = build([createTable("d", [], BY_DAY), addPartition("d", 3, ["a", "b"])], cluster());
+    for (const { streamId } of partitionBuckets(state, "d", 3)) {
+      expectRejected(state, apply(state, { type: "DeleteStream", streamId }, CTX), "invalid", { reason: "table_bucket", table: "d" });
+    }
   });
 });
 
@@ -163,6 +327,19 @@ describe("table CB: CommitBucketSnapshot", () => {
     const once = build([commit("t", 0, streamId, 1, 10)], state);
     expectNoop(once, apply(once, commit("t", 0, streamId, 1, 10), CTX));
     expectNoop(once, apply(once, commit("t", 0, streamId, 1, 5), CTX));
+  });
+  it("CB5, CB2: a partition's bucket is found by its stream id; the same stream under another bucket number is not_found", () => {
+    const base = build([createTable("d", [], BY_DAY), addPartition("d", 1, ["a", "a"]), addPartition("d", 2, ["a", "a"])], cluster());
+    // Bucket 1 of partition 2: the fourth bucket of the table, and not buckets[1].
+    const target = partitionBuckets(base, "d", 2)[1]!;
+    const state = build([{ type: "OpenStream", streamId: target.streamId, nodeId: "a", nodeEpoch: 1 }], base);
+    const applied = apply(state, commit("d", 1, target.streamId, 1, 10), CTX);
+    const { bucket } = expectChange(state, applied);
+    expect(bucket).toEqual({ ...target, snapshots: [snapshotAt(10)] });
+    // Only that bucket holds the snapshot.
+    expect(applied.state.tables.get("d")?.buckets.map((b) => [b.partition, b.bucket, b.snapshots.length])).toEqual([[1, 0, 0], [1, 1, 0], [2, 0, 0], [2, 1, 1]]);
+    expectRejected(state, apply(state, commit("d", 0, target.streamId, 1, 10), CTX), "not_found", { table: "d", bucket: 0 });
+    expectRejected(state, apply(state, commit("d", 3, target.streamId, 1, 10), CTX), "not_found", { table: "d", bucket: 3 });
   });
   it("CB5: the newest MAX_KEPT_SNAPSHOTS are kept, the older are dropped and named", () => {
     const { state, streamId } = opened();
@@ -210,6 +387,31 @@ describe("leaders are stream owners: epochs and re-leading", () => {
     const decoded = decodeSnapshot(encodeSnapshot(withSnapshot));
     expect([...decoded.tables.values()]).toEqual([...withSnapshot.tables.values()]);
     expect(encodeSnapshot(decoded)).toBe(encodeSnapshot(withSnapshot));
+  });
+  it("a snapshot round trip keeps a partitioned table: each bucket's partition, and its number within its partition", () => {
+    const base = build([createTable("d", [], BY_DAY), addPartition("d", 20261202, ["a", "b"]), createTable("r", [], BY_REGION), addPartition("r", "eu/west", ["a"]), addPartition("d", -1, ["b", "a"]), addPartition("r", "5", ["b"])], cluster());
+    const streamId = partitionBuckets(base, "d", -1)[1]!.streamId;
+    const state = build([{ type: "OpenStream", streamId, nodeId: "a", nodeEpoch: 1 }, commit("d", 1, streamId, 1, 10)], base);
+    const decoded = decodeSnapshot(encodeSnapshot(state));
+    expect(decoded.tables.get("d")?.buckets.map((b) => [b.partition, b.bucket])).toEqual([[20261202, 0], [20261202, 1], [-1, 0], [-1, 1]]);
+    expect(decoded.tables.get("r")?.buckets.map((b) => [b.partition, b.bucket])).toEqual([["eu/west", 0], ["5", 0]]);
+    expect([...decoded.tables.values()]).toEqual([...state.tables.values()]);
+    expect(encodeSnapshot(decoded)).toBe(encodeSnapshot(state));
+    // After the round trip the log goes on as before: a repeat is a no-op, a new partition is added.
+    expectNoop(decoded, apply(decoded, addPartition("d", -1, ["a", "b"]), CTX));
+    expect(expectChange(decoded, apply(decoded, addPartition("d", 0, ["a", "b"]), CTX)).buckets.map((b) => b.bucket)).toEqual([0, 1]);
+  });
+  it("lookupTable's buckets carry their partition (null for a table without partitions)", () => {
+    const state = build([createTable("d", [], BY_DAY), addPartition("d", 1, ["a", "b"]), addPartition("d", 2, ["b", "a"]), createTable("t", ["a"])], cluster());
+    const lookup = lookupTable(state, "d");
+    expect(lookup.buckets.map((b) => [b.partition, b.bucket, b.leaderNode?.id, b.stream?.name])).toEqual([
+      [1, 0, "a", bucketStreamName("d", encodePartition(1), 0)],
+      [1, 1, "b", bucketStreamName("d", encodePartition(1), 1)],
+      [2, 0, "b", bucketStreamName("d", encodePartition(2), 0)],
+      [2, 1, "a", bucketStreamName("d", encodePartition(2), 1)],
+    ]);
+    expect(lookupTable(state, "t").buckets.map((b) => b.partition)).toEqual([null]);
+    expect(lookupTable(build([createTable("e", [], BY_DAY)], state), "e").buckets).toEqual([]);
   });
   it("tablesOf lists the tables by name", () => {
     const state = build([createTable("z", ["a"]), createTable("m", ["b"])], cluster());
