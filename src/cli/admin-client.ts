@@ -160,10 +160,13 @@ export interface TokensPage {
 
 /** GET /admin/tables: every table, its bucket count and kind. */
 export interface TablesAnswer {
-  tables: Array<{ name: string; buckets: number; kind: string }>;
+  /** `partitions`: how many a partitioned table has, null for a table without partitions. */
+  tables: Array<{ name: string; buckets: number; partitions?: number | null; kind: string }>;
 }
 /** One bucket of GET /admin/tables/<name>; `nextOffset` and `rows` are null when its leader did not answer. */
 interface TableBucketRow {
+  /** The partition's value, in a partitioned table only. */
+  partition?: string | number;
   bucket: number;
   leader: string | null;
   leaderAddr: string | null;
@@ -182,7 +185,7 @@ export interface TableAnswer {
 /** POST /admin/tables/<name>/snapshot: per bucket, the offset the new snapshot covers or why there is none. */
 export interface TableSnapshotAnswer {
   table: string;
-  buckets: Array<{ bucket: number; coveredOffset: string | null; error: string | null }>;
+  buckets: Array<{ partition?: string | number; bucket: number; coveredOffset: string | null; error: string | null }>;
 }
 
 export interface AdminClientOptions {

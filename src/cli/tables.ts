@@ -59,9 +59,17 @@ function definitionLines(name: string, definition: unknown): Array<[string, stri
   return lines;
 }
 
+/** A partitioned table's rows lead with the partition value. */
+function partitionColumn(buckets: readonly { partition?: string | number }[]): { columns: { header: string }[]; cells: (b: { partition?: string | number }) => string[] } {
+  if (!buckets.some((b) => b.partition !== undefined)) return { columns: [], cells: () => [] };
+  return { columns: [{ header: "PARTITION" }], cells: (b) => [cell(b.partition)] };
+}
+
 function bucketsTable(answer: TableAnswer): string {
+  const partition = partitionColumn(answer.buckets);
   return formatTable(
     [
+      ...partition.columns,
       { header: "BUCKET", align: "right" },
       { header: "LEADER" },
       { header: "EPOCH", align: "right" },
@@ -69,7 +77,7 @@ function bucketsTable(answer: TableAnswer): string {
       { header: "ROWS", align: "right" },
       { header: "SNAPSHOT" },
     ],
-    answer.buckets.map((b) => [cell(b.bucket), cell(b.leader), cell(b.leaderEpoch), cell(b.nextOffset), cell(b.rows), cell(b.snapshotOffset)]),
+    answer.buckets.map((b) => [...partition.cells(b), cell(b.bucket), cell(b.leader), cell(b.leaderEpoch), cell(b.nextOffset), cell(b.rows), cell(b.snapshotOffset)]),
   );
 }
 
@@ -79,8 +87,8 @@ export async function tablesCommand(context: CommandContext): Promise<void> {
   if (answer.tables.length === 0) return context.out("no tables\n");
   context.out(
     formatTable(
-      [{ header: "NAME" }, { header: "KIND" }, { header: "BUCKETS", align: "right" }],
-      answer.tables.map((table) => [table.name, table.kind, cell(table.buckets)]),
+      [{ header: "NAME" }, { header: "KIND" }, { header: "BUCKETS", align: "right" }, { header: "PARTITIONS", align: "right" }],
+      answer.tables.map((table) => [table.name, table.kind, cell(table.buckets), cell(table.partitions ?? null)]),
     ),
   );
 }
@@ -106,8 +114,8 @@ export async function tableSnapshotCommand(context: CommandContext, name: string
     context.out(`snapshot of ${answer.table}: ${taken} of ${count(answer.buckets.length, "bucket")} snapshotted\n`);
     context.out(
       formatTable(
-        [{ header: "BUCKET", align: "right" }, { header: "COVERED OFFSET" }, { header: "ERROR" }],
-        answer.buckets.map((b) => [cell(b.bucket), cell(b.coveredOffset), cell(b.error)]),
+        [...partitionColumn(answer.buckets).columns, { header: "BUCKET", align: "right" }, { header: "COVERED OFFSET" }, { header: "ERROR" }],
+        answer.buckets.map((b) => [...partitionColumn(answer.buckets).cells(b), cell(b.bucket), cell(b.coveredOffset), cell(b.error)]),
       ),
     );
   }

@@ -28,13 +28,8 @@ export class BucketProducer {
   }
 
   async #sendOne<T>(send: (headers: Readonly<Record<string, string>>) => Promise<T>, seqTaken: (result: T) => boolean): Promise<T> {
-    const headers = {
-      [HEADER.producerId]: this.id,
-      [HEADER.producerEpoch]: String(this.#epoch),
-      [HEADER.producerSeq]: String(this.#seq),
-    };
     try {
-      const result = await send(headers);
+      const result = await this.#sendAdopting(send);
       if (seqTaken(result)) this.#seq += 1;
       return result;
     } catch (error) {
@@ -50,4 +45,34 @@ export class BucketProducer {
       throw error;
     }
   }
+
+  /**
+   * Sends with the current headers. An epoch the server refuses as too far ahead (PRD-11: a client given
+   * its id starts at the clock, which is) is nothing written: the producer moves to the server's current
+   * epoch plus one (0 when the server has no such producer), seq 0, which fences every earlier instance
+   * with this id, and sends once more.
+   */
+  async #sendAdopting<T>(send: (headers: Readonly<Record<string, string>>) => Promise<T>): Promise<T> {
+    try {
+      return await send(this.#headers());
+    } catch (error) {
+      const next = epochAfterRefusal(error);
+      if (next === null || next >= this.#epoch) throw error;
+      this.#epoch = next;
+      this.#seq = 0;
+      return send(this.#headers());
+    }
+  }
+
+  #headers(): Readonly<Record<string, string>> {
+    return { [HEADER.producerId]: this.id, [HEADER.producerEpoch]: String(this.#epoch), [HEADER.producerSeq]: String(this.#seq) };
+  }
+}
+
+/** The epoch to take after a PRD-11 refusal: the server's current one plus one, 0 for a producer it does not know; else null. */
+function epochAfterRefusal(error: unknown): number | null {
+  if (!(error instanceof TableClientError) || error.details?.["reason"] !== "epoch_step") return null;
+  const current = error.details["currentEpoch"];
+  if (current === null) return 0;
+  return Number.isSafeInteger(current) ? (current as number) + 1 : null;
 }

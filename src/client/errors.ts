@@ -50,6 +50,8 @@ export class TableClientError extends Error {
 
 /** One bucket's part of a write, as the bucket's leader acknowledged it. */
 export interface BucketWriteResult {
+  /** The partition's key (encodePartition of its value) in a partitioned table; null otherwise. */
+  readonly partition: string | null;
   readonly bucket: number;
   readonly leaderEpoch: number;
   /** The bucket's stream offset after this part; null when a repeat (204) did not say it. */
@@ -65,9 +67,9 @@ export interface BucketWriteResult {
  */
 export class TableWriteError extends TableClientError {
   readonly written: readonly BucketWriteResult[];
-  readonly failed: readonly { readonly bucket: number; readonly error: TableClientError }[];
+  readonly failed: readonly { readonly partition: string | null; readonly bucket: number; readonly error: TableClientError }[];
 
-  constructor(written: readonly BucketWriteResult[], failed: readonly { bucket: number; error: TableClientError }[]) {
+  constructor(written: readonly BucketWriteResult[], failed: readonly { partition: string | null; bucket: number; error: TableClientError }[]) {
     const first = failed[0]!.error;
     super({
       code: first.code,

@@ -1,6 +1,8 @@
 // Requests with their retry policy: table-level ones to the service origin, and bucket-addressed ones to
 // the bucket's leader, following `not_leader` answers through the leader cache (never fetch's own redirect
 // handling) and backing off on refusals that say "later" (429, 503, a lost answer).
+import { bucketPath } from "../core/tables/bucket-paths.ts";
+import type { BucketId } from "../core/tables/requests.ts";
 import { invalidInput, TableClientError } from "./errors.ts";
 import { exchange, type FetchLike, type HttpRequest } from "./http.ts";
 import type { LeaderCache } from "./leader-cache.ts";
@@ -44,11 +46,11 @@ export async function callTable(context: ClientContext, request: HttpRequest, po
   });
 }
 
-/** A bucket-addressed request (`.../bucket/<i>/<action>`) at the bucket's leader, wherever it is now. */
+/** A bucket-addressed request (`...[/p/<partition>]/bucket/<i>/<action>`) at the bucket's leader, wherever it is now. */
 export async function callLeader(
   context: ClientContext,
   cache: LeaderCache,
-  target: { readonly table: string; readonly bucket: number; readonly action: "write" | "lookup" | "prefix" },
+  target: { readonly table: string; readonly bucket: BucketId; readonly action: "write" | "lookup" | "prefix" },
   body: unknown,
   headers?: Readonly<Record<string, string>>,
 ): Promise<Answer> {
@@ -59,7 +61,7 @@ export async function callLeader(
       await cache.reload();
       return { kind: "again", error: leaderless(table, bucket) };
     }
-    const url = `${leaderAddr.replace(/\/+$/, "")}/v1/table/${table}/bucket/${bucket}/${action}`;
+    const url = `${leaderAddr.replace(/\/+$/, "")}${bucketPath(table, bucket)}/${action}`;
     const outcome = await exchange(context.fetch, context.token, { method: "POST", url, body, ...(headers === undefined ? {} : { headers }) });
     if (outcome.ok) return { kind: "done", value: outcome };
     const { error, retryAfterMs } = outcome;
@@ -78,7 +80,7 @@ export async function callLeader(
 }
 
 /** Whether describing the table again moves `bucket` to another leader; false when the describe fails too. */
-async function movedSince(cache: LeaderCache, bucket: number): Promise<boolean> {
+async function movedSince(cache: LeaderCache, bucket: BucketId): Promise<boolean> {
   try {
     return await cache.reloadChanged(bucket);
   } catch {
@@ -92,13 +94,13 @@ function shouldRetry(error: TableClientError, policy: RetryPolicy): boolean {
   return error.code === "network_error" || (error.status !== null && error.status >= 500) || error.retryable;
 }
 
-function leaderless(table: string, bucket: number): TableClientError {
+function leaderless(table: string, bucket: BucketId): TableClientError {
   return new TableClientError({
     code: "unavailable",
-    message: `bucket ${bucket} of table ${table} has no leader with an address yet`,
+    message: `bucket ${bucket.bucket} of table ${table} has no leader with an address yet`,
     status: null,
     retryable: true,
-    details: { table, bucket },
+    details: { table, ...bucket },
   });
 }
 

@@ -54,7 +54,9 @@ export class TableClient {
     }
     // A random id is a producer id no one has used: epoch 0, the only first epoch every server takes
     // (PRD-11 refuses a first epoch above MAX_PRODUCER_EPOCH_STEP, 10^6 by default: the clock in ms is
-    // far above it). A given id may be an earlier instance's, so it starts at the clock.
+    // far above it). A given id may be an earlier instance's, so it starts at the clock: the server refuses
+    // that first epoch with its current one, and each bucket's producer moves to that plus one
+    // (bucket-producer.ts), fencing the earlier instance.
     this.producerEpoch = options.clientId === undefined ? 0 : Math.floor((options.now ?? Date.now)());
   }
 

@@ -2,7 +2,10 @@
 // bucket and sent to each bucket's leader with its producer headers (exactly once across retries);
 // lookups and prefix scans asked of the leader that holds the keys.
 import { HEADER } from "../core/protocol/headers.ts";
+import { encodePartition } from "../core/tables/bucketing.ts";
+import { bucketPath } from "../core/tables/bucket-paths.ts";
 import { parseTableDefinition } from "../core/tables/definition.ts";
+import { bucketIdText, type BucketId } from "../core/tables/requests.ts";
 import type { Row } from "../core/tables/rows.ts";
 import { MAX_LOOKUP_KEYS, MAX_SCAN_LIMIT } from "../core/tables/tablet-read.ts";
 import { BucketProducer } from "./bucket-producer.ts";
@@ -10,10 +13,10 @@ import { invalidInput, localRefusal, TableClientError, TableWriteError, type Buc
 import { LeaderCache } from "./leader-cache.ts";
 import { allBounded, MAX_PARALLEL_BUCKETS, settleBounded } from "./parallel.ts";
 import { callLeader, callTable, checkBucket, tableUrl, type Answer, type ClientContext } from "./requests.ts";
-import { bucketsOfKeys, checkPrefix, splitOps, type WriteOp } from "./split.ts";
+import { bucketsOfKeys, checkPrefix, splitOps, type BucketPart, type WriteOp } from "./split.ts";
 import { parseBucketWrite, parseDescription, parseLookupRows, parsePrefixPage, type PrefixPage, type TableDescription } from "./wire.ts";
 
-/** Per bucket, the offset a read must wait for: `{"<bucket>": "<offset>"}`. */
+/** Per bucket, the offset a read must wait for: `{"<bucket>": "<offset>"}` (`"<partition key>/<bucket>"` in a partitioned table). */
 export type MinOffsets = Readonly<Record<string, string>>;
 
 export interface WriteResult {
@@ -37,7 +40,8 @@ export class TableHandle {
   readonly #cache: LeaderCache;
   readonly #producerId: (bucket: number) => string;
   readonly #producerEpoch: number;
-  #producers = new Map<number, BucketProducer>();
+  /** By bucketIdText: a bucket of each partition is its own stream, with its own producer. */
+  #producers = new Map<string, BucketProducer>();
 
   constructor(context: ClientContext, name: string, producer: { readonly clientId: string; readonly epoch: number }) {
     this.name = name;
@@ -75,28 +79,49 @@ export class TableHandle {
    * When some parts fail, rejects with a TableWriteError listing the parts written and the parts failed.
    */
   async write(ops: readonly WriteOp[]): Promise<WriteResult> {
-    const parts = [...splitOps(await this.#cache.definition(), ops)].sort(([a], [b]) => a - b);
-    const outcomes = await settleBounded(parts, MAX_PARALLEL_BUCKETS, ([bucket, part]) => this.#writeBucket(bucket, part));
+    const parts = [...splitOps(await this.#cache.definition(), ops).values()].sort((a, b) => compareIds(a.id, b.id));
+    await this.#addPartitions(parts);
+    const outcomes = await settleBounded(parts, MAX_PARALLEL_BUCKETS, (part) => this.#writeBucket(part.id, part.ops));
     const written: BucketWriteResult[] = [];
-    const failed: { bucket: number; error: TableClientError }[] = [];
+    const failed: { partition: string | null; bucket: number; error: TableClientError }[] = [];
     outcomes.forEach((outcome, index) => {
-      const bucket = parts[index]![0];
+      const { id } = parts[index]!;
       if (outcome.status === "fulfilled") written.push(outcome.value);
-      else failed.push({ bucket, error: asClientError(outcome.reason) });
+      else failed.push({ ...id, error: asClientError(outcome.reason) });
     });
     if (failed.length > 0) throw new TableWriteError(written, failed);
     const minOffsets: Record<string, string> = {};
-    for (const part of written) if (part.nextOffset !== null) minOffsets[String(part.bucket)] = part.nextOffset;
+    for (const part of written) if (part.nextOffset !== null) minOffsets[bucketIdText(part)] = part.nextOffset;
     return { buckets: written, minOffsets };
+  }
+
+  /** Every partition these parts go to, known: the table described again, and a partition still missing added. */
+  async #addPartitions(parts: readonly BucketPart[]): Promise<void> {
+    if (parts.every((part) => this.#cache.has(part.id))) return;
+    await this.#cache.reload();
+    const missing = new Map<string, string | number>();
+    for (const part of parts) if (!this.#cache.has(part.id) && part.partitionValue !== null) missing.set(part.id.partition!, part.partitionValue);
+    for (const value of missing.values()) {
+      const answer = await callTable(this.#context, { method: "POST", url: tableUrl(this.#context, this.name, "/partitions"), body: { value } }, "idempotent");
+      this.#cache.remember(parseDescription(answer.body));
+    }
+  }
+
+  /** Whether these buckets are known, after describing the table again if some are not (a partition added elsewhere). */
+  async #known(ids: readonly BucketId[]): Promise<(id: BucketId) => boolean> {
+    if (!ids.every((id) => this.#cache.has(id))) await this.#cache.reload();
+    return (id) => this.#cache.has(id);
   }
 
   /** One answer per key, in the order asked: the row, or null when no row has that key. */
   async lookup(keys: readonly Readonly<Record<string, unknown>>[], options: { readonly minOffsets?: MinOffsets } = {}): Promise<(Row | null)[]> {
     const placed = bucketsOfKeys(await this.#cache.definition(), keys);
-    const chunks = chunkByBucket(placed.map((entry) => entry.bucket), MAX_LOOKUP_KEYS);
+    const known = await this.#known(placed.map((entry) => entry.id));
+    // A key of a partition the table does not have has no row: it is answered null without asking.
+    const chunks = chunkByBucket(placed.map((entry) => (known(entry.id) ? entry.id : null)), MAX_LOOKUP_KEYS);
     const answers = new Array<Row | null>(keys.length).fill(null);
     await allBounded(chunks, MAX_PARALLEL_BUCKETS, async ({ bucket, indexes }) => {
-      const minOffset = options.minOffsets?.[String(bucket)];
+      const minOffset = options.minOffsets?.[bucketIdText(bucket)];
       const body = { keys: indexes.map((index) => placed[index]!.key), ...(minOffset === undefined ? {} : { minOffset }) };
       const answer = await callLeader(this.#context, this.#cache, { table: this.name, bucket, action: "lookup" }, body);
       parseLookupRows(answer.body, indexes.length).forEach((row, position) => {
@@ -114,15 +139,18 @@ export class TableHandle {
     }
     const checked = checkPrefix(await this.#cache.definition(), prefix);
     const body = { prefix: checked.prefix, ...(limit === undefined ? {} : { limit }), ...(after === undefined ? {} : { after }) };
-    const answer: Answer = checked.bucket === null
+    const id = checked.id;
+    if (id !== null && !(await this.#known([id]))(id)) return { rows: [], cursor: null };
+    const answer: Answer = id === null
       ? await callTable(this.#context, { method: "POST", url: tableUrl(this.#context, this.name, "/prefix"), body }, "idempotent")
-      : await callLeader(this.#context, this.#cache, { table: this.name, bucket: checked.bucket, action: "prefix" }, body);
+      : await callLeader(this.#context, this.#cache, { table: this.name, bucket: id, action: "prefix" }, body);
     return parsePrefixPage(answer.body);
   }
 
-  /** Where bucket `bucket`'s changelog is read as a Durable Stream (offset, live reads). */
-  changelogUrl(bucket: number): string {
-    return tableUrl(this.#context, this.name, `/bucket/${checkBucket(bucket)}/changelog`);
+  /** Where bucket `bucket`'s changelog (of partition `partition` in a partitioned table) is read as a Durable Stream. */
+  changelogUrl(bucket: number, partition: string | number | null = null): string {
+    const id = { partition: partition === null ? null : encodePartition(partition), bucket: checkBucket(bucket) };
+    return `${this.#context.baseUrl}${bucketPath(this.name, id)}/changelog`;
   }
 
   async #fetchDescription(): Promise<TableDescription> {
@@ -130,7 +158,7 @@ export class TableHandle {
     return parseDescription(answer.body);
   }
 
-  async #writeBucket(bucket: number, ops: readonly unknown[]): Promise<BucketWriteResult> {
+  async #writeBucket(bucket: BucketId, ops: readonly unknown[]): Promise<BucketWriteResult> {
     const producer = this.#producerFor(bucket);
     // The producer settles the batch on any 2xx; reading the body comes after, so a body of the wrong
     // shape cannot make the producer reuse a seq the leader has taken.
@@ -141,31 +169,40 @@ export class TableHandle {
     );
     if (answer.status === STATUS_DUPLICATE) {
       const { leaderEpoch } = await this.#cache.leaderOf(bucket);
-      return { bucket, leaderEpoch, nextOffset: answer.headers.get(HEADER.streamNextOffset), count: ops.length, duplicate: true };
+      return { ...bucket, leaderEpoch, nextOffset: answer.headers.get(HEADER.streamNextOffset), count: ops.length, duplicate: true };
     }
     return { ...parseBucketWrite(answer.body), duplicate: false };
   }
 
-  #producerFor(bucket: number): BucketProducer {
-    let producer = this.#producers.get(bucket);
+  #producerFor(bucket: BucketId): BucketProducer {
+    const key = bucketIdText(bucket);
+    let producer = this.#producers.get(key);
     if (producer === undefined) {
-      producer = new BucketProducer(this.#producerId(bucket), this.#producerEpoch);
-      this.#producers.set(bucket, producer);
+      // Producer ids need not name the partition: producers are per stream, and each partition's bucket is its own.
+      producer = new BucketProducer(this.#producerId(bucket.bucket), this.#producerEpoch);
+      this.#producers.set(key, producer);
     }
     return producer;
   }
 }
 
-/** Key positions grouped by bucket, each group cut into requests of at most `maxKeys` keys. */
-function chunkByBucket(buckets: readonly number[], maxKeys: number): { bucket: number; indexes: number[] }[] {
-  const groups = new Map<number, number[]>();
+function compareIds(a: BucketId, b: BucketId): number {
+  if (a.partition !== b.partition) return (a.partition ?? "") < (b.partition ?? "") ? -1 : 1;
+  return a.bucket - b.bucket;
+}
+
+/** Key positions grouped by bucket (null: not asked), each group cut into requests of at most `maxKeys` keys. */
+function chunkByBucket(buckets: readonly (BucketId | null)[], maxKeys: number): { bucket: BucketId; indexes: number[] }[] {
+  const groups = new Map<string, { bucket: BucketId; indexes: number[] }>();
   buckets.forEach((bucket, index) => {
-    const group = groups.get(bucket);
-    if (group === undefined) groups.set(bucket, [index]);
-    else group.push(index);
+    if (bucket === null) return;
+    const key = bucketIdText(bucket);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, { bucket, indexes: [index] });
+    else group.indexes.push(index);
   });
-  const chunks: { bucket: number; indexes: number[] }[] = [];
-  for (const [bucket, indexes] of groups) {
+  const chunks: { bucket: BucketId; indexes: number[] }[] = [];
+  for (const { bucket, indexes } of groups.values()) {
     for (let start = 0; start < indexes.length; start += maxKeys) chunks.push({ bucket, indexes: indexes.slice(start, start + maxKeys) });
   }
   return chunks;

@@ -7,6 +7,8 @@ import { badResponse, type TableClientError } from "./errors.ts";
 
 /** One bucket of `GET /v1/table/<name>`: its leader and how far its stream and tablet are. */
 export interface BucketInfo {
+  /** The partition's value in a partitioned table; null otherwise. */
+  readonly partition: string | number | null;
   readonly bucket: number;
   readonly leader: string | null;
   /** The leader's own address (`http://host/n/<node>`); bucket-addressed requests go under it. */
@@ -25,7 +27,10 @@ export interface TableDescription {
 
 export interface TableSummary {
   readonly name: string;
+  /** All buckets, of every partition. */
   readonly buckets: number;
+  /** How many partitions a partitioned table has; null for a table without partitions. */
+  readonly partitions: number | null;
   readonly kind: "primary-key" | "log";
 }
 
@@ -73,15 +78,22 @@ export function parseDescription(body: unknown): TableDescription {
   const definition = parseTableDefinition(rawDefinition);
   if (!definition.ok) throw shape(`table.definition: ${definition.error.message}`);
   const buckets = field(fields, "buckets", isArray, "table").map((entry, index) => parseBucketInfo(entry, `table.buckets[${index}]`));
-  if (buckets.length !== definition.value.buckets || buckets.some((entry, index) => entry.bucket !== index)) {
-    throw shape("table.buckets is not one entry per bucket, in bucket order");
-  }
+  // Without partitions: one entry per bucket in bucket order. With them: a partition's entries together, in bucket order.
+  const partitioned = definition.value.partitionBy !== null;
+  const count = definition.value.buckets;
+  const wellFormed = partitioned
+    ? buckets.length % count === 0 && buckets.every((entry, index) => entry.partition !== null && entry.bucket === index % count && entry.partition === buckets[index - entry.bucket]!.partition)
+    : buckets.length === count && buckets.every((entry, index) => entry.partition === null && entry.bucket === index);
+  if (!wellFormed) throw shape("table.buckets is not one entry per bucket (of each partition), in bucket order");
   return { name: field(fields, "name", isString, "table"), definition: definition.value, buckets };
 }
 
 function parseBucketInfo(body: unknown, what: string): BucketInfo {
   const fields = object(body, what);
+  const partition = fields["partition"];
+  if (partition !== undefined && typeof partition !== "string" && !Number.isSafeInteger(partition)) throw shape(`${what}.partition is neither a string nor an int`);
   return {
+    partition: (partition ?? null) as string | number | null,
     bucket: field(fields, "bucket", isCount, what),
     leader: field(fields, "leader", isStringOrNull, what),
     leaderAddr: field(fields, "leaderAddr", isStringOrNull, what),
@@ -99,14 +111,16 @@ export function parseTableList(body: unknown): TableSummary[] {
     const fields = object(entry, what);
     const kind = fields["kind"];
     if (kind !== "primary-key" && kind !== "log") throw shape(`${what}.kind is neither primary-key nor log`);
-    return { name: field(fields, "name", isString, what), buckets: field(fields, "buckets", isCount, what), kind };
+    const partitions = fields["partitions"] === undefined ? null : field(fields, "partitions", isCountOrNull, what);
+    return { name: field(fields, "name", isString, what), buckets: field(fields, "buckets", isCount, what), partitions, kind };
   });
 }
 
-/** The 200 body of a bucket-addressed write. */
-export function parseBucketWrite(body: unknown): { bucket: number; leaderEpoch: number; nextOffset: string; count: number } {
+/** The 200 body of a bucket-addressed write (`partition`: the partition's key, in a partitioned table). */
+export function parseBucketWrite(body: unknown): { partition: string | null; bucket: number; leaderEpoch: number; nextOffset: string; count: number } {
   const fields = object(body, "write");
   return {
+    partition: fields["partition"] === undefined ? null : field(fields, "partition", isStringOrNull, "write"),
     bucket: field(fields, "bucket", isCount, "write"),
     leaderEpoch: field(fields, "leaderEpoch", isCount, "write"),
     nextOffset: field(fields, "nextOffset", isString, "write"),

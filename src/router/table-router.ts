@@ -144,7 +144,7 @@ export async function tableDescription(env: Env, name: string): Promise<TableDes
       const info = infos.get(bucket.streamId);
       const newest = bucket.snapshots.at(-1);
       return {
-        ...(bucket.partition === null ? {} : { partition: bucket.partition }),
+        ...partitionOf(bucket),
         bucket: bucket.bucket,
         leader: bucket.leaderNode?.id ?? null,
         leaderAddr: bucket.leaderNode?.addr ?? null,
@@ -191,13 +191,13 @@ export async function tableList(env: Env): Promise<{ tables: { name: string; buc
 }
 
 /** Snapshots every primary-key bucket of the table now, at its leader (`mink table snapshot`). */
-export async function snapshotTable(env: Env, name: string): Promise<{ bucket: number; coveredOffset: string | null; error: string | null }[] | null> {
+export async function snapshotTable(env: Env, name: string): Promise<{ partition?: string | number; bucket: number; coveredOffset: string | null; error: string | null }[] | null> {
   const lookup = await metaLogClient(env.META_LOG).lookupTable(name);
   if (lookup.table === null) return null;
   const definition = parseTableDefinition(lookup.table.definition);
   if (definition.ok && definition.value.primaryKey === null) {
     // A log table keeps no tablet: its changelog is all there is.
-    return lookup.buckets.map((bucket) => ({ bucket: bucket.bucket, coveredOffset: null, error: "log_table" }));
+    return lookup.buckets.map((bucket) => ({ ...partitionOf(bucket), bucket: bucket.bucket, coveredOffset: null, error: "log_table" }));
   }
   const byLeader = leadersOf(lookup);
   const results = new Map<string, { coveredOffset: string | null; error: string | null }>();
@@ -208,7 +208,12 @@ export async function snapshotTable(env: Env, name: string): Promise<{ bucket: n
       }
     }),
   );
-  return lookup.buckets.map((bucket) => ({ bucket: bucket.bucket, ...(results.get(bucket.streamId) ?? { coveredOffset: null, error: "not_loaded" }) }));
+  return lookup.buckets.map((bucket) => ({ ...partitionOf(bucket), bucket: bucket.bucket, ...(results.get(bucket.streamId) ?? { coveredOffset: null, error: "not_loaded" }) }));
+}
+
+/** `{partition}` for a bucket of a partitioned table, nothing otherwise (the answers keep their shape without partitions). */
+function partitionOf(bucket: TableLookup["buckets"][number]): { partition?: string | number } {
+  return bucket.partition === null ? {} : { partition: bucket.partition };
 }
 
 /** The bucket stream ids of a table by leader. */

@@ -61,7 +61,9 @@ function bucketTable(description) {
   table.createTHead().append(head);
   table.createTBody();
   fill(table, description.buckets.map((b) => {
-    const tr = row([cell(b.bucket, "num"), cell(b.leader, "mono"), cell(b.leaderEpoch, "num mono"), offsetCell(b.nextOffset), cell(b.rows, "num"), offsetCell(b.snapshotOffset)]);
+    // A partitioned table's bucket is named by its partition's value and its number.
+    const bucketLabel = b.partition === undefined ? b.bucket : b.partition + " / " + b.bucket;
+    const tr = row([cell(bucketLabel, "num"), cell(b.leader, "mono"), cell(b.leaderEpoch, "num mono"), offsetCell(b.nextOffset), cell(b.rows, "num"), offsetCell(b.snapshotOffset)]);
     tr.dataset.bucket = String(b.bucket);
     return tr;
   }));

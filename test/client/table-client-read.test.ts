@@ -97,8 +97,8 @@ describe("tables", () => {
     expect(described.buckets.map((bucket) => bucket.bucket)).toEqual([0, 1, 2, 3]);
     expect(described.buckets.every((bucket) => bucket.leaderAddr !== null && bucket.leaderAddr.startsWith(`${ORIGIN}/n/`))).toBe(true);
     expect(await client.list()).toEqual([
-      { name: "items", buckets: ITEMS.buckets, kind: "primary-key" },
-      { name: "events", buckets: EVENTS.buckets, kind: "log" },
+      { name: "items", buckets: ITEMS.buckets, partitions: null, kind: "primary-key" },
+      { name: "events", buckets: EVENTS.buckets, partitions: null, kind: "log" },
     ]);
   });
 
