@@ -49,6 +49,7 @@ function checkLeader(state: MetaState, nodeId: string): string | null {
  * Table TB — CreateTable {name, definition, leaders (one per bucket), streamConfig, coordinator} at nowMs:
  * | row | condition                                                 | result                                                   |
  * | TB1 | coordinator fails table C                                 | as table C                                               |
+ * | TB1b | the definition parses and leaders do not fit it (one per bucket; none when partitioned) | invalid {reason: "leaders_mismatch", leaders} |
  * | TB2 | a table of that name, same definition and bucket count (leaders [] for a partitioned table: the definition alone) | no-op: the existing record (answers 200) |
  * | TB3 | a table of that name, different definition or buckets     | conflict {reason: "definition_differs", buckets}         |
  * | TB4 | MAX_TABLES tables exist                                   | limit_reached {limit: "max_tables", max}                 |
@@ -60,6 +61,10 @@ function checkLeader(state: MetaState, nodeId: string): string | null {
 export function createTable(state: MetaState, command: CreateTable, nowMs: number): Outcome<ValueOf["CreateTable"]> {
   const coordinatorError = checkCoordinator(state, command.coordinator, nowMs);
   if (coordinatorError !== null) return rejectedWith(state, coordinatorError);
+  const expected = leadersExpected(command.definition);
+  if (expected !== null && command.leaders.length !== expected) {
+    return rejected(state, "invalid", "one leader per bucket; none for a partitioned table", { reason: "leaders_mismatch", leaders: expected });
+  }
   const existing = state.tables.get(command.name);
   if (existing !== undefined) {
     // A partitioned table is created without buckets (leaders []), so only its definition is compared.
@@ -78,6 +83,13 @@ export function createTable(state: MetaState, command: CreateTable, nowMs: numbe
   if (!("placed" in placed)) return placed;
   const table: TableRecord = { name: command.name, definition: command.definition, buckets: placed.buckets };
   return accepted(withTable(placed.state, table.name, table), { table });
+}
+
+/** TB1b: how many leaders a table definition takes (its bucket count; 0 when partitioned); null when it does not parse (kept opaque). */
+function leadersExpected(definition: CreateTable["definition"]): number | null {
+  const parsed = parseTableDefinition(definition);
+  if (!parsed.ok) return null;
+  return parsed.value.partitionBy === null ? parsed.value.buckets : 0;
 }
 
 /**

@@ -90,6 +90,15 @@ describe("table TB: CreateTable", () => {
     const before = cluster();
     expectRejected(before, apply(before, createTable("t", ["a"], {}, { ...COORD, coordinatorEpoch: 0 }), CTX), "fenced", { holder: "a", coordinatorEpoch: 1 });
   });
+  it("TB1b: leaders that do not fit a definition are invalid: one per bucket, none for a partitioned table", () => {
+    const before = cluster();
+    const keyed = { columns: [{ name: "id", type: "string", nullable: false }], primaryKey: ["id"], bucketKey: ["id"], buckets: 2 };
+    const daily = { columns: [{ name: "day", type: "int", nullable: false }], primaryKey: ["day"], bucketKey: ["day"], buckets: 2, partitionBy: "day" };
+    expectRejected(before, apply(before, createTable("k", ["a"], keyed), CTX), "invalid", { reason: "leaders_mismatch", leaders: 2 });
+    expectRejected(before, apply(before, createTable("d", ["a", "b"], daily), CTX), "invalid", { reason: "leaders_mismatch", leaders: 0 });
+    expectChange(before, apply(before, createTable("k", ["a", "b"], keyed), CTX));
+    expectChange(before, apply(before, createTable("d", [], daily), CTX));
+  });
   it("TB2: the same definition again is a no-op answering the existing record", () => {
     const before = build([createTable("t", ["a", "b"])], cluster());
     const { table } = expectNoop(before, apply(before, createTable("t", ["b", "a"], { columns: ["id"] }), CTX));
