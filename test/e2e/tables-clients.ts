@@ -179,3 +179,24 @@ export function loggedLoads(logFile: string, table: string, bucket: number): Log
   }
   return loads;
 }
+
+/**
+ * A bucket's changelog read at `url` (absolute: a leader's address and a bucket path up to `/changelog`,
+ * as bucketPath builds it, partitions included), from the start until up to date, decoded record by record.
+ */
+export async function readChangelogAt(service: Service, url: string): Promise<ChangeRecord[]> {
+  const records: ChangeRecord[] = [];
+  let offset = "-1";
+  for (let page = 0; page < 100_000; page++) {
+    const answer = await expectStatus(service, 200, "GET", `${url}?offset=${offset}`);
+    if (!Array.isArray(answer.body)) throw new Error(`changelog page of ${url} is not a JSON array: ${String(answer.body).slice(0, 200)}`);
+    for (const message of answer.body) {
+      const decoded = decodeChangeRecord(message);
+      if (!decoded.ok) throw new Error(`changelog of ${url}: ${decoded.error.message}: ${JSON.stringify(message)}`);
+      records.push(decoded.value);
+    }
+    offset = answer.headers.get("stream-next-offset") ?? offset;
+    if (answer.headers.get("stream-up-to-date") === "true") return records;
+  }
+  throw new Error(`changelog of ${url}: too many pages`);
+}
