@@ -40,12 +40,12 @@ interface AdminNodes {
 const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A request to `url` (absolute, or a path under the router); redirects are answers, never followed. */
-export async function call(service: Service, method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+export async function call(service: Service, method: string, url: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Answer> {
   const response = await fetch(url.startsWith("http") ? url : `${service.baseUrl}${url}`, {
     method,
     headers: { "content-type": "application/json", ...headers },
     redirect: "manual",
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    signal: AbortSignal.timeout(timeoutMs),
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -62,8 +62,8 @@ function parseJsonOrText(text: string): unknown {
 }
 
 /** `call`, expecting `status`: anything else throws with the answer in the message. */
-export async function expectStatus(service: Service, status: number, method: string, url: string, body?: unknown, headers?: Record<string, string>): Promise<Answer> {
-  const answer = await call(service, method, url, body, headers);
+export async function expectStatus(service: Service, status: number, method: string, url: string, body?: unknown, headers?: Record<string, string>, timeoutMs?: number): Promise<Answer> {
+  const answer = await call(service, method, url, body, headers, timeoutMs);
   if (answer.status !== status) throw new Error(`${method} ${url}: ${answer.status}, not ${status}: ${JSON.stringify(answer.body).slice(0, 500)}`);
   return answer;
 }

@@ -136,15 +136,16 @@ export async function crashWhileWriting(service: Service, options: CrashOptions)
   };
 }
 
-async function snapshotAll(service: Service, table: string): Promise<void> {
-  const answer = await expectStatus(service, 200, "POST", `/admin/tables/${table}/snapshot`, undefined, adminHeaders(service));
+/** POST /admin/tables/<t>/snapshot: every primary-key bucket snapshotted now; throws if one was not (a big bucket takes a while: `timeoutMs`). */
+export async function snapshotAll(service: Service, table: string, timeoutMs?: number): Promise<void> {
+  const answer = await expectStatus(service, 200, "POST", `/admin/tables/${table}/snapshot`, undefined, adminHeaders(service), timeoutMs);
   const buckets = (answer.body as { buckets: { bucket: number; coveredOffset: string | null; error: string | null }[] }).buckets;
   const failed = buckets.filter((bucket) => bucket.error !== null || bucket.coveredOffset === null);
   if (failed.length > 0) throw new Error(`snapshot of ${table}: ${JSON.stringify(failed)}`);
 }
 
 /** A bucket led by a node that is not the coordinator (its crash then tests re-leading, not coordinator failover). */
-async function pickVictim(service: Service, table: string): Promise<{ bucket: number; victim: string; epochBefore: number }> {
+export async function pickVictim(service: Service, table: string): Promise<{ bucket: number; victim: string; epochBefore: number }> {
   const coordinator = await coordinatorOf(service);
   const chosen = (await describeTable(service, table)).buckets.find((bucket) => bucket.leader !== null && bucket.leader !== coordinator);
   if (chosen === undefined || chosen.leader === null) throw new Error(`no bucket of ${table} led by a node other than ${coordinator}`);
