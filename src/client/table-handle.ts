@@ -79,8 +79,10 @@ export class TableHandle {
    * When some parts fail, rejects with a TableWriteError listing the parts written and the parts failed.
    */
   async write(ops: readonly WriteOp[]): Promise<WriteResult> {
-    const parts = [...splitOps(await this.#cache.definition(), ops).values()].sort((a, b) => compareIds(a.id, b.id));
-    await this.#addPartitions(parts);
+    const split = [...splitOps(await this.#cache.definition(), ops).values()].sort((a, b) => compareIds(a.id, b.id));
+    await this.#addPartitions(split.filter((part) => part.ops.some((op) => !("delete" in op))));
+    // Deletes in a partition the table does not have change nothing: that part is not sent.
+    const parts = split.filter((part) => this.#cache.has(part.id));
     const outcomes = await settleBounded(parts, MAX_PARALLEL_BUCKETS, (part) => this.#writeBucket(part.id, part.ops));
     const written: BucketWriteResult[] = [];
     const failed: { partition: string | null; bucket: number; error: TableClientError }[] = [];

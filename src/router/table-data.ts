@@ -12,7 +12,7 @@ import { askCoordinator } from "./table-coordinator.ts";
 import { cachedTable, json, retryHeaders } from "./table-common.ts";
 import { bucketsById, sendParts, type Part, type PartAnswer } from "./table-parts.ts";
 
-/** New partitions one write may add (each is a metadata log command): more is 400, split the write. */
+/** New partitions one write may add (each is a metadata log command): more is 413, split the write. */
 export const MAX_NEW_PARTITIONS_PER_WRITE = 16;
 
 /** POST write: split by bucket, each part to its leader; atomic per bucket, not across buckets. */
@@ -27,9 +27,12 @@ export async function writeTable(env: Env, origin: string, headers: Headers, tab
     group.ops.push(raw[i]);
     groups.set(key, group);
   });
-  const added = await addMissingPartitions(env, table, definition, [...groups.values()].map((g) => ({ id: g.id, rawOp: raw[g.firstOp] })));
+  // Deletes in a partition the table does not have change nothing: such a part is not sent, nor its partition added.
+  const known = bucketsById(table);
+  const needed = [...groups.values()].filter((g) => known.has(bucketIdText(g.id)) || g.ops.some((op) => !isDelete(op)));
+  const added = await addMissingPartitions(env, table, definition, needed.map((g) => ({ id: g.id, rawOp: g.ops.find((op) => !isDelete(op)) ?? raw[g.firstOp] })));
   if (added instanceof Response) return added;
-  const parts = [...groups.values()].sort((a, b) => compareIds(a.id, b.id)).map((g): Part => ({ ...g.id, body: { ops: g.ops } }));
+  const parts = needed.sort((a, b) => compareIds(a.id, b.id)).map((g): Part => ({ ...g.id, body: { ops: g.ops } }));
   const answers = await sendParts(env, origin, added, added.table!.name, "write", parts, headers);
   const done = answers.filter((a): a is PartAnswer & { ok: true } => a.ok).map((a) => a.body);
   const failed = answers.filter((a): a is PartAnswer & { ok: false } => !a.ok);
@@ -61,6 +64,10 @@ async function addMissingPartitions(env: Env, table: TableLookup, definition: Ta
     if ("code" in answer) return errorResponse(answer);
   }
   return cachedTable(env, name, true);
+}
+
+function isDelete(op: unknown): boolean {
+  return isPlainObject(op) && Object.hasOwn(op, "delete");
 }
 
 /** The partition column's value in a checked op (`{upsert: row}`, `{append: row}` or `{delete: key}`). */

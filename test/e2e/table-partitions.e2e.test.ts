@@ -216,6 +216,12 @@ describe("partitioned tables over three nodes", () => {
     expect(await listed("events")).toMatchObject({ partitions: 3 });
   });
 
+  test("deletes in a partition the table does not have change nothing: the write answers 200 with no bucket and adds no partition", async () => {
+    const answer = await expectStatus(service, 200, "POST", "/v1/table/events/write", { ops: [{ delete: { day: 77, id: "a" } }, { delete: { day: 78, id: "b" } }] });
+    expect(answer.body).toEqual({ buckets: [] });
+    expect(await listed("events")).toMatchObject({ partitions: 3 });
+  });
+
   test("MAX_NEW_PARTITIONS_PER_WRITE: a write adding 17 new partitions answers 413 too_large and writes nothing (no partition added); 16 answers 200", async () => {
     const definition = { ...EVENTS, buckets: 1 };
     expect((await call(service, "PUT", "/v1/table/wide", definition)).status).toBe(201);
