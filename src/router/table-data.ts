@@ -13,7 +13,7 @@ import { cachedTable, json, retryHeaders } from "./table-common.ts";
 import { bucketsById, sendParts, type Part, type PartAnswer } from "./table-parts.ts";
 
 /** New partitions one write may add (each is a metadata log command): more is 413, split the write. */
-export const MAX_NEW_PARTITIONS_PER_WRITE = 16;
+const MAX_NEW_PARTITIONS_PER_WRITE = 16;
 
 /** POST write: split by bucket, each part to its leader; atomic per bucket, not across buckets. */
 export async function writeTable(env: Env, origin: string, headers: Headers, table: TableLookup, definition: TableDefinition, body: Record<string, unknown>): Promise<Response> {
