@@ -103,8 +103,13 @@ export async function restoreInto(store: ObjectStore, refs: readonly SnapshotRef
     if (manifest === null || !matchesRef(manifest, ref)) continue;
     let after: string | null = null;
     let sound = true;
-    for (const part of manifest.parts) {
-      const rows = partRows(part, (await readText(store, tablePartKey(manifest.streamId, part.id))) ?? undefined, after);
+    // The next part is read while this one is checked and applied: the store's latency overlaps the work.
+    const read = (index: number) => settled(readText(store, tablePartKey(manifest.streamId, manifest.parts[index]!.id)));
+    let next = manifest.parts.length > 0 ? read(0) : null;
+    for (const [index, part] of manifest.parts.entries()) {
+      const text = unwrap(await next!);
+      next = index + 1 < manifest.parts.length ? read(index + 1) : null;
+      const rows = partRows(part, text ?? undefined, after);
       if (!rows.ok) {
         sound = false;
         break;
@@ -118,6 +123,18 @@ export async function restoreInto(store: ObjectStore, refs: readonly SnapshotRef
   }
   tablet.replace([], zero);
   return null;
+}
+
+type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+
+/** The promise's outcome as a value: a read started ahead and never awaited (the restore stopped) rejects no one. */
+function settled<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+}
+
+function unwrap<T>(outcome: Settled<T>): T {
+  if (outcome.ok) return outcome.value;
+  throw outcome.error;
 }
 
 /** A part already stored with its length is reused; one of another length (damaged) is written over. */

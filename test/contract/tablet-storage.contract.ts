@@ -98,6 +98,30 @@ export function tabletStorageContract(storageName: string, withStorage: TabletSt
       });
     });
 
+    it("count and rows hold over applies of hundreds of rows mixing new keys, updates and repeats (more than one SQL statement's worth)", async () => {
+      await withStorage((storage) => {
+        const tablet = storage.open("bucket");
+        const first = Array.from({ length: 150 }, (_, i) => [key(`k${i}`), rowOf(i)] as const);
+        tablet.apply({ set: first, remove: [] }, mark(1));
+        expect(tablet.count()).toBe(150);
+        // 100 updates of existing keys, 100 new keys, and every new key set twice (the last value wins).
+        const second = [
+          ...Array.from({ length: 100 }, (_, i) => [key(`k${i}`), rowOf(i, "updated")] as const),
+          ...Array.from({ length: 100 }, (_, i) => [key(`n${i}`), rowOf(i, "first")] as const),
+          ...Array.from({ length: 100 }, (_, i) => [key(`n${i}`), rowOf(i, "last")] as const),
+        ];
+        tablet.apply({ set: second, remove: [key("k149")] }, mark(2));
+        expect(tablet.count()).toBe(249);
+        expect(tablet.get(key("k5"))).toEqual(rowOf(5, "updated"));
+        expect(tablet.get(key("k120"))).toEqual(rowOf(120));
+        expect(tablet.get(key("n7"))).toEqual(rowOf(7, "last"));
+        expect(tablet.get(key("k149"))).toBeUndefined();
+        tablet.replace(second, mark(3));
+        expect(tablet.count()).toBe(200);
+        expect(allRows(tablet).length).toBe(200);
+      });
+    });
+
     it("a key both set and removed in one apply ends removed (sets come first)", async () => {
       await withStorage((storage) => {
         const tablet = storage.open("bucket");
