@@ -5,7 +5,7 @@ import { HEADER } from "../core/protocol/headers.ts";
 import { encodePartition } from "../core/tables/bucketing.ts";
 import { bucketPath } from "../core/tables/bucket-paths.ts";
 import { parseTableDefinition } from "../core/tables/definition.ts";
-import { bucketIdText, type BucketId } from "../core/tables/requests.ts";
+import { bucketIdText, compareBucketIds, type BucketId } from "../core/tables/requests.ts";
 import type { Row } from "../core/tables/rows.ts";
 import { MAX_LOOKUP_KEYS, MAX_SCAN_LIMIT } from "../core/tables/tablet-read.ts";
 import { BucketProducer } from "./bucket-producer.ts";
@@ -79,7 +79,7 @@ export class TableHandle {
    * When some parts fail, rejects with a TableWriteError listing the parts written and the parts failed.
    */
   async write(ops: readonly WriteOp[]): Promise<WriteResult> {
-    const split = [...splitOps(await this.#cache.definition(), ops).values()].sort((a, b) => compareIds(a.id, b.id));
+    const split = [...splitOps(await this.#cache.definition(), ops).values()].sort((a, b) => compareBucketIds(a.id, b.id));
     await this.#addPartitions(split.filter((part) => part.ops.some((op) => !("delete" in op))));
     // Deletes in a partition the table does not have change nothing: that part is not sent.
     const parts = split.filter((part) => this.#cache.has(part.id));
@@ -186,11 +186,6 @@ export class TableHandle {
     }
     return producer;
   }
-}
-
-function compareIds(a: BucketId, b: BucketId): number {
-  if (a.partition !== b.partition) return (a.partition ?? "") < (b.partition ?? "") ? -1 : 1;
-  return a.bucket - b.bucket;
 }
 
 /** Key positions grouped by bucket (null: not asked), each group cut into requests of at most `maxKeys` keys. */

@@ -5,7 +5,7 @@
 import { domainError } from "../core/errors.ts";
 import type { TableLookup } from "../core/meta/view.ts";
 import { isPlainObject, type TableDefinition } from "../core/tables/definition.ts";
-import { bucketIdText, parseLookupKeys, parsePrefixBody, parseWriteBody, type BucketId } from "../core/tables/requests.ts";
+import { bucketIdText, compareBucketIds, parseLookupKeys, parsePrefixBody, parseWriteBody, type BucketId } from "../core/tables/requests.ts";
 import type { Env } from "../env.ts";
 import { errorResponse } from "../http/responses.ts";
 import { askCoordinator } from "./table-coordinator.ts";
@@ -32,7 +32,7 @@ export async function writeTable(env: Env, origin: string, headers: Headers, tab
   const needed = [...groups.values()].filter((g) => known.has(bucketIdText(g.id)) || g.ops.some((op) => !isDelete(op)));
   const added = await addMissingPartitions(env, table, definition, needed.map((g) => ({ id: g.id, rawOp: g.ops.find((op) => !isDelete(op)) ?? raw[g.firstOp] })));
   if (added instanceof Response) return added;
-  const parts = needed.sort((a, b) => compareIds(a.id, b.id)).map((g): Part => ({ ...g.id, body: { ops: g.ops } }));
+  const parts = needed.sort((a, b) => compareBucketIds(a.id, b.id)).map((g): Part => ({ ...g.id, body: { ops: g.ops } }));
   const answers = await sendParts(env, origin, added, added.table!.name, "write", parts, headers);
   const done = answers.filter((a): a is PartAnswer & { ok: true } => a.ok).map((a) => a.body);
   const failed = answers.filter((a): a is PartAnswer & { ok: false } => !a.ok);
@@ -74,11 +74,6 @@ function isDelete(op: unknown): boolean {
 function partitionValueOf(rawOp: unknown, column: string): string | number {
   const inner = isPlainObject(rawOp) ? Object.values(rawOp)[0] : undefined;
   return (isPlainObject(inner) ? inner[column] : undefined) as string | number;
-}
-
-function compareIds(a: BucketId, b: BucketId): number {
-  if (a.partition !== b.partition) return (a.partition ?? "") < (b.partition ?? "") ? -1 : 1;
-  return a.bucket - b.bucket;
 }
 
 /**

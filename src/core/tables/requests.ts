@@ -31,6 +31,12 @@ export function bucketIdText(id: BucketId): string {
   return id.partition === null ? String(id.bucket) : `${id.partition}/${id.bucket}`;
 }
 
+/** Buckets in partition-key order, then bucket order (the order a split write's parts go out in). */
+export function compareBucketIds(a: BucketId, b: BucketId): number {
+  if (a.partition !== b.partition) return (a.partition ?? "") < (b.partition ?? "") ? -1 : 1;
+  return a.bucket - b.bucket;
+}
+
 /** Where a row (or a key as a partial row holding the primary key) goes: its partition and bucket. */
 function placeOf(definition: TableDefinition, row: Row): BucketId {
   return { partition: partitionKey(definition, row), bucket: bucketOf(definition, row) };
