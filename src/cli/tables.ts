@@ -85,10 +85,13 @@ export async function tablesCommand(context: CommandContext): Promise<void> {
   const answer = await context.client.tables();
   if (context.json) return printJson(context, answer);
   if (answer.tables.length === 0) return context.out("no tables\n");
+  // The partitions column only when some table is partitioned.
+  const partitioned = answer.tables.some((table) => typeof table.partitions === "number");
+  const partitions = partitioned ? [{ header: "PARTITIONS", align: "right" as const }] : [];
   context.out(
     formatTable(
-      [{ header: "NAME" }, { header: "KIND" }, { header: "BUCKETS", align: "right" }, { header: "PARTITIONS", align: "right" }],
-      answer.tables.map((table) => [table.name, table.kind, cell(table.buckets), cell(table.partitions ?? null)]),
+      [{ header: "NAME" }, { header: "KIND" }, { header: "BUCKETS", align: "right" }, ...partitions],
+      answer.tables.map((table) => [table.name, table.kind, cell(table.buckets), ...(partitioned ? [cell(table.partitions ?? null)] : [])]),
     ),
   );
 }

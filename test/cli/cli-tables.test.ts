@@ -66,6 +66,24 @@ describe("mink tables, table and table snapshot", () => {
     );
   });
 
+  it("a partitioned table: tables adds a PARTITIONS column, table leads each bucket's row with its partition", async () => {
+    const bucket = (partition: number, index: number) => ({ partition, bucket: index, leader: `node-${index}`, leaderAddr: null, leaderEpoch: 1, nextOffset: null, rows: null, snapshotOffset: null });
+    server.tables.set("daily", {
+      kind: "primary-key",
+      description: {
+        name: "daily",
+        definition: { columns: [{ name: "day", type: "int", nullable: false }, { name: "id", type: "string", nullable: false }], primaryKey: ["day", "id"], bucketKey: ["id"], buckets: 2, partitionBy: "day" },
+        buckets: [bucket(1, 0), bucket(1, 1), bucket(2, 0), bucket(2, 1)],
+      },
+      snapshot: [],
+    });
+    const listed = await mink(["tables"]);
+    expect(listed.stdout.split("\n").slice(0, 2)).toEqual(["NAME    KIND         BUCKETS  PARTITIONS", "daily   primary-key        4           2"]);
+    const shown = await mink(["table", "daily"]);
+    expect(shown.stdout).toContain("partition by:  day");
+    expect(shown.stdout.split("\n").slice(-6, -1).map((line) => line.split(/\s+/).slice(0, 3).join(" "))).toEqual(["PARTITION BUCKET LEADER", "1 0 node-0", "1 1 node-1", "2 0 node-0", "2 1 node-1"]);
+  });
+
   it("table shows a log table as one without keys, and a definition of unknown shape as its JSON", async () => {
     const log = await mink(["table", "events"]);
     expect(log.code, log.stderr).toBe(0);

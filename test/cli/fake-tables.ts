@@ -65,6 +65,12 @@ export function defaultTables(): Map<string, FakeTable> {
   ]);
 }
 
+/** `partitions` as the server lists it, for a partitioned table only (the defaults leave it out, as an older server does). */
+function partitionsOf(table: FakeTable): { partitions?: number } {
+  const values = table.description.buckets.flatMap((b) => (b.partition === undefined ? [] : [b.partition]));
+  return values.length === 0 ? {} : { partitions: new Set(values).size };
+}
+
 type Reply = (status: number, body: unknown) => void;
 type Refuse = (status: number, code: string, message: string, details?: unknown) => void;
 
@@ -74,7 +80,7 @@ const TABLE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 /** Answers a table route and returns true, or returns false for any other route. */
 export function answerTableRoute(tables: ReadonlyMap<string, FakeTable>, method: string, path: string, reply: Reply, refuse: Refuse): boolean {
   if (method === "GET" && path === "/admin/tables") {
-    const listed = [...tables.values()].map((t) => ({ name: t.description.name, buckets: t.description.buckets.length, kind: t.kind }));
+    const listed = [...tables.values()].map((t) => ({ name: t.description.name, buckets: t.description.buckets.length, ...partitionsOf(t), kind: t.kind }));
     reply(200, { tables: listed.sort((a, b) => (a.name < b.name ? -1 : 1)) });
     return true;
   }
