@@ -3,10 +3,7 @@
 //   tablet_marks  one row per stored tablet: its mark and its row count (kept here so count() reads one row)
 // A tablet exists while its mark row does; rows and mark change together in transactionSync.
 import type { Row } from "../src/core/tables/changelog.ts";
-import type { BucketTablet, TabletChanges, TabletMark, TabletStorage } from "../src/node/tablet-storage.ts";
-
-/** Keys `entries()` reads per query; between pages it holds only the last key, never the whole bucket. */
-const ENTRIES_PAGE_KEYS = 512;
+import { checkedKey, pagedEntries, type BucketTablet, type TabletChanges, type TabletMark, type TabletStorage } from "../src/node/tablet-storage.ts";
 
 /**
  * Rows one statement sets: 3 bound values each, within the 100 bound parameters a Durable Object's SQL
@@ -16,9 +13,6 @@ const ROWS_PER_STATEMENT = 32;
 
 /** Above every printable-ASCII character: `k < prefix || KEY_CEILING` bounds a prefix scan's range. */
 const KEY_CEILING = "\x7f";
-
-/** Tablet keys are printable ASCII (src/core/tables/key-encoding.ts); the range scans above rely on it. */
-const PRINTABLE_KEY = /^[!-~]*$/;
 
 /** The parts of a Durable Object's storage a tablet uses (`ctx.storage`). */
 export type TabletSqlStorage = Pick<DurableObjectStorage, "sql" | "transactionSync">;
@@ -111,14 +105,8 @@ class SqliteBucketTablet implements BucketTablet {
     return this.markRow()?.row_count ?? 0;
   }
 
-  *entries(): Generator<readonly [key: string, row: Row]> {
-    let after: string | null = null;
-    for (;;) {
-      const page = this.scan("", after, ENTRIES_PAGE_KEYS);
-      for (const { key, row } of page) yield [key, row];
-      if (page.length < ENTRIES_PAGE_KEYS) return;
-      after = page[page.length - 1]!.key;
-    }
+  entries(): Iterable<readonly [key: string, row: Row]> {
+    return pagedEntries((prefix, after, limit) => this.scan(prefix, after, limit));
   }
 
   replace(rows: Iterable<readonly [key: string, row: Row]>, mark: TabletMark): void {
@@ -184,7 +172,3 @@ class SqliteBucketTablet implements BucketTablet {
   }
 }
 
-function checkedKey(key: string): string {
-  if (!PRINTABLE_KEY.test(key)) throw new RangeError("a tablet key is printable ASCII");
-  return key;
-}

@@ -3,18 +3,12 @@
 // always a fresh copy; keys are kept in a chunked sorted list, so an insert, a remove and the start of a scan
 // cost O(log n + chunk size) however large the bucket grows.
 import type { Row } from "../core/tables/changelog.ts";
-import type { BucketTablet, TabletChanges, TabletMark, TabletStorage } from "./tablet-storage.ts";
+import { checkedKey, pagedEntries, type BucketTablet, type TabletChanges, type TabletMark, type TabletStorage } from "./tablet-storage.ts";
 
 /** A chunk of the sorted key list splits in two above this many keys. Inserting splices one chunk, which
  * costs more than the binary search over chunks: applying 500-key batches to a 1,000,000-key bucket was
  * fastest from 128 to 256 and clearly slower from 512 up. Tests pass a tiny value so chunks split and empty. */
 const DEFAULT_CHUNK_MAX_KEYS = 256;
-
-/** Keys `entries()` reads per page; between pages it holds only the last key, like the SQLite cursor. */
-const ENTRIES_PAGE_KEYS = 512;
-
-/** Tablet keys are printable ASCII (src/core/tables/key-encoding.ts); the SQLite range scans rely on it. */
-const PRINTABLE_KEY = /^[!-~]*$/;
 
 /** Sorted distinct strings in chunks of at most chunkMaxKeys, each chunk non-empty, in key order. */
 class SortedKeys {
@@ -183,14 +177,8 @@ class MemoryBucketTablet implements BucketTablet {
     return this.stored()?.rows.size ?? 0;
   }
 
-  *entries(): Generator<readonly [key: string, row: Row]> {
-    let after: string | null = null;
-    for (;;) {
-      const page = this.scan("", after, ENTRIES_PAGE_KEYS);
-      for (const { key, row } of page) yield [key, row];
-      if (page.length < ENTRIES_PAGE_KEYS) return;
-      after = page[page.length - 1]!.key;
-    }
+  entries(): Iterable<readonly [key: string, row: Row]> {
+    return pagedEntries((prefix, after, limit) => this.scan(prefix, after, limit));
   }
 
   replace(rows: Iterable<readonly [key: string, row: Row]>, mark: TabletMark): void {
@@ -219,10 +207,6 @@ class MemoryBucketTablet implements BucketTablet {
   }
 }
 
-function checkedKey(key: string): string {
-  if (!PRINTABLE_KEY.test(key)) throw new RangeError("a tablet key is printable ASCII");
-  return key;
-}
 
 function checkedLimit(limit: number): void {
   if (!Number.isInteger(limit) || limit < 0) throw new RangeError("a scan limit is a non-negative integer");

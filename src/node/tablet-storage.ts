@@ -38,3 +38,25 @@ export interface TabletStorage {
   /** The bucket streams that have a stored tablet here. */
   streamIds(): string[];
 }
+
+/** Keys `entries()` reads per page; between pages it holds only the last key, never the whole bucket. */
+const ENTRIES_PAGE_KEYS = 512;
+
+/** Every row of a tablet in key order, read a page at a time through its `scan` (both storages' `entries()`). */
+export function* pagedEntries(scan: BucketTablet["scan"]): Generator<readonly [key: string, row: Row]> {
+  let after: string | null = null;
+  for (;;) {
+    const page = scan("", after, ENTRIES_PAGE_KEYS);
+    for (const { key, row } of page) yield [key, row];
+    if (page.length < ENTRIES_PAGE_KEYS) return;
+    after = page[page.length - 1]!.key;
+  }
+}
+
+/** Tablet keys are printable ASCII (src/core/tables/key-encoding.ts); the storages' range scans rely on it. */
+const PRINTABLE_KEY = /^[!-~]*$/;
+
+export function checkedKey(key: string): string {
+  if (!PRINTABLE_KEY.test(key)) throw new RangeError("a tablet key is printable ASCII");
+  return key;
+}
