@@ -78,37 +78,36 @@ function protocolPath(c: Ctx): string {
   return new URL(c.req.url).pathname.replace(NODE_ADDRESS, "");
 }
 
+/**
+ * A middleware that checks the token against what `needsOf` says the request needs (null: no check here),
+ * then marks a public answer private: the one skeleton of the stream and table checks.
+ */
+function checked(needsOf: (c: Ctx, method: string, path: string) => AccessNeed[] | null): MiddlewareHandler<{ Bindings: Env }> {
+  return async (c, next) => {
+    const method = c.req.method;
+    const needs = tokenMode(c.env) && method !== "OPTIONS" ? needsOf(c, method, protocolPath(c)) : null;
+    if (needs === null) return next();
+    const who = await presented(c);
+    if (who instanceof Response) return who;
+    const refused = await refusal(c, who, needs);
+    if (refused !== null) return refused;
+    await next();
+    markPrivate(c);
+  };
+}
+
 /** Stream requests: table AN's needs, then table AC. */
-export const streamAccess: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
-  const method = c.req.method;
-  const path = protocolPath(c);
+export const streamAccess = checked((c, method, path) => {
   // The subscription API has its own check (subscriptionAccess, mounted before this one).
-  if (!tokenMode(c.env) || method === "OPTIONS" || path.startsWith(SUBSCRIPTIONS_PREFIX)) return next();
+  if (path.startsWith(SUBSCRIPTIONS_PREFIX)) return null;
   const name = parseStreamName(path.slice(STREAM_PATH_PREFIX.length));
   const forkHeader = c.req.header(HEADER.streamForkedFrom) ?? null;
   const fork = forkHeader === null ? null : parseForkSourcePath(forkHeader);
-  const needs = name.ok ? streamRequestNeeds(method, name.value, fork?.ok === true ? fork.value : null) : [];
-  const who = await presented(c);
-  if (who instanceof Response) return who;
-  const refused = await refusal(c, who, needs);
-  if (refused !== null) return refused;
-  await next();
-  markPrivate(c);
-};
+  return name.ok ? streamRequestNeeds(method, name.value, fork?.ok === true ? fork.value : null) : [];
+});
 
 /** Table requests (`/v1/table...`, at the router or a node's address): table AT's needs, then table AC. */
-export const tableAccess: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
-  const method = c.req.method;
-  if (!tokenMode(c.env) || method === "OPTIONS") return next();
-  const path = protocolPath(c);
-  const needs = tableRequestNeeds(method, path.slice(TABLE_PATH.length));
-  const who = await presented(c);
-  if (who instanceof Response) return who;
-  const refused = await refusal(c, who, needs);
-  if (refused !== null) return refused;
-  await next();
-  markPrivate(c);
-};
+export const tableAccess = checked((_c, method, path) => tableRequestNeeds(method, path.slice(TABLE_PATH.length)));
 
 function markPrivate(c: Ctx): void {
   const cacheControl = c.res.headers.get("cache-control");
