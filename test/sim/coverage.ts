@@ -24,6 +24,10 @@ export function coverage(history: History): Map<string, number> {
   add("long-poll timeout", history.emptyPolls.length);
   for (const write of history.tables.writes) add(`table write ${write.outcome}`);
   add("table lookup", history.tables.lookups.length);
+  if (history.tables.partitioned) {
+    add("table partitioned seed");
+    add("table partitioned write acked", history.tables.writes.filter((write) => write.outcome === "acked").length);
+  }
   for (const write of history.writes) if (/^tables\/[^/]+\/snapshots\//.test(write.key)) add("table snapshot");
   for (const { entry } of history.journal) {
     const type = entry.command.type;

@@ -35,6 +35,10 @@ const SETTLE_STEPS = 6_000;
 const TABLE_SEEDS = 0.4;
 /** Mixed into the seed for the table workload's own generator. */
 const TABLE_STREAM = 0x7ab1e000;
+/** The share of table seeds whose table is partitioned (two partitions of two buckets). */
+const PARTITIONED_SEEDS = 0.5;
+/** Mixed into the seed for that choice alone, so a table seed without partitions runs as it did before there were any. */
+const PARTITION_STREAM = 0x9a471000;
 const FINAL_STEPS = 8_000;
 
 /** Failover settings short enough that leases run out within a seed (as the end-to-end tests set them). */
@@ -67,10 +71,11 @@ export interface SeedShape {
   readonly tables: TableShape | null;
 }
 
-/** The table workload of a seed: how many table clients, and how eager they are (the `table` weight). */
+/** The table workload of a seed: how many table clients, how eager they are (the `table` weight), whether its table is partitioned. */
 export interface TableShape {
   readonly clients: number;
   readonly weight: number;
+  readonly partitioned: boolean;
 }
 
 function drawShape(prng: Prng, maxSteps: number, tables: TableShape | null): SeedShape {
@@ -78,9 +83,9 @@ function drawShape(prng: Prng, maxSteps: number, tables: TableShape | null): See
   return { ...shape, tables, weights: tables === null ? shape.weights : { ...shape.weights, table: tables.weight } };
 }
 
-function drawTableShape(prng: Prng): TableShape | null {
+function drawTableShape(prng: Prng, partitionPrng: Prng): TableShape | null {
   if (!prng.chance(TABLE_SEEDS)) return null;
-  return { clients: prng.between(2, 4), weight: prng.pick([2, 4, 8]) };
+  return { clients: prng.between(2, 4), weight: prng.pick([2, 4, 8]), partitioned: partitionPrng.chance(PARTITIONED_SEEDS) };
 }
 
 function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables"> {
@@ -138,7 +143,7 @@ export interface SeedResult {
 export async function runSeed(seed: number, options: SeedOptions = {}): Promise<SeedResult> {
   const prng = new Prng(seed);
   const tablePrng = new Prng((seed ^ TABLE_STREAM) >>> 0);
-  const shape = drawShape(prng, options.maxSteps ?? 900, drawTableShape(tablePrng));
+  const shape = drawShape(prng, options.maxSteps ?? 900, drawTableShape(tablePrng, new Prng((seed ^ PARTITION_STREAM) >>> 0)));
   const clock = new VirtualClock(START_MS);
   const trace = new Trace(START_MS, options.verbose === true);
   const history = new History();
@@ -188,8 +193,9 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     scheduler.addActor(new Chaos(cluster, prng.fork(), { crashes: shape.crashes, leaseTtlMs: LEASE_TTL_MS }, () => clock.now()));
     const finalReader = new FinalReader(clientDeps);
     scheduler.addActor(finalReader);
-    const tableDeps: TableDeps = { net, prng: tablePrng.fork(), clock, trace, history, world: new TableWorld() };
+    const tableDeps: TableDeps = { net, prng: tablePrng.fork(), clock, trace, history, world: new TableWorld(shape.tables?.partitioned === true) };
     const tableActors = shape.tables === null ? [] : [new TableCreator(cluster, tableDeps), ...Array.from({ length: shape.tables.clients }, (_, i) => new TableWriter(`tw${i + 1}`, tableDeps))];
+    history.tables.partitioned = tableDeps.world.partitioned;
     for (const actor of tableActors) scheduler.addActor(actor);
     const finalTables = shape.tables === null ? null : new FinalTableReader(tableDeps, meta);
     if (finalTables !== null) scheduler.addActor(finalTables);
@@ -265,7 +271,7 @@ export function describeShape(shape: SeedShape): string {
     `${shape.activeSteps} active steps, ${shape.crashes} crashes, zombie routing ${shape.zombieRouting}; ` +
     `store fail ${pct(f.storeFail)} lost ${pct(f.storeLost)} delay ${pct(f.storeDelay)}, meta fail ${pct(f.metaFail)} lost ${pct(f.metaLost)}, split ${pct(f.split)}; ` +
     `weights timer ${w["timer"]} client ${w["client"]} crash ${w["crash"]} zombie ${w["zombie"]} transfer ${w["transfer"]} drain ${w["drain"]}` +
-    (shape.tables === null ? "" : `; table clients ${shape.tables.clients}, weight ${shape.tables.weight}`)
+    (shape.tables === null ? "" : `; ${shape.tables.partitioned ? "partitioned table" : "table"} clients ${shape.tables.clients}, weight ${shape.tables.weight}`)
   );
 }
 

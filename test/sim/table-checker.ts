@@ -5,7 +5,7 @@
 // acknowledged writes; 5 a lookup sees a state of the changelog that was durable when it answered, at or
 // after its minOffset.
 import { incarnationLabel, superseded, type History } from "./history.ts";
-import { bucketPath, describeOps } from "./table-clients.ts";
+import { describeOps } from "./table-clients.ts";
 import { boundariesWhere, durableSteps, replay, sameRow, type Replay } from "./table-replay.ts";
 import type { BucketFinal, ChangelogEntry, SimRow, TableOp, TableWriteRecord } from "./table-history.ts";
 
@@ -41,13 +41,29 @@ export function checkTables(history: History, out: TableFinding[], notices: Tabl
     if (tables.createdStep !== null) out.push({ invariant: TABLE_INVARIANT.once, message: "the table's create was acknowledged; it does not exist at the end", focus: ["table"] });
     return;
   }
-  tables.keys.forEach((_, bucket) => {
+  // Each bucket of the workload (in a partitioned table, each (partition, bucket)) is checked on its own.
+  for (const [bucket, { partition }] of tables.buckets) {
+    if (partition !== null && !tables.listed.has(bucket)) {
+      // A partition is there once its add was acknowledged; one the run ended before adding has no buckets (and no writes: the clients wait for every partition).
+      const added = tables.partitionsAdded.get(partition);
+      if (added !== undefined) out.push({ invariant: TABLE_INVARIANT.once, message: `partition ${partition}'s add was acknowledged at step ${added}; its bucket ${bucket} does not exist at the end`, focus: [pathOf(history, bucket)] });
+      continue;
+    }
     const final = tables.final.get(bucket);
-    const focus = [bucketPath(bucket, "")];
+    const focus = [pathOf(history, bucket)];
     const reason = tables.unreadable.get(bucket);
     if (final === undefined) out.push({ invariant: TABLE_INVARIANT.liveness, message: `bucket ${bucket} was not read back: ${reason ?? "never read"}`, focus });
     else checkBucket(history, bucket, final, sink);
-  });
+  }
+  // A bucket the table has that the workload does not know is one that cannot be read back as the workload's.
+  for (const [bucket, reason] of tables.unreadable) {
+    if (!tables.buckets.has(bucket)) out.push({ invariant: TABLE_INVARIANT.liveness, message: reason, focus: [bucket] });
+  }
+}
+
+/** A bucket's path (the trace's name for it), from its `bucketIdText`. */
+function pathOf(history: History, bucket: string): string {
+  return history.tables.buckets.get(bucket)?.path ?? bucket;
 }
 
 /** A producer told of a seq gap or a stale epoch: a lost write, unless a superseded incarnation answered. */
@@ -58,7 +74,7 @@ function checkAnomalies(history: History, sink: Sink): void {
     (stale ? sink.notices : sink.out).push({
       invariant: stale ? TABLE_INVARIANT.staleAnswer : TABLE_INVARIANT.once,
       message: `table client ${anomaly.client} on bucket ${anomaly.bucket} at step ${anomaly.step}, answered by ${by}: ${anomaly.detail}`,
-      focus: [bucketPath(anomaly.bucket, ""), anomaly.client],
+      focus: [pathOf(history, anomaly.bucket), anomaly.client],
       step: anomaly.step,
     });
   }
@@ -66,7 +82,7 @@ function checkAnomalies(history: History, sink: Sink): void {
 
 interface BucketCheck {
   readonly history: History;
-  readonly bucket: number;
+  readonly bucket: string;
   readonly final: BucketFinal;
   readonly replayed: Replay;
   readonly writes: readonly TableWriteRecord[];
@@ -76,10 +92,10 @@ interface BucketCheck {
   readonly sink: Sink;
 }
 
-function checkBucket(history: History, bucket: number, final: BucketFinal, sink: Sink): void {
+function checkBucket(history: History, bucket: string, final: BucketFinal, sink: Sink): void {
   const writes = history.tables.writes.filter((write) => write.bucket === bucket);
   const replayed = replay(final.changelog);
-  const c: BucketCheck = { history, bucket, final, replayed, writes, placed: new Map(), focus: [bucketPath(bucket, "")], sink };
+  const c: BucketCheck = { history, bucket, final, replayed, writes, placed: new Map(), focus: [pathOf(history, bucket)], sink };
   for (const error of replayed.errors) violation(c, TABLE_INVARIANT.changelog, `bucket ${bucket}, record ${error.index} at ${final.changelog[error.index]!.start}: ${error.message}`);
   checkRowsWritten(c);
   checkAcknowledged(c);

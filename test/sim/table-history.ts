@@ -8,8 +8,13 @@ export interface Answerer {
   readonly epoch: number;
 }
 
-/** A row of the simulated table: `id` is the primary key, `v` unique per upsert in the run. */
+/**
+ * A row of the simulated table: `id` is the primary key (with the partition `p`, when the table is
+ * partitioned: within one bucket every row has the same `p`, so `id` names a key there), `v` unique per
+ * upsert in the run.
+ */
 export interface SimRow {
+  readonly p?: number;
   readonly id: string;
   readonly v: number;
 }
@@ -31,7 +36,8 @@ export type TableWriteOutcome =
 export interface TableWriteRecord {
   readonly id: number;
   readonly client: string;
-  readonly bucket: number;
+  /** The bucket's `bucketIdText` (`<bucket>`, or `<partition key>/<bucket>`). */
+  readonly bucket: string;
   readonly ops: readonly TableOp[];
   readonly producer: { readonly id: string; readonly epoch: number; readonly seq: number };
   /** The step its first attempt was sent at. */
@@ -47,7 +53,7 @@ export interface TableWriteRecord {
 /** A lookup made during the run, `rows[i]` the answer for `ids[i]`. */
 export interface TableLookupRecord {
   readonly client: string;
-  readonly bucket: number;
+  readonly bucket: string;
   readonly ids: readonly string[];
   readonly minOffset: number | null;
   readonly rows: readonly (SimRow | null)[];
@@ -76,7 +82,7 @@ export interface BucketFinal {
 /** A producer answer only a lost write (or a stale answerer) explains: a seq gap, a stale epoch. */
 export interface TableAnomaly {
   readonly client: string;
-  readonly bucket: number;
+  readonly bucket: string;
   readonly step: number;
   readonly detail: string;
   readonly by: Answerer | null;
@@ -88,11 +94,17 @@ export class TableHistory {
   readonly writes: TableWriteRecord[] = [];
   readonly lookups: TableLookupRecord[] = [];
   readonly anomalies: TableAnomaly[] = [];
-  /** The keys of the workload, by bucket (set when the workload starts). */
-  keys: readonly (readonly string[])[] = [];
-  readonly final = new Map<number, BucketFinal>();
+  /** The buckets of the workload by `bucketIdText`: their paths and keys (set when the final read starts). */
+  buckets: ReadonlyMap<string, { readonly path: string; readonly partition: string | null; readonly ids: readonly string[] }> = new Map();
+  /** The partitions (by key) whose add was acknowledged, and the step it first was. */
+  readonly partitionsAdded = new Map<string, number>();
+  /** The buckets (`bucketIdText`) the metadata log listed when the final read began. */
+  readonly listed = new Set<string>();
+  /** Whether the table is partitioned (each (partition, bucket) is one bucket here). */
+  partitioned = false;
+  readonly final = new Map<string, BucketFinal>();
   /** Buckets whose final read did not complete, and why. */
-  readonly unreadable = new Map<number, string>();
+  readonly unreadable = new Map<string, string>();
   /** Whether the table was found in the metadata log when the final read began. */
   existsAtEnd = false;
 
