@@ -20,15 +20,8 @@ import { availableParallelism, cpus, loadavg } from "node:os";
 import { percentiles } from "../e2e/failover-clients.ts";
 import { runSetting, type RoundResult, type Setting, type SettingResult } from "./failover-bench/rounds.ts";
 import { formatMs } from "./service-bench/stats.ts";
+import { positiveInt } from "./env-knobs.ts";
 import { gitCommit } from "./git-commit.ts";
-
-function positiveInt(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === "") return fallback;
-  const value = Number.parseInt(text, 10);
-  if (!Number.isInteger(value) || value < 1 || String(value) !== text.trim()) throw new Error(`${name}: not a positive integer: ${text}`);
-  return value;
-}
 
 const STREAMS = positiveInt("MINK_BENCH_FAILOVER_STREAMS", 30);
 const SETTINGS: Record<string, Setting> = {

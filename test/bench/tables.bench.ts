@@ -25,18 +25,11 @@
 // It prints figures and asserts nothing. Progress goes to stderr, the figures to stdout.
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { percentiles } from "../e2e/failover-clients.ts";
+import { positiveInt } from "./env-knobs.ts";
 import { gitCommit } from "./git-commit.ts";
 import { formatMs } from "./service-bench/stats.ts";
 import { runRestore, type LeaseSetting, type RestoreResult } from "./tables-bench/restore.ts";
 import { runServing, type ServingResult } from "./tables-bench/serving.ts";
-
-function positiveInt(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === "") return fallback;
-  const value = Number.parseInt(text, 10);
-  if (!Number.isInteger(value) || value < 1 || String(value) !== text.trim()) throw new Error(`${name}: not a positive integer: ${text}`);
-  return value;
-}
 
 const BATCH_ROWS = 500;
 const SETTINGS: Record<string, LeaseSetting> = {

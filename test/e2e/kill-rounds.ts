@@ -17,6 +17,7 @@
 // once, and one that did not is simply absent.
 
 import { Agent, fetch as undiciFetch } from "undici";
+import { seededRandom } from "../support/seeded-random.ts";
 
 export interface KillTarget {
   baseUrl: string;
@@ -181,18 +182,6 @@ class StreamClient {
   #fetch(url: string, init: { method: string; headers?: Record<string, string>; body?: Uint8Array }): ReturnType<typeof undiciFetch> {
     return undiciFetch(url, { ...init, dispatcher: this.#agent, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   }
-}
-
-/** mulberry32: a small seeded generator of uniform numbers in [0, 1). */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 export async function runKillRounds(target: KillTarget, options: KillRoundsOptions): Promise<KillRoundsReport> {

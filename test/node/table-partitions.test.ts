@@ -3,16 +3,15 @@
 // streams `__ds/table/<t>/p/<key>/b/<i>`, served at `/v1/table/<t>/p/<key>/bucket/<i>/` (bucketPath). Three
 // nodes in plain Node over the in-memory store and the real MetaLogService, as test/node/tables.test.ts.
 import { describe, expect, it } from "vitest";
-import type { JsonValue } from "../../src/core/meta/json.ts";
 import { bucketPath } from "../../src/core/tables/bucket-paths.ts";
 import { bucketOf, bucketStreamName, encodePartition } from "../../src/core/tables/bucketing.ts";
-import { definitionJson, parseTableDefinition, type TableDefinition } from "../../src/core/tables/definition.ts";
 import { validateRow } from "../../src/core/tables/rows.ts";
 import { eventually, NotYet } from "../support/eventually.ts";
-import { TestCluster, type TestNode } from "./support/test-cluster.ts";
+import type { TestNode } from "./support/test-cluster.ts";
+import { TABLE_WORLD_LEASE_TTL_MS, tableWorld, type LogLine, type TableWorld as World } from "./support/table-world.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
-const LEASE_TTL_MS = 1_000;
+const LEASE_TTL_MS = TABLE_WORLD_LEASE_TTL_MS;
 const DEFINITION = {
   columns: [
     { name: "region", type: "string" },
@@ -27,51 +26,17 @@ const DEFINITION = {
 const EU = "eu";
 const US = "us/west?#%é";
 
-/** The canonical definition as the router passes it on (JSON). */
-function recordedDefinition(): JsonValue {
-  const parsed = parseTableDefinition(DEFINITION);
-  if (!parsed.ok) throw new Error("definition");
-  return definitionJson(parsed.value) as JsonValue;
-}
-
-interface World {
-  readonly cluster: TestCluster;
-  readonly nodes: Map<string, TestNode>;
-  readonly clock: { ms: number };
-  readonly definition: TableDefinition;
-  advance(ms: number, beating: readonly TestNode[]): Promise<void>;
-}
-
-type LogLine = Record<string, unknown>;
-
 /** Three nodes; table "t" partitioned by region, created with no buckets; partitions EU and US added. */
-async function world(lines: LogLine[] = []): Promise<World> {
-  const clock = { ms: 1_700_000_000_000 };
-  const cluster = new TestCluster({
-    now: () => clock.ms,
-    settings: { LEASE_TTL_MS: String(LEASE_TTL_MS), HEARTBEAT_MS: "100", COORDINATOR_TICK_MS: "100", WAL_BATCH_DEADLINE_MS: "10000" },
-    logSink: (line) => lines.push(JSON.parse(line) as LogLine),
-  });
-  cluster.meta.service.timings.leaseTtlMs = LEASE_TTL_MS;
-  const nodes = new Map<string, TestNode>();
-  for (const id of ["a", "b", "c"]) nodes.set(id, await cluster.start(id));
-  for (const node of nodes.values()) expect(await node.runtime.beat()).toBe("ok");
-  const a = nodes.get("a")!.runtime;
-  expect(await a.createTable("t", recordedDefinition(), 0)).toEqual({ ok: true, created: true });
-  expect(cluster.meta.service.lookupTable("t").buckets).toEqual([]);
-  for (const value of [EU, US]) expect(await a.addPartition("t", value)).toEqual({ ok: true, created: true });
-  const definition = parseTableDefinition(DEFINITION);
-  if (!definition.ok) throw new Error("definition");
-  return {
-    cluster,
-    nodes,
-    clock,
-    definition: definition.value,
-    advance: async (ms, beating) => {
-      clock.ms += ms;
-      for (const node of beating) await node.runtime.beat();
+function world(lines: LogLine[] = []): Promise<World> {
+  return tableWorld({
+    definition: DEFINITION,
+    lines,
+    setUp: async (a, recorded, cluster) => {
+      expect(await a.runtime.createTable("t", recorded, 0)).toEqual({ ok: true, created: true });
+      expect(cluster.meta.service.lookupTable("t").buckets).toEqual([]);
+      for (const value of [EU, US]) expect(await a.runtime.addPartition("t", value)).toEqual({ ok: true, created: true });
     },
-  };
+  });
 }
 
 function bucketView(w: World, partition: string, bucket: number) {

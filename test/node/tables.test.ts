@@ -2,15 +2,14 @@
 // real MetaLogService, each keeping its tablets in memory across restarts (as the Durable Object's SQLite
 // does). A bucket is a stream: its leader is the stream's owner, its leader epoch the stream's epoch.
 import { describe, expect, it } from "vitest";
-import type { JsonValue } from "../../src/core/meta/json.ts";
-import { definitionJson, parseTableDefinition, type TableDefinition } from "../../src/core/tables/definition.ts";
 import { bucketOf } from "../../src/core/tables/bucketing.ts";
 import { validateRow } from "../../src/core/tables/rows.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import { eventually, NotYet } from "../support/eventually.ts";
-import { TestCluster, type TestNode } from "./support/test-cluster.ts";
+import type { TestNode } from "./support/test-cluster.ts";
+import { TABLE_WORLD_LEASE_TTL_MS, tableWorld, type LogLine, type TableWorld as World } from "./support/table-world.ts";
 
-const LEASE_TTL_MS = 1_000;
+const LEASE_TTL_MS = TABLE_WORLD_LEASE_TTL_MS;
 const DEFINITION = {
   columns: [
     { name: "id", type: "string" },
@@ -20,55 +19,16 @@ const DEFINITION = {
   buckets: 4,
 };
 
-/** The canonical definition as the router passes it on (JSON). */
-function recordedDefinition(): JsonValue {
-  const parsed = parseTableDefinition(DEFINITION);
-  if (!parsed.ok) throw new Error("definition");
-  return definitionJson(parsed.value) as JsonValue;
-}
-
-interface World {
-  readonly cluster: TestCluster;
-  readonly nodes: Map<string, TestNode>;
-  readonly clock: { ms: number };
-  readonly definition: TableDefinition;
-  advance(ms: number, beating: readonly TestNode[]): Promise<void>;
-}
-
-/** The structured log lines of every node, parsed (the test reads the table.load lines). */
-type LogLine = Record<string, unknown>;
-
-async function world(store?: MemoryStore, lines: LogLine[] = [], walBatchDeadlineMs = 10_000): Promise<World> {
-  const clock = { ms: 1_700_000_000_000 };
-  const cluster = new TestCluster({
-    now: () => clock.ms,
-    settings: {
-      LEASE_TTL_MS: String(LEASE_TTL_MS),
-      HEARTBEAT_MS: "100",
-      COORDINATOR_TICK_MS: "100",
-      WAL_BATCH_DEADLINE_MS: String(walBatchDeadlineMs),
+function world(store?: MemoryStore, lines: LogLine[] = [], walBatchDeadlineMs = 10_000): Promise<World> {
+  return tableWorld({
+    definition: DEFINITION,
+    store,
+    lines,
+    walBatchDeadlineMs,
+    setUp: async (a, recorded) => {
+      expect(await a.runtime.createTable("t", recorded, DEFINITION.buckets)).toEqual({ ok: true, created: true });
     },
-    logSink: (line) => lines.push(JSON.parse(line) as LogLine),
-    ...(store === undefined ? {} : { store }),
   });
-  cluster.meta.service.timings.leaseTtlMs = LEASE_TTL_MS;
-  const nodes = new Map<string, TestNode>();
-  for (const id of ["a", "b", "c"]) nodes.set(id, await cluster.start(id));
-  for (const node of nodes.values()) expect(await node.runtime.beat()).toBe("ok");
-  const created = await nodes.get("a")!.runtime.createTable("t", recordedDefinition(), DEFINITION.buckets);
-  expect(created).toEqual({ ok: true, created: true });
-  const definition = parseTableDefinition(DEFINITION);
-  if (!definition.ok) throw new Error("definition");
-  return {
-    cluster,
-    nodes,
-    clock,
-    definition: definition.value,
-    advance: async (ms, beating) => {
-      clock.ms += ms;
-      for (const node of beating) await node.runtime.beat();
-    },
-  };
 }
 
 function leaderOf(w: World, bucket: number): { node: TestNode; epoch: number } {

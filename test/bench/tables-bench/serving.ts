@@ -12,7 +12,8 @@ import { startService, type Service } from "../../e2e/service.ts";
 import { allLive, expectStatus } from "../../e2e/tables-clients.ts";
 import { errorText } from "../service-bench/stats.ts";
 import { BucketProducer, Failures, LeaderAddress, routerWrite, timedLookup, type Ack } from "./requests.ts";
-import { BucketKeys, parsedDefinition, rowOf, seededRandom, tableBody } from "./rows.ts";
+import { seededRandom } from "../../support/seeded-random.ts";
+import { BucketKeys, parsedDefinition, rowOf, tableBody } from "./rows.ts";
 
 const NODES = 3;
 /** A phase's writes give up when one batch is not acknowledged for this long (nothing crashes here). */
