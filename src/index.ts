@@ -14,6 +14,7 @@ import { activeContentGuard } from "./http/active-content.ts";
 import { checkDeployment } from "./core/auth/deployment.ts";
 import { healthRoutes } from "./http/health.ts";
 import { statusPageRoutes } from "./http/status-page.ts";
+import { enterRequest, targetOf } from "./http/request-target.ts";
 
 export { MetaLog } from "../durable-objects/meta-log.ts";
 export { StreamNode } from "../durable-objects/stream-node.ts";
@@ -32,7 +33,7 @@ app.use("*", async (c, next) => {
     nodeCount: nodeIdsOf(c.env).length,
     publicOrigin: c.env.PUBLIC_ORIGIN,
   });
-  if (check.ok || c.req.path === "/health") return next();
+  if (check.ok || targetOf(c.req.raw).kind === "health") return next();
   workerLog.log("worker.config_refused", { problems: check.problems });
   return errorResponse(domainError("unavailable", `this deployment is not configured safely: ${check.problems.join("; ")}`));
 });
@@ -63,10 +64,16 @@ function protocolApp(streams: (c: Context<{ Bindings: Env }>) => Promise<Respons
  */
 app.route("/", protocolApp((c) => routeRequest(c.env, c.req.raw)));
 app.use("/n/:node/*", async (c, next) => {
-  if (!nodeIdsOf(c.env).includes(c.req.param("node"))) return errorResponse(domainError("not_found", "no such node"));
+  if (!nodeIdsOf(c.env).includes(nodeOf(c))) return errorResponse(domainError("not_found", "no such node"));
   return next();
 });
-app.route("/n/:node", protocolApp((c) => toNodeAddress(c.env, c.req.param("node"), c.req.raw)));
+app.route("/n/:node", protocolApp((c) => toNodeAddress(c.env, nodeOf(c), c.req.raw)));
+
+/** The node address a request came through (`/n/<node>/...`), from its target. */
+function nodeOf(c: { req: { raw: Request } }): string {
+  const target = targetOf(c.req.raw);
+  return "node" in target && target.node !== null ? target.node : "";
+}
 
 /**
  * Tables (docs/tables.md): at the router the table API (split by bucket, sent to the leaders); at a node's
@@ -76,7 +83,7 @@ app.use("/v1/table", tableAccess);
 app.use("/v1/table/*", tableAccess);
 app.route("/v1/table", tableRoutes());
 app.use("/n/:node/v1/table/*", tableAccess);
-app.all("/n/:node/v1/table/*", (c) => toNodeAddress(c.env, c.req.param("node"), c.req.raw));
+app.all("/n/:node/v1/table/*", (c) => toNodeAddress(c.env, nodeOf(c), c.req.raw));
 
 /** The status page (docs/status-page.md): its files carry no data, so they are served before the token check. */
 app.route("/", statusPageRoutes);
@@ -92,4 +99,16 @@ app.onError((error) => {
   return errorResponse(domainError("unavailable", "the request failed; retry"));
 });
 
-export default app satisfies ExportedHandler<Env>;
+/**
+ * The Worker's entry: every request is parsed once into what it acts on and re-spelled canonically before
+ * anything else sees it (src/http/request-target.ts); an ambiguous or malformed path is a 400 here.
+ */
+const worker = {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    const entered = enterRequest(request);
+    if (!entered.ok) return errorResponse(entered.error);
+    return app.fetch(entered.value, env, ctx);
+  },
+};
+
+export default worker satisfies ExportedHandler<Env>;

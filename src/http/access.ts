@@ -6,12 +6,13 @@
 // to a token are marked `Cache-Control: private`: a shared cache must not hand them to anyone else.
 import { workerLog } from "../log/logger.ts";
 import type { Context, MiddlewareHandler } from "hono";
-import { decideAccess, streamRequestNeeds, type AccessNeed, type PresentedToken } from "../core/auth/access.ts";
-import { tableRequestNeeds } from "../core/auth/table-access.ts";
+import { decideAccess, type AccessNeed, type PresentedToken } from "../core/auth/access.ts";
+import { requestNeeds } from "../core/auth/request-needs.ts";
 import { scopeOfBody, subscriptionNeeds, subscriptionRoute, type SubscriptionScope } from "../core/auth/subscription-access.ts";
 import { domainError } from "../core/errors.ts";
-import { HEADER, RESERVED_SEGMENT, STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
-import { parseForkSourcePath, parseStreamName } from "../core/protocol/stream-name.ts";
+import { HEADER } from "../core/protocol/headers.ts";
+import type { RequestTarget } from "../core/protocol/request-target.ts";
+import { parseForkSourcePath } from "../core/protocol/stream-name.ts";
 import { parseBearer } from "../core/subscriptions/index.ts";
 import { DEFAULT_REVOCATION_CACHE_MS, RevocationCache } from "../auth/revocation-cache.ts";
 import { verifyToken } from "../auth/token-codec.ts";
@@ -22,12 +23,10 @@ import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 import { errorResponse, readBeforeRedirect } from "./responses.ts";
+import { markAuthorized, targetOf } from "./request-target.ts";
 
 type Ctx = Context<{ Bindings: Env }>;
 
-const NODE_ADDRESS = /^\/n\/[^/]+(?=\/)/;
-const TABLE_PATH = "/v1/table";
-const SUBSCRIPTIONS_PREFIX = `${STREAM_PATH_PREFIX}${RESERVED_SEGMENT}/`;
 /** MAX_BODY_BYTES' default: a refused request's body is read and dropped up to it (see readBeforeRedirect). */
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -73,41 +72,41 @@ async function refusal(c: Ctx, who: Presented, needs: readonly AccessNeed[]): Pr
   return errorResponse(decision.error);
 }
 
-/** The stream path of a request (after a node's address), or null for anything else. */
-function protocolPath(c: Ctx): string {
-  return new URL(c.req.url).pathname.replace(NODE_ADDRESS, "");
-}
-
 /**
  * A middleware that checks the token against what `needsOf` says the request needs (null: no check here),
- * then marks a public answer private: the one skeleton of the stream and table checks.
+ * marks the request with what was authorized (the node checks its own reading against it), then marks a
+ * public answer private: the one skeleton of the stream and table checks. The needs come from the request's
+ * target (src/http/request-target.ts), never from its URL.
  */
-function checked(needsOf: (c: Ctx, method: string, path: string) => AccessNeed[] | null): MiddlewareHandler<{ Bindings: Env }> {
+function checked(needsOf: (c: Ctx, method: string, target: RequestTarget) => AccessNeed[] | null): MiddlewareHandler<{ Bindings: Env }> {
   return async (c, next) => {
     const method = c.req.method;
-    const needs = tokenMode(c.env) && method !== "OPTIONS" ? needsOf(c, method, protocolPath(c)) : null;
+    const needs = method === "OPTIONS" ? null : needsOf(c, method, targetOf(c.req.raw));
     if (needs === null) return next();
+    if (!tokenMode(c.env)) {
+      markAuthorized(c.req.raw, needs);
+      return next();
+    }
     const who = await presented(c);
     if (who instanceof Response) return who;
     const refused = await refusal(c, who, needs);
     if (refused !== null) return refused;
+    markAuthorized(c.req.raw, needs);
     await next();
     markPrivate(c);
   };
 }
 
-/** Stream requests: table AN's needs, then table AC. */
-export const streamAccess = checked((c, method, path) => {
-  // The subscription API has its own check (subscriptionAccess, mounted before this one).
-  if (path.startsWith(SUBSCRIPTIONS_PREFIX)) return null;
-  const name = parseStreamName(path.slice(STREAM_PATH_PREFIX.length));
+/** Stream requests: table AN's needs, then table AC. The subscription API has its own check (subscriptionAccess). */
+export const streamAccess = checked((c, method, target) => {
+  if (target.kind !== "stream") return null;
   const forkHeader = c.req.header(HEADER.streamForkedFrom) ?? null;
   const fork = forkHeader === null ? null : parseForkSourcePath(forkHeader);
-  return name.ok ? streamRequestNeeds(method, name.value, fork?.ok === true ? fork.value : null) : [];
+  return requestNeeds(method, target, fork?.ok === true ? fork.value : null);
 });
 
 /** Table requests (`/v1/table...`, at the router or a node's address): table AT's needs, then table AC. */
-export const tableAccess = checked((_c, method, path) => tableRequestNeeds(method, path.slice(TABLE_PATH.length)));
+export const tableAccess = checked((_c, method, target) => requestNeeds(method, target, null));
 
 function markPrivate(c: Ctx): void {
   const cacheControl = c.res.headers.get("cache-control");
@@ -151,7 +150,7 @@ function tooLargeAnswer(maxBytes: number): Response {
 export const subscriptionAccess: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
   const method = c.req.method;
   if (!tokenMode(c.env) || method === "OPTIONS") return next();
-  const route = subscriptionRoute(method, protocolPath(c).slice(SUBSCRIPTIONS_PREFIX.length));
+  const route = subscriptionRoute(method, targetOf(c.req.raw));
   if (route.kind === "own_token") return next();
   // The token first: nothing is read or looked up for a request that has no valid one, or no `subscribe`.
   const who = await presented(c);
@@ -165,5 +164,23 @@ export const subscriptionAccess: MiddlewareHandler<{ Bindings: Env }> = async (c
     if (body === null) return tooLargeAnswer(maxBytes);
     requested = scopeOfBody(body.json);
   }
-  return (await refusal(c, who, subscriptionNeeds(requested, await existingScope(c, route.id)))) ?? next();
+  const refused = await refusal(c, who, subscriptionNeeds(requested));
+  if (refused !== null) return refused;
+  const existing = await existingScope(c, route.id);
+  if (existing === null || allows(who, subscriptionNeeds(existing))) return next();
+  // Another tenant's subscription: answered as an unknown id is, so a token learns nothing of it.
+  if (route.kind === "put") return errorResponse(domainError("forbidden", "the token does not cover this subscription", { op: "subscribe" }));
+  return unknownSubscriptionAnswer(route.id, method);
 };
+
+function allows(who: Presented, needs: readonly AccessNeed[]): boolean {
+  return decideAccess({ token: who.token, needs, nowMs: Date.now(), isRevoked: (id) => who.revoked.has(id) }).ok;
+}
+
+/** What the routes answer for an id that does not exist: DELETE is idempotent (204), anything else 404. */
+function unknownSubscriptionAnswer(id: string, method: string): Response {
+  const headers = withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store" }));
+  if (method === "DELETE") return new Response(null, { status: 204, headers });
+  const { status, body } = subscriptionErrorResponse(subscriptionError("not_found", `no subscription ${id}`));
+  return new Response(body, { status, headers });
+}

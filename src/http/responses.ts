@@ -7,8 +7,8 @@ import type { Reply } from "../node/replies.ts";
 import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import { errorResponseParts } from "./error-table.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
+import { pathBelowNode, targetOfUrl } from "./request-target.ts";
 
-const NODE_ADDRESS = /^\/n\/[^/]+(?=\/)/;
 
 /**
  * Before a 307 the request body is read to its end (and dropped): answering while the client is still
@@ -54,7 +54,7 @@ export function toResponse(result: Reply, head: boolean, url: URL): Response {
  * 307 keeps the method, the body and the headers.
  */
 export function redirectResponse(nodeAddr: string, url: URL): Response {
-  const path = url.pathname.replace(NODE_ADDRESS, "");
+  const path = pathBelowNode(targetOfUrl(url));
   const headers = withSecurityHeaders(new Headers({ location: `${nodeAddr}${path}${url.search}`, "cache-control": "no-store" }));
   return new Response(null, { status: 307, headers });
 }

@@ -10,11 +10,13 @@ import { domainError } from "../core/errors.ts";
 import { parseAppendRequest } from "../core/protocol/append.ts";
 import { checkHeaderLengths } from "../core/protocol/bounds.ts";
 import { isJsonContentType } from "../core/protocol/content-type.ts";
-import { HEADER, QUERY, STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
+import { HEADER, QUERY } from "../core/protocol/headers.ts";
 import { parseOffsetParam } from "../core/protocol/offsets.ts";
 import { parseCursorParam, parseReadMode } from "../core/protocol/read.ts";
 import { parseCreateRequest } from "../core/protocol/stream-config.ts";
-import { parseStreamName } from "../core/protocol/stream-name.ts";
+import { checkStreamName, parseForkSourcePath } from "../core/protocol/stream-name.ts";
+import { formatTarget } from "../core/protocol/request-target.ts";
+import { requestNeeds } from "../core/auth/request-needs.ts";
 import { appendToStream } from "../node/append-path.ts";
 import { createStream } from "../node/create-path.ts";
 import { deleteStream } from "../node/delete-path.ts";
@@ -24,10 +26,10 @@ import { routeAtNode } from "../node/node-routing.ts";
 import { headStream, readStream } from "../node/read-path.ts";
 import { sseStream } from "../node/sse-path.ts";
 import { errorResponse, readBeforeRedirect, readBody, toResponse } from "./responses.ts";
-import { TABLE_PATH_PREFIX, tableNodeRequest } from "./table-node-routes.ts";
+import { tableNodeRequest } from "./table-node-routes.ts";
+import { authorizedAtNode } from "./request-target.ts";
 import { preflightResponse } from "./security-headers.ts";
 
-const NODE_ADDRESS = /^\/n\/[^/]+(?=\/)/;
 const ALLOWED_METHODS = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
 /** Other methods get their 405 wherever they land. */
 const ROUTED_METHODS = new Set(["GET", "HEAD", "PUT", "POST", "DELETE"]);
@@ -53,12 +55,14 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
   const request = c.req.raw;
   if (request.method === "OPTIONS") return preflightResponse();
   const url = new URL(request.url);
-  const path = url.pathname.replace(NODE_ADDRESS, "");
-  if (path.startsWith(TABLE_PATH_PREFIX)) return tableNodeRequest(ctx, request, url, path);
-  if (!path.startsWith(STREAM_PATH_PREFIX)) return errorResponse(domainError("not_found", "no such route"));
-  const name = parseStreamName(path.slice(STREAM_PATH_PREFIX.length));
-  if (!name.ok) return errorResponse(name.error);
   const header = (key: string): string | null => request.headers.get(key);
+  // What the Worker parsed and authorized, read again here and compared (src/http/request-target.ts).
+  const target = authorizedAtNode(request, (read) => requestNeeds(request.method, read, forkSourceOf(header(HEADER.streamForkedFrom))));
+  if (!target.ok) return errorResponse(target.error);
+  if (target.value.kind === "bucket") return tableNodeRequest(ctx, request, url, target.value);
+  if (target.value.kind !== "stream") return errorResponse(domainError("not_found", "no such route"));
+  const name = checkStreamName(target.value.name);
+  if (!name.ok) return errorResponse(name.error);
   // Streams this node does not own go back to the client as a 307 to their owner (node-routing.ts).
   const routed = ROUTED_METHODS.has(request.method) ? await routeAtNode(ctx, name.value) : null;
   if (routed !== null) {
@@ -92,7 +96,7 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
       if (!parsed.ok) return errorResponse(parsed.error);
       const body = await readBody(request, ctx.settings.maxBodyBytes);
       if ("code" in body) return errorResponse(body);
-      const location = `${url.origin}${url.pathname}`;
+      const location = `${url.origin}${formatTarget(target.value)}`;
       return answer(
         await createStream(ctx, { name: name.value, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)), location }),
       );
@@ -144,6 +148,13 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
       return new Response(response.body, { status: 405, headers });
     }
   }
+}
+
+/** The source a fork names, as the Worker's access check read it (null when none or not a stream path). */
+function forkSourceOf(value: string | null): string | null {
+  if (value === null) return null;
+  const source = parseForkSourcePath(value);
+  return source.ok ? source.value : null;
 }
 
 /** The request headers a create or an append reads, by their protocol names. */

@@ -19,7 +19,6 @@ import {
   type SplitUrl,
   type SubscriptionError,
 } from "../core/subscriptions/index.ts";
-import { RESERVED_SEGMENT, STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
 import { edgeLimits, type EdgeLimits } from "../core/edge-limits.ts";
 import { type Env, metaLogClient } from "../env.ts";
 import type { MetaLogClient, PreparedEffect, SubscriptionAnswer } from "../ports/meta-log-client.ts";
@@ -27,11 +26,10 @@ import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects } from "../subscriptions/effects.ts";
 import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
 import { preflightResponse, withSecurityHeaders } from "./security-headers.ts";
+import { targetOf } from "./request-target.ts";
 
 type Ctx = Context<{ Bindings: Env }>;
 
-/** Where a subscription's own routes begin, at any entry (the router's or a node's address). */
-const SUBSCRIPTIONS_PATH = `${STREAM_PATH_PREFIX}${RESERVED_SEGMENT}/subscriptions/`;
 
 const splitUrl: SplitUrl = (raw) => {
   try {
@@ -74,8 +72,6 @@ function serviceOrigins(env: Env, request: Request): string[] {
   return origins;
 }
 
-/** A node's advertised address in front of the protocol's path: `/n/<node-id>`. */
-const NODE_ADDRESS = /^\/n\/[^/]+(?=\/v1\/stream\/)/;
 
 /**
  * The base URL the request came through, which callback, JWKS and wake-stream URLs are built on: the public
@@ -87,7 +83,15 @@ function publicBase(env: Env, request: Request): string {
   const configured = env.PUBLIC_ORIGIN;
   const url = new URL(request.url);
   const origin = (configured !== undefined && configured !== "" ? configured : url.origin).replace(/\/+$/, "");
-  return `${origin}${NODE_ADDRESS.exec(url.pathname)?.[0] ?? ""}`;
+  const target = targetOf(request);
+  const node = "node" in target ? target.node : null;
+  return `${origin}${node === null ? "" : `/n/${encodeURIComponent(node)}`}`;
+}
+
+/** The subscription a request is about, from its target (src/http/request-target.ts). */
+function subscriptionTarget(c: Ctx): { readonly id: string; readonly stream: string | null } {
+  const target = targetOf(c.req.raw);
+  return target.kind === "subscription" ? target : { id: "", stream: null };
 }
 
 function metaOf(c: Ctx): MetaLogClient {
@@ -151,7 +155,7 @@ subscriptionRoutes.options("*", () => preflightResponse());
 subscriptionRoutes.get("/jwks.json", async (c) => json(200, await metaOf(c).jwks(), JWKS_CONTENT_TYPE));
 
 subscriptionRoutes.put("/subscriptions/:id", async (c) => {
-  const id = parseSubscriptionId(c.req.param("id"));
+  const id = parseSubscriptionId(subscriptionTarget(c).id);
   if (!id.ok) return rejection(id.error);
   const body = await jsonBody(c);
   if (!body.ok) return rejection(body.error);
@@ -167,21 +171,21 @@ subscriptionRoutes.put("/subscriptions/:id", async (c) => {
 });
 
 subscriptionRoutes.get("/subscriptions/:id", async (c) => {
-  const id = parseSubscriptionId(c.req.param("id"));
+  const id = parseSubscriptionId(subscriptionTarget(c).id);
   if (!id.ok) return rejection(id.error);
   const meta = metaOf(c);
   return answer(c, meta, await meta.getSubscription(id.value), (view) => json(200, view));
 });
 
 subscriptionRoutes.delete("/subscriptions/:id", async (c) => {
-  const id = parseSubscriptionId(c.req.param("id"));
+  const id = parseSubscriptionId(subscriptionTarget(c).id);
   if (!id.ok) return rejection(id.error);
   await metaOf(c).deleteSubscription(id.value);
   return json(204, null);
 });
 
 subscriptionRoutes.post("/subscriptions/:id/streams", async (c) => {
-  const id = parseSubscriptionId(c.req.param("id"));
+  const id = parseSubscriptionId(subscriptionTarget(c).id);
   if (!id.ok) return rejection(id.error);
   const body = await jsonBody(c);
   if (!body.ok) return rejection(body.error);
@@ -193,19 +197,10 @@ subscriptionRoutes.post("/subscriptions/:id/streams", async (c) => {
 });
 
 subscriptionRoutes.delete("/subscriptions/:id/streams/*", async (c) => {
-  const id = parseSubscriptionId(c.req.param("id"));
+  const id = parseSubscriptionId(subscriptionTarget(c).id);
   if (!id.ok) return rejection(id.error);
-  // The stream path is one encoded segment (`manual%2Fb`) or several; decode it from the raw URL, since a
-  // router may decode %2F before matching.
-  const pathname = new URL(c.req.url).pathname;
-  const marker = "/streams/";
-  const encoded = pathname.slice(pathname.indexOf(marker, pathname.indexOf(SUBSCRIPTIONS_PATH) + SUBSCRIPTIONS_PATH.length) + marker.length);
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(encoded);
-  } catch {
-    return rejection(subscriptionError("invalid", "the stream path is not valid percent-encoding"));
-  }
+  // The stream path as the entry decoded it (`manual%2Fb` and `manual/b` are the same path).
+  const decoded = subscriptionTarget(c).stream ?? "";
   const path = parseStreamPath(decoded);
   if (!path.ok) return rejection(path.error);
   const meta = metaOf(c);
@@ -216,7 +211,7 @@ subscriptionRoutes.post("/subscriptions/:id/callback", (c) => acknowledgeRoute(c
 subscriptionRoutes.post("/subscriptions/:id/ack", (c) => acknowledgeRoute(c, "ack"));
 
 async function acknowledgeRoute(c: Ctx, kind: "callback" | "ack"): Promise<Response> {
-  const id = parseSubscriptionId(c.req.param("id"));
+  const id = parseSubscriptionId(subscriptionTarget(c).id);
   if (!id.ok) return rejection(id.error);
   const body = await jsonBody(c);
   if (!body.ok) return rejection(body.error);
@@ -232,7 +227,7 @@ async function acknowledgeRoute(c: Ctx, kind: "callback" | "ack"): Promise<Respo
 }
 
 subscriptionRoutes.post("/subscriptions/:id/claim", async (c) => {
-  const id = parseSubscriptionId(c.req.param("id"));
+  const id = parseSubscriptionId(subscriptionTarget(c).id);
   if (!id.ok) return rejection(id.error);
   const body = await jsonBody(c);
   if (!body.ok) return rejection(body.error);
@@ -243,7 +238,7 @@ subscriptionRoutes.post("/subscriptions/:id/claim", async (c) => {
 });
 
 subscriptionRoutes.post("/subscriptions/:id/release", async (c) => {
-  const id = parseSubscriptionId(c.req.param("id"));
+  const id = parseSubscriptionId(subscriptionTarget(c).id);
   if (!id.ok) return rejection(id.error);
   const body = await jsonBody(c);
   if (!body.ok) return rejection(body.error);

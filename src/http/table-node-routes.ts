@@ -9,7 +9,8 @@ import { parseAppendRequest } from "../core/protocol/append.ts";
 import { HEADER, QUERY } from "../core/protocol/headers.ts";
 import { parseOffsetParam } from "../core/protocol/offsets.ts";
 import { parseCursorParam, parseReadMode } from "../core/protocol/read.ts";
-import { parseBucketPath } from "../core/tables/bucket-paths.ts";
+import { checkBucketTarget, type BucketTarget } from "../core/tables/bucket-paths.ts";
+import { pathBelowNode } from "./request-target.ts";
 import type { NodeContext } from "../node/node-context.ts";
 import { readStream } from "../node/read-path.ts";
 import { errorReply, type Reply } from "../node/replies.ts";
@@ -19,12 +20,13 @@ import { lookupBucket, prefixBucket } from "../node/table-read-path.ts";
 import { writeBucket } from "../node/table-write-path.ts";
 import { errorResponse, readBody, toResponse } from "./responses.ts";
 
-export const TABLE_PATH_PREFIX = "/v1/table/";
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-export async function tableNodeRequest(ctx: NodeContext, request: Request, url: URL, path: string): Promise<Response> {
-  const parsed = parseBucketPath(path);
+/** A bucket request at its node; `target` is the request's, as the Worker authorized it (request-target.ts). */
+export async function tableNodeRequest(ctx: NodeContext, request: Request, url: URL, target: BucketTarget): Promise<Response> {
+  const parsed = checkBucketTarget(target);
   if (parsed === null) return errorResponse(domainError("not_found", "no such table route (a node serves /v1/table/<name>[/p/<partition>]/bucket/<i>/...)"));
+  const path = pathBelowNode(target);
   const address: BucketAddress = { table: parsed.table, partition: parsed.partition, bucket: parsed.bucket, pathAndQuery: `${path}${url.search}` };
   const answer = (reply: Reply): Response => toResponse(reply, false, url);
   if (parsed.op === "changelog") {

@@ -6,12 +6,13 @@
 import { workerLog } from "../log/logger.ts";
 import { domainError } from "../core/errors.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
-import { STREAM_PATH_PREFIX } from "../core/protocol/headers.ts";
-import { parseStreamName } from "../core/protocol/stream-name.ts";
+import type { RequestTarget } from "../core/protocol/request-target.ts";
+import { checkStreamName } from "../core/protocol/stream-name.ts";
 import { refusalError, routeStream, type RoutingMode } from "../core/routing.ts";
 import { type Env, metaLogClient, streamNodeClient } from "../env.ts";
 import { errorResponse, readBeforeRedirect, redirectResponse } from "../http/responses.ts";
 import { preflightResponse } from "../http/security-headers.ts";
+import { targetOf, targetOfUrl } from "../http/request-target.ts";
 import { edgeLimits } from "../core/edge-limits.ts";
 import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import { ViewCache, type LookupSource } from "./view-cache.ts";
@@ -23,7 +24,6 @@ const MAX_FORWARD_HOPS = 4;
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 /** A refused body is read and dropped up to this multiple of the limit (as the nodes do), then cancelled. */
 const DRAIN_LIMIT_FACTOR = 4;
-const NODE_PATH = /^\/n\/([^/]+)\//;
 
 interface RouterSettings {
   readonly nodeIds: readonly string[];
@@ -87,7 +87,8 @@ export async function routeRequest(env: Env, request: Request, deps?: RouterDeps
   const { cache, lookup: source } = deps ?? defaultRouterDeps(env, settings);
   await wakeNodes(env, settings.nodeIds);
   const url = new URL(request.url);
-  const name = parseStreamName(url.pathname.slice(STREAM_PATH_PREFIX.length));
+  const target = targetOf(request);
+  const name = checkStreamName(target.kind === "stream" ? target.name : "");
   // A bad name is the local node's to refuse (400), with the same checks as everywhere.
   if (!name.ok) return toNode(env, settings.localNodeId, request);
 
@@ -158,14 +159,14 @@ async function forward(env: Env, settings: RouterSettings, firstNodeId: string, 
 /** The node a `<origin>/n/<node-id>/...` Location names, when it is one of ours. */
 function nodeOfLocation(location: string | null, nodeIds: readonly string[]): string | null {
   if (location === null) return null;
-  let path: string;
+  let target: RequestTarget;
   try {
-    path = new URL(location).pathname;
+    target = targetOfUrl(new URL(location));
   } catch {
     return null;
   }
-  const id = NODE_PATH.exec(path)?.[1];
-  return id !== undefined && nodeIds.includes(decodeURIComponent(id)) ? decodeURIComponent(id) : null;
+  const id = "node" in target ? target.node : null;
+  return id !== null && nodeIds.includes(id) ? id : null;
 }
 
 /** A node that cannot start (object store or metadata log unreachable) answers 503, never a bare 500. */

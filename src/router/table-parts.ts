@@ -10,6 +10,7 @@ import { bucketPath } from "../core/tables/bucket-paths.ts";
 import { bucketIdText, type BucketId } from "../core/tables/requests.ts";
 import { type Env } from "../env.ts";
 import { toNode } from "./router.ts";
+import { AUTHORIZED_HEADER } from "../http/request-target.ts";
 
 /** Parts sent at once: a write to a 1,024-bucket table goes out in rounds. */
 const MAX_PARTS_IN_FLIGHT = 32;
@@ -70,8 +71,10 @@ function failed(id: BucketId, error: DomainError): PartAnswer {
 /** The headers a part carries: the caller's authorization (checked again at the node) and JSON. */
 function partHeaders(headers: Headers): Headers {
   const out = new Headers({ "content-type": "application/json" });
-  const authorization = headers.get("authorization");
-  if (authorization !== null) out.set("authorization", authorization);
+  for (const name of ["authorization", AUTHORIZED_HEADER]) {
+    const value = headers.get(name);
+    if (value !== null) out.set(name, value);
+  }
   return out;
 }
 

@@ -12,7 +12,9 @@ import { formatOffset } from "../core/protocol/offsets.ts";
 import type { JsonValue } from "../core/meta/json.ts";
 import { compareDefinitions, definitionJson, isPlainObject, parseTableDefinition, parseTableName, type TableDefinition } from "../core/tables/definition.ts";
 import { bucketIdText } from "../core/tables/requests.ts";
-import { parseBucketPath } from "../core/tables/bucket-paths.ts";
+import { checkBucketTarget } from "../core/tables/bucket-paths.ts";
+import { formatTarget } from "../core/protocol/request-target.ts";
+import { pathBelowNode, targetOf } from "../http/request-target.ts";
 import { validateRow } from "../core/tables/rows.ts";
 import { type Env, metaLogClient, streamNodeClient } from "../env.ts";
 import { errorResponse } from "../http/responses.ts";
@@ -49,7 +51,8 @@ export function tableRoutes(): Hono<{ Bindings: Env }> {
 }
 
 async function withName(c: Ctx, handle: (name: string) => Promise<Response>): Promise<Response> {
-  const name = parseTableName(c.req.param("name") ?? "");
+  const target = targetOf(c.req.raw);
+  const name = parseTableName("table" in target ? target.table : "");
   if (!name.ok) return errorResponse(name.error);
   await wakeNodes(c.env);
   return handle(name.value);
@@ -274,10 +277,11 @@ async function dropTable(c: Ctx, name: string): Promise<Response> {
  */
 async function toLeader(c: Ctx, name: string): Promise<Response> {
   const url = new URL(c.req.url);
-  const path = parseBucketPath(url.pathname);
+  const target = targetOf(c.req.raw);
+  const path = target.kind === "bucket" ? checkBucketTarget(target) : null;
   const table = await cachedTable(c.env, name);
   const leader = path === null ? undefined : bucketsById(table).get(bucketIdText(path))?.leaderNode?.id;
   const nodeId = leader ?? routerSettings(c.env).localNodeId;
-  const target = new Request(`${url.origin}/n/${encodeURIComponent(nodeId)}${url.pathname}${url.search}`, c.req.raw);
-  return toNode(c.env, nodeId, target);
+  const atNode = target.kind === "bucket" ? formatTarget({ ...target, node: nodeId }) : `/n/${encodeURIComponent(nodeId)}${pathBelowNode(target)}`;
+  return toNode(c.env, nodeId, new Request(`${url.origin}${atNode}${url.search}`, c.req.raw));
 }

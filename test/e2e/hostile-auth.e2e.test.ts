@@ -456,17 +456,23 @@ describe("subscriptions are bound to the prefixes of the token that made them", 
     expectUnauthorized(await call(service, subscriptionPath(ownedId)));
   });
 
-  test("another token whose prefixes do not cover the subscription cannot see it, delete it, claim it or change its streams", async () => {
-    const refusals = [
-      await call(service, subscriptionPath(ownedId), { token: stranger.token }),
-      await call(service, subscriptionPath(ownedId), { method: "DELETE", token: stranger.token }),
-      await call(service, subscriptionPath(ownedId, "/claim"), { method: "POST", token: stranger.token, headers: { "content-type": "application/json" }, body: JSON.stringify({ worker: "w" }) }),
-      await call(service, subscriptionPath(ownedId, "/streams"), { method: "POST", token: stranger.token, headers: { "content-type": "application/json" }, body: JSON.stringify({ streams: ["other/x"] }) }),
-      await call(service, subscriptionPath(ownedId, "/streams/au%2Fsub%2Fa"), { method: "DELETE", token: stranger.token }),
+  test("another token whose prefixes do not cover the subscription cannot see it, delete it, claim it or change its streams, and learns nothing: each is answered as for an id that does not exist", async () => {
+    const json = { "content-type": "application/json" };
+    const attempts = (id: string): Promise<Answer>[] => [
+      call(service, subscriptionPath(id), { token: stranger.token }),
+      call(service, subscriptionPath(id), { method: "DELETE", token: stranger.token }),
+      call(service, subscriptionPath(id, "/claim"), { method: "POST", token: stranger.token, headers: json, body: JSON.stringify({ worker: "w" }) }),
+      call(service, subscriptionPath(id, "/streams"), { method: "POST", token: stranger.token, headers: json, body: JSON.stringify({ streams: ["other/x"] }) }),
+      call(service, subscriptionPath(id, "/streams/au%2Fsub%2Fa"), { method: "DELETE", token: stranger.token }),
     ];
-    for (const answer of refusals) expect([403, 404], `${answer.url}: ${answer.text}`).toContain(answer.status);
+    const probed = await Promise.all(attempts(ownedId));
+    const unknown = await Promise.all(attempts(`${ownedId}-none`));
+    const seen = (answers: Answer[], id: string): [number, string][] => answers.map((answer) => [answer.status, answer.text.replaceAll(id, "<id>")]);
+    expect(seen(probed, ownedId)).toEqual(seen(unknown, `${ownedId}-none`));
+    for (const answer of probed) expect(answer.text).not.toContain("au/sub");
     const still = await call(service, subscriptionPath(ownedId), { token: subscriber.token });
     expect(still.status, still.text).toBe(200);
+    expect(still.text).toContain("au/sub/");
   });
 
   test("the owner cannot add a stream outside its prefixes to its own subscription (403)", async () => {

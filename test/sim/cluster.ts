@@ -9,6 +9,7 @@
 //   Durable Object resets itself; it is restarted by a later step.
 // A heartbeat loop per incarnation mirrors the Durable Object's alarm: heartbeat (a `stale_epoch` answer
 // aborts the incarnation) and compaction when due.
+import { fromWorker } from "../support/from-worker.ts";
 import { MemoryTabletStorage } from "../../src/node/memory-tablet-storage.ts";
 import type { Hono } from "hono";
 import { streamRoutes } from "../../src/http/stream-routes.ts";
@@ -231,7 +232,7 @@ export class SimCluster {
       const answer = async (): Promise<Response> => {
         if (inc.state === "starting" && !(await inc.started)) throw new Error(`${inc.label} failed to start`);
         if (inc.app === null || inc.ended) throw new Error(`connection to ${inc.label} reset`);
-        return inc.app.fetch(request);
+        return inc.app.fetch(fromWorker(request));
       };
       answer().then(
         (response) => {

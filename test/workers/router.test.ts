@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
 import { metaLogClient, type Env } from "../../src/env.ts";
 import { closeOwnership } from "../../src/node/ownership.ts";
-import { routeRequest, toNodeAddress, type RouterDeps } from "../../src/router/router.ts";
+import { routeRequest, toNodeAddress, type RouterDeps } from "./router-as-worker.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";
 
 const baseEnv = env as unknown as Env;

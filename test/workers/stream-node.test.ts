@@ -2,6 +2,7 @@
 // (S3_ENDPOINT=memory://workers): an append is acknowledged only after its WAL object landed; a restart
 // (every Durable Object aborted) replays every acknowledged append at its offset, with producer state,
 // Stream-Seq, closure, deletion and forks; a long-poll waiting at the tail is woken by an append.
+import { fromWorker } from "../support/from-worker.ts";
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -28,7 +29,7 @@ async function call(
   path: string,
   init: { body?: string | Uint8Array; headers?: Record<string, string> } = {},
 ): Promise<Response> {
-  return stub.fetch(`${ORIGIN}/v1/stream/${path}`, { method, ...init });
+  return stub.fetch(fromWorker(new Request(`${ORIGIN}/v1/stream/${path}`, { method, ...init })));
 }
 
 async function text(response: Response): Promise<string> {

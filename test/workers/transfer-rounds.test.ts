@@ -4,7 +4,7 @@
 // append is lost or duplicated, offsets continue without a gap, and each reader sees every byte once, in
 // order. Appends carry an idempotent producer, so a retry after an unclear answer cannot add a duplicate.
 import { describe, expect, it } from "vitest";
-import { routeRequest, toNodeAddress, type RouterDeps } from "../../src/router/router.ts";
+import { routeRequest, toNodeAddress, type RouterDeps } from "./router-as-worker.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";
 import { eventually } from "../support/eventually.ts";
 import { begin, createOn, e, meta, NODES, openedBy, ORIGIN } from "./transfer-support.ts";

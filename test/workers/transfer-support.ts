@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
 import { metaLogClient, type Env } from "../../src/env.ts";
-import { toNodeAddress } from "../../src/router/router.ts";
+import { toNodeAddress } from "./router-as-worker.ts";
 import { eventually } from "../support/eventually.ts";
 
 const baseEnv = env as unknown as Env;

@@ -11,7 +11,7 @@ import type { StreamLookup } from "../../src/core/meta/view.ts";
 import { adoptStream } from "../../src/node/adopt.ts";
 import { handOff } from "../../src/node/hand-off.ts";
 import type { WakeReason } from "../../src/waits/keyed-waiters.ts";
-import { routeRequest, toNodeAddress, type RouterDeps } from "../../src/router/router.ts";
+import { routeRequest, toNodeAddress, type RouterDeps } from "./router-as-worker.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";
 import { eventually, stillPending } from "../support/eventually.ts";
 import { begin, call, createOn, e, follow, meta, openedBy, ORIGIN, pauseWatcher, record, stub, TEXT } from "./transfer-support.ts";

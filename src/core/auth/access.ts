@@ -76,6 +76,14 @@ export function decideAccess(input: AccessInput): AccessDecision {
   return { ok: true, claims }; // AC7
 }
 
+/**
+ * Whether every need of a request, as the node reads it, is one the Worker authorized (same operation, same
+ * name): the node's defence against acting on anything but what was checked.
+ */
+export function coveredByAuthorized(authorized: readonly AccessNeed[], needs: readonly AccessNeed[]): boolean {
+  return needs.every((need) => authorized.some((granted) => granted.op === need.op && granted.stream === need.stream));
+}
+
 export function coversStream(prefixes: readonly string[], stream: string): boolean {
   return prefixes.some((prefix) => stream.startsWith(prefix));
 }

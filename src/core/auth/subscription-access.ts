@@ -17,6 +17,7 @@
 // Every row but AS5 needs `subscribe` granted even when the subscription does not exist, so a token
 // without it learns nothing about which ids exist.
 import { parsePattern, parseStreamPath } from "../subscriptions/paths.ts";
+import type { RequestTarget } from "../protocol/request-target.ts";
 import type { AccessNeed } from "./access.ts";
 
 export type SubscriptionRoute =
@@ -33,16 +34,14 @@ export interface SubscriptionScope {
   readonly wakeStream: string | null;
 }
 
-/** Which row of AS a `__ds` request is, from its method and the path after `/v1/stream/__ds/`. */
-export function subscriptionRoute(method: string, rest: string): SubscriptionRoute {
-  if (rest === "jwks.json") return { kind: "own_token" };
-  const match = /^subscriptions\/([^/]+)(?:\/(.*))?$/.exec(rest);
-  if (match === null) return { kind: "other" };
-  const id = match[1] ?? "";
-  const tail = match[2];
-  if (tail === undefined) return method === "PUT" ? { kind: "put", id } : { kind: "about", id };
-  if (tail === "callback" || tail === "ack" || tail === "release") return { kind: "own_token" };
-  if (tail === "streams" && method === "POST") return { kind: "add_streams", id };
+/** Which row of AS a `__ds` request is, from its method and its target (request-target.ts). */
+export function subscriptionRoute(method: string, target: RequestTarget): SubscriptionRoute {
+  if (target.kind === "jwks") return { kind: "own_token" };
+  if (target.kind !== "subscription") return { kind: "other" };
+  const { id, action } = target;
+  if (action === "callback" || action === "ack" || action === "release") return { kind: "own_token" };
+  if (action === "config" && method === "PUT") return { kind: "put", id };
+  if (action === "streams" && method === "POST") return { kind: "add_streams", id };
   return { kind: "about", id };
 }
 

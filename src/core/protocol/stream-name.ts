@@ -22,6 +22,11 @@ export function parseStreamName(rawPathAfterPrefix: string): Parsed<string> {
   } catch {
     return fail("invalid", "stream name has malformed percent-encoding");
   }
+  return checkStreamName(name);
+}
+
+/** The same checks on a name already decoded (a request target's, src/core/protocol/request-target.ts). */
+export function checkStreamName(name: string): Parsed<string> {
   if (name === "") return fail("invalid", "stream name must not be empty");
   if (name.length > MAX_STREAM_NAME_LENGTH) {
     return fail("invalid", `stream name must be at most ${MAX_STREAM_NAME_LENGTH} characters`);

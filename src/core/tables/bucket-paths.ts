@@ -6,6 +6,9 @@ import { parsePartitionKey } from "./bucketing.ts";
 import { MAX_BUCKETS, parseTableName } from "./definition.ts";
 import { parseCanonicalUint } from "../protocol/parsed.ts";
 import type { BucketId } from "./requests.ts";
+import type { RequestTarget } from "../protocol/request-target.ts";
+
+export type BucketTarget = Extract<RequestTarget, { kind: "bucket" }>;
 
 /** What a bucket path addresses: the table, the bucket and the operation. */
 export interface BucketPath extends BucketId {
@@ -32,6 +35,15 @@ export function parseBucketPath(path: string): BucketPath | null {
   if (!table.ok || bucket === null || bucket >= MAX_BUCKETS) return null;
   if (match[2] !== undefined && partition === null) return null;
   return { table: table.value, partition, bucket, op: match[4]! };
+}
+
+/** A bucket request's target (request-target.ts) checked as parseBucketPath checks a path: the same rules. */
+export function checkBucketTarget(target: BucketTarget): BucketPath | null {
+  const table = parseTableName(target.table);
+  const partition = target.partition === null ? null : parsePartitionKey(target.partition);
+  if (!table.ok || target.bucket >= MAX_BUCKETS) return null;
+  if (target.partition !== null && partition === null) return null;
+  return { table: table.value, partition, bucket: target.bucket, op: target.op };
 }
 
 function decodeSegment(text: string): string | null {

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { patternLiteralStart, scopeOfBody, subscriptionNeeds, subscriptionRoute } from "../../../src/core/auth/subscription-access.ts";
 import { matchesPattern } from "../../../src/core/subscriptions/paths.ts";
+import { parseRequestTarget } from "../../../src/core/protocol/request-target.ts";
 
 describe("table AS: routes", () => {
   test.each([
@@ -18,7 +19,10 @@ describe("table AS: routes", () => {
     ["POST", "subscriptions/s1/release", { kind: "own_token" }],
     ["GET", "jwks.json", { kind: "own_token" }],
     ["GET", "elsewhere", { kind: "other" }],
-  ] as const)("%s %s", (method, rest, route) => expect(subscriptionRoute(method, rest)).toEqual(route));
+  ] as const)("%s %s", (method, rest, route) => {
+    const target = parseRequestTarget(`/v1/stream/__ds/${rest}`);
+    expect(target.ok && subscriptionRoute(method, target.value)).toEqual(route);
+  });
 });
 
 describe("needs", () => {

@@ -3,6 +3,7 @@
 // would to its address `/n/<id>`. Nodes restart at a new epoch and can crash: a crashed incarnation's
 // every later store and metadata call hangs for ever (a dead process), while what it already sent may
 // still land, which is exactly what fencing has to survive.
+import { fromWorker } from "../../support/from-worker.ts";
 import { ViewCache } from "../../../src/router/view-cache.ts";
 import { streamRoutes } from "../../../src/http/stream-routes.ts";
 import { NodeRuntime, type NodeMetaPort } from "../../../src/node/node-runtime.ts";
@@ -98,7 +99,7 @@ export class TestCluster {
       },
     });
     const app = streamRoutes(() => runtime.ctx);
-    const fetch = async (request: Request): Promise<Response> => (gate.crashed ? never<Response>() : app.fetch(request));
+    const fetch = async (request: Request): Promise<Response> => (gate.crashed ? never<Response>() : app.fetch(fromWorker(request)));
     return {
       nodeId,
       runtime,

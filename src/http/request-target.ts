@@ -1,0 +1,71 @@
+// The one parse of each request, in the shells (src/core/protocol/request-target.ts has the rules). The
+// Worker's entry turns every request into its target and re-spells the URL canonically before anything
+// else sees it (enterRequest), so hono, the access check, the router, the table and subscription APIs and
+// the nodes all see one spelling; handlers take the target from targetOf(), never from the URL's path (a
+// lint rule, eslint.config.js). The Worker tells the node what it authorized in AUTHORIZED_HEADER, and the
+// node refuses anything else (authorizedAtNode): a forwarded request is checked twice, on the same value.
+import { coveredByAuthorized, type AccessNeed } from "../core/auth/access.ts";
+import { domainError } from "../core/errors.ts";
+import { formatTarget, parseRequestTarget, type RequestTarget } from "../core/protocol/request-target.ts";
+import type { Parsed } from "../core/protocol/parsed.ts";
+import { fail, ok } from "../core/protocol/parsed.ts";
+
+/** What the Worker authorized for this request (JSON AccessNeed[]); removed from every client request. */
+export const AUTHORIZED_HEADER = "x-mink-authorized";
+
+/** The request re-spelled canonically, without any internal header a client may have sent; 400 for RT1/RT2. */
+export function enterRequest(request: Request): Parsed<Request> {
+  const url = new URL(request.url);
+  const target = parseRequestTarget(url.pathname);
+  if (!target.ok) return target;
+  const canonical = new Request(`${url.origin}${formatTarget(target.value)}${url.search}`, request);
+  canonical.headers.delete(AUTHORIZED_HEADER);
+  return ok(canonical);
+}
+
+/** The target of a request that came through enterRequest (its URL is canonical, so this is the same parse). */
+export function targetOf(request: Request): RequestTarget {
+  return targetOfUrl(new URL(request.url));
+}
+
+/** The target of a canonical URL (a request's, or a Location this deployment wrote). */
+export function targetOfUrl(url: URL): RequestTarget {
+  const parsed = parseRequestTarget(url.pathname);
+  return parsed.ok ? parsed.value : { kind: "unknown", segments: [] };
+}
+
+/** The canonical path of a target without its node address: what a redirect to another node keeps. */
+export function pathBelowNode(target: RequestTarget): string {
+  return "node" in target ? formatTarget({ ...target, node: null }) : formatTarget(target);
+}
+
+/** Marks a request with what the Worker authorized (the node checks its own reading against it). */
+export function markAuthorized(request: Request, needs: readonly AccessNeed[]): void {
+  request.headers.set(AUTHORIZED_HEADER, JSON.stringify(needs));
+}
+
+/**
+ * At the node: the request's target, refused when its URL is not canonical (only the Worker's entry
+ * spells URLs, and it spells them canonically) or when `needsOf(target)` is not what the Worker authorized.
+ */
+export function authorizedAtNode(request: Request, needsOf: (target: RequestTarget) => readonly AccessNeed[]): Parsed<RequestTarget> {
+  const pathname = new URL(request.url).pathname;
+  const target = parseRequestTarget(pathname);
+  if (!target.ok) return target;
+  if (formatTarget(target.value) !== pathname) return fail("invalid", "the request path is not in canonical form", { reason: "ambiguous_path" });
+  const authorized = parseAuthorized(request.headers.get(AUTHORIZED_HEADER));
+  if (authorized === null || !coveredByAuthorized(authorized, needsOf(target.value))) {
+    return { ok: false, error: domainError("forbidden", "the request was not authorized for what it asks of this node") };
+  }
+  return ok(target.value);
+}
+
+function parseAuthorized(value: string | null): AccessNeed[] | null {
+  if (value === null) return null;
+  try {
+    const needs = JSON.parse(value) as unknown;
+    return Array.isArray(needs) ? (needs as AccessNeed[]) : null;
+  } catch {
+    return null;
+  }
+}
