@@ -322,3 +322,31 @@ describe("StreamNode bad input", () => {
     expect(read.headers.get("stream-next-offset")).toBe("0000000000000000_0000000000000002");
   });
 });
+
+describe("StreamNode acts only on what the Worker authorized (docs/access.md, one parse)", () => {
+  const stub = (): DurableObjectStub<StreamNode> => node("authorized");
+  const authorized = (needs: unknown): Record<string, string> => ({ "x-mink-authorized": JSON.stringify(needs), "content-type": "text/plain" });
+
+  it("refuses a request that carries no authorization, and one authorized for another stream or another operation (403), and changes nothing", async () => {
+    expect((await call(stub(), "PUT", "authz/s", { headers: { "content-type": "text/plain" } })).status).toBe(201);
+    const attempts = [
+      stub().fetch(`${ORIGIN}/v1/stream/authz/s`, { method: "POST", headers: { "content-type": "text/plain" }, body: "x" }),
+      stub().fetch(`${ORIGIN}/v1/stream/authz/s`, { method: "POST", headers: authorized([{ op: "append", stream: "authz/other" }]), body: "x" }),
+      stub().fetch(`${ORIGIN}/v1/stream/authz/s`, { method: "POST", headers: authorized([{ op: "read", stream: "authz/s" }]), body: "x" }),
+      stub().fetch(`${ORIGIN}/v1/stream/authz/s`, { method: "DELETE", headers: authorized([{ op: "append", stream: "authz/s" }]) }),
+    ];
+    for (const answer of await Promise.all(attempts)) expect(answer.status).toBe(403);
+    const read = await call(stub(), "GET", "authz/s?offset=-1");
+    expect([read.status, await text(read)]).toEqual([200, ""]);
+  });
+
+  it("refuses a URL that is not spelled canonically (400), even when the authorization matches its meaning", async () => {
+    const answer = await stub().fetch(`${ORIGIN}/v1/stream/authz/%73`, { method: "POST", headers: authorized([{ op: "append", stream: "authz/s" }]), body: "x" });
+    expect(answer.status).toBe(400);
+  });
+
+  it("acts on a request authorized for exactly what it asks", async () => {
+    const answer = await stub().fetch(`${ORIGIN}/v1/stream/authz/s`, { method: "POST", headers: authorized([{ op: "append", stream: "authz/s" }]), body: "y" });
+    expect(answer.status).toBe(204);
+  });
+});
