@@ -169,3 +169,41 @@ describe("one parse: any spelling of a request is refused or decided and served 
     expect(await otherTenantState()).toEqual(before);
   });
 });
+
+describe("the spellings that crossed tenants before one parse (issue 21), each refused and changing nothing", () => {
+  const asTenant = (method: string, path: string, body?: unknown): Promise<Answer> =>
+    call(service, path, { method, token: tenant.token, headers: { "content-type": "application/json" }, body: body === undefined ? null : json(body) });
+  const asReader = (path: string, body: unknown): Promise<Answer> =>
+    call(service, path, { method: "POST", token: tableReader.token, headers: { "content-type": "application/json" }, body: json(body) });
+
+  test("another tenant's subscription through an encoded `__ds`, `subscriptions` or action word: 400; through an encoded id: answered as an unknown id", async () => {
+    const before = await otherTenantState();
+    for (const [method, path, body] of [
+      ["GET", "/v1/stream/%5F%5Fds/subscriptions/sub-b"],
+      ["GET", "/v1/stream/__ds/subscription%73/sub-b"],
+      ["DELETE", "/v1/stream/%5f%5fds/subscriptions/sub-b"],
+      ["POST", "/v1/stream/__ds/subscriptions/sub-b/cl%61im", { worker: "thief" }],
+      ["POST", "/n/node-2/v1/stream/__ds/subscription%73/sub-b/streams", { streams: ["a/s"] }],
+    ] as const) {
+      const answer = await asTenant(method, path, body);
+      expect([answer.status, answer.text], `${method} ${path}`).toEqual([400, expect.stringContaining("ambiguous_path")]);
+    }
+    const encodedId = await asTenant("GET", "/v1/stream/__ds/subscriptions/sub-%62");
+    const unknownId = await asTenant("GET", "/v1/stream/__ds/subscriptions/sub-z");
+    expect([encodedId.status, encodedId.text]).toEqual([unknownId.status, unknownId.text.replace("sub-z", "sub-b")]);
+    expect(encodedId.text).not.toContain("b/s1");
+    expect(await otherTenantState()).toEqual(before);
+  });
+
+  test("a read-only table token writing through `writ%65`, a bucket's `writ%65` or `partition%73`: 400, no row and no partition added", async () => {
+    const before = await otherTenantState();
+    const attempts = [
+      await asReader("/v1/table/tb/writ%65", { ops: [{ upsert: { id: 99, label: "stolen" } }] }),
+      await asReader("/v1/table/tb/bucket/0/writ%65", { ops: [{ upsert: { id: 98, label: "stolen" } }] }),
+      await asReader("/v1/table/tp/partition%73", { value: 6 }),
+      await asReader(`/v1/table/tp/p/${encodeURIComponent(partitionKey)}/bucket/0/%77rite`, { ops: [{ upsert: { day: 5, id: "x", v: 1 } }] }),
+    ];
+    for (const answer of attempts) expect([answer.status, answer.text], answer.url).toEqual([400, expect.stringContaining("ambiguous_path")]);
+    expect(await otherTenantState()).toEqual(before);
+  });
+});
