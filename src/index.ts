@@ -3,10 +3,10 @@ import { workerLog } from ".//log/logger.ts";
 import { Hono, type Context } from "hono";
 import { domainError } from "./core/errors.ts";
 import type { Env } from "./env.ts";
-import { nodeIdsOf, routeRequest, toNodeAddress } from "./router/router.ts";
+import { nodeIdsOf, routeRequest, routerSettings, toNodeAddress } from "./router/router.ts";
 import { metricsResponse } from "./http/admin-metrics.ts";
 import { adminRoutes, requireAdmin } from "./http/admin-routes.ts";
-import { errorResponse } from "./http/responses.ts";
+import { errorResponse, readBeforeRedirect } from "./http/responses.ts";
 import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { streamAccess, subscriptionAccess, tableAccess } from "./http/access.ts";
 import { tableRoutes } from "./router/table-router.ts";
@@ -106,7 +106,11 @@ app.onError((error) => {
 const worker = {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const entered = enterRequest(request);
-    if (!entered.ok) return errorResponse(entered.error);
+    if (!entered.ok) {
+      // Read and dropped first (bounded), so a client still sending sees the 400, not a reset.
+      await readBeforeRedirect(request, routerSettings(env).maxBodyBytes);
+      return errorResponse(entered.error);
+    }
     return app.fetch(entered.value, env, ctx);
   },
 };

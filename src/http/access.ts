@@ -170,17 +170,18 @@ export const subscriptionAccess: MiddlewareHandler<{ Bindings: Env }> = async (c
   if (existing === null || allows(who, subscriptionNeeds(existing))) return next();
   // Another tenant's subscription: answered as an unknown id is, so a token learns nothing of it.
   if (route.kind === "put") return errorResponse(domainError("forbidden", "the token does not cover this subscription", { op: "subscribe" }));
-  return unknownSubscriptionAnswer(route.id, method);
+  const target = targetOf(c.req.raw);
+  return unknownSubscriptionAnswer(route.id, method === "DELETE" && target.kind === "subscription" && target.action === "config");
 };
 
 function allows(who: Presented, needs: readonly AccessNeed[]): boolean {
   return decideAccess({ token: who.token, needs, nowMs: Date.now(), isRevoked: (id) => who.revoked.has(id) }).ok;
 }
 
-/** What the routes answer for an id that does not exist: DELETE is idempotent (204), anything else 404. */
-function unknownSubscriptionAnswer(id: string, method: string): Response {
+/** What the routes answer for an id that does not exist: deleting it is idempotent (204), anything else 404. */
+function unknownSubscriptionAnswer(id: string, deletion: boolean): Response {
   const headers = withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store" }));
-  if (method === "DELETE") return new Response(null, { status: 204, headers });
+  if (deletion) return new Response(null, { status: 204, headers });
   const { status, body } = subscriptionErrorResponse(subscriptionError("not_found", `no subscription ${id}`));
   return new Response(body, { status, headers });
 }

@@ -29,24 +29,68 @@ export interface EffectPorts {
 const WEBHOOK_TIMEOUT_MS = 10_000;
 /** A reply can wake the next generation at once; bound the chain one performer follows. */
 const MAX_CHAINED_STEPS = 8;
+/** Subscriptions whose effects one call performs side by side: a slow receiver holds one lane, not all. */
+const MAX_CONCURRENT_LANES = 16;
+/**
+ * Deliveries in flight to one host from one isolate. A host that never answers (one tenant may aim up to
+ * MAX_SUBSCRIPTIONS webhooks at it) holds at most these; more to it are dropped and logged, and their leases
+ * lapse and redeliver later, so every other tenant's deliveries go on.
+ */
+export const MAX_WEBHOOKS_IN_FLIGHT_PER_HOST = 4;
+const inFlightByHost = new Map<string, number>();
 
-/** Performs every effect (in order, one at a time); never throws. */
+/**
+ * Performs every effect; never throws. The effects of one subscription (or one wake stream) run in order;
+ * different subscriptions run side by side, MAX_CONCURRENT_LANES at a time.
+ */
 export async function performSubscriptionEffects(
   effects: readonly PreparedEffect[],
   ports: EffectPorts,
   depth = 0,
 ): Promise<void> {
+  const lanes = new Map<string, PreparedEffect[]>();
+  for (const effect of effects) {
+    const key = effect.kind === "send_webhook" ? `s:${effect.subscriptionId}` : `w:${effect.stream}`;
+    const lane = lanes.get(key);
+    if (lane === undefined) lanes.set(key, [effect]);
+    else lane.push(effect);
+  }
+  const queue = [...lanes.values()];
+  const worker = async (): Promise<void> => {
+    for (let lane = queue.shift(); lane !== undefined; lane = queue.shift()) await performLane(lane, ports, depth);
+  };
+  await Promise.all(Array.from({ length: Math.min(MAX_CONCURRENT_LANES, queue.length) }, worker));
+}
+
+async function performLane(effects: readonly PreparedEffect[], ports: EffectPorts, depth: number): Promise<void> {
   for (const effect of effects) {
     try {
       if (effect.kind === "append_wake_event") {
         await ports.appendWakeEvent(effect);
         continue;
       }
-      const next = await sendWebhook(effect, ports);
+      const next = await sendWithinHostShare(effect, ports);
       if (next.length > 0 && depth < MAX_CHAINED_STEPS) await performSubscriptionEffects(next, ports, depth + 1);
     } catch (error) {
       workerLog.log("subscription.error", { during: effect.kind }, error);
     }
+  }
+}
+
+async function sendWithinHostShare(effect: Extract<PreparedEffect, { kind: "send_webhook" }>, ports: EffectPorts): Promise<readonly PreparedEffect[]> {
+  const host = new URL(effect.url).host;
+  const inFlight = inFlightByHost.get(host) ?? 0;
+  if (inFlight >= MAX_WEBHOOKS_IN_FLIGHT_PER_HOST) {
+    workerLog.log("subscription.error", { during: "send_webhook", host, reason: "host has the most deliveries in flight; dropped, the lease redelivers" });
+    return [];
+  }
+  inFlightByHost.set(host, inFlight + 1);
+  try {
+    return await sendWebhook(effect, ports);
+  } finally {
+    const left = (inFlightByHost.get(host) ?? 1) - 1;
+    if (left === 0) inFlightByHost.delete(host);
+    else inFlightByHost.set(host, left);
   }
 }
 

@@ -5,7 +5,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WakeRef } from "../../src/core/subscriptions/wire.ts";
 import type { PreparedEffect } from "../../src/ports/meta-log-client.ts";
-import { performSubscriptionEffects } from "../../src/subscriptions/effects.ts";
+import { MAX_WEBHOOKS_IN_FLIGHT_PER_HOST, performSubscriptionEffects } from "../../src/subscriptions/effects.ts";
+import { eventually, NotYet } from "../support/eventually.ts";
 
 const hits: string[] = [];
 let sentBytes = 0;
@@ -80,5 +81,36 @@ describe("webhook delivery", () => {
   it("a reply within the bound that says done acks the wake", async () => {
     expect(await deliver("/done", 1024)).toEqual([{ wakeId: "w", generation: 1 }]);
     expect(await deliver("/done", 900)).toEqual([]);
+  });
+});
+
+describe("webhook delivery is shared fairly between receivers", () => {
+  it("a host that never answers holds at most its share of deliveries, and another tenant's webhook is delivered meanwhile", async () => {
+    const released: (() => void)[] = [];
+    const posted: string[] = [];
+    const fetchPort = (async (input: string | URL | Request): Promise<Response> => {
+      const url = String(input);
+      posted.push(url);
+      if (url.startsWith("https://black-hole.example/")) await new Promise<void>((resolve) => released.push(resolve));
+      return new Response('{"done": true}', { status: 200 });
+    }) as typeof fetch;
+    const effect = (subscriptionId: string, url: string): PreparedEffect => ({ kind: "send_webhook", subscriptionId, wakeId: "w", generation: 1, url, rawBody: "{}", signature: "t=1" });
+    const hostile = Array.from({ length: 12 }, (_, i) => effect(`hostile-${i}`, `https://black-hole.example/${i}`));
+    const replied: string[] = [];
+    const done = performSubscriptionEffects([...hostile, effect("other-tenant", "https://receiver.example/hook")], {
+      appendWakeEvent: () => Promise.reject(new Error("not a pull-wake test")),
+      webhookReplied: (id) => {
+        replied.push(id);
+        return Promise.resolve([]);
+      },
+      fetch: fetchPort,
+    });
+    await eventually(() => {
+      if (!replied.includes("other-tenant")) throw new NotYet("the other tenant's webhook is not delivered yet");
+      return true;
+    });
+    expect(posted.filter((url) => url.startsWith("https://black-hole.example/")).length).toBe(MAX_WEBHOOKS_IN_FLIGHT_PER_HOST);
+    for (const release of released) release();
+    await done;
   });
 });
