@@ -88,8 +88,8 @@ describe("webhook delivery is shared fairly between receivers", () => {
   it("a host that never answers holds at most its share of deliveries, and another tenant's webhook is delivered meanwhile", async () => {
     const released: (() => void)[] = [];
     const posted: string[] = [];
-    const fetchPort = (async (input: string | URL | Request): Promise<Response> => {
-      const url = String(input);
+    const fetchPort = (async (input: string): Promise<Response> => {
+      const url = input;
       posted.push(url);
       if (url.startsWith("https://black-hole.example/")) await new Promise<void>((resolve) => released.push(resolve));
       return new Response('{"done": true}', { status: 200 });
