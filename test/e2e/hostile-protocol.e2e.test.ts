@@ -355,6 +355,17 @@ describe("webhook targets refused at subscription create (no dev flag here)", ()
     "https://[::ffff:10.0.0.1]/hook",
     "https://metadata.google.internal/computeMetadata/v1",
     "http://10.0.0.1/hook",
+    // IPv6 transition forms (WU-H rows of webhook-url.ts): each embeds or reaches an IPv4 address.
+    "https://[2002:7f00:1::1]/hook",
+    "https://[2002:a9fe:a9fe::]/latest/meta-data",
+    "https://[2002:808:808::1]/hook",
+    "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook",
+    "https://[64:ff9b::a00:1]/hook",
+    "https://[64:ff9b::808:808]/hook",
+    "https://[64:ff9b:1::a00:1]/hook",
+    "https://[::ffff:0:a00:1]/hook",
+    "https://[::a00:1]/hook",
+    "https://[::ffff:8.8.8.8]/hook",
   ])("a private or local webhook target (%s) is refused (400)", async (url) => {
     const answer = await subscribe(url);
     expect(answer.status, answer.text).toBe(400);
@@ -379,6 +390,16 @@ describe("active content is served sandboxed, as an attachment", () => {
       expect(answer.headers.get("content-security-policy") ?? "").toMatch(/\bsandbox\b/);
       expect(answer.headers.get("content-disposition") ?? "").toMatch(/^attachment\b/);
       expect(answer.headers.get("x-content-type-options")).toBe("nosniff");
+    },
+  );
+
+  test.each(["text/plain;a=b,text/html", "text/plain, text/html", "text/plain;a=b;,image/svg+xml"])(
+    "CT5: a Content-Type smuggling a second (active) type in its parameters, %s, is refused at create (400) and creates nothing",
+    async (contentType) => {
+      const name = `pr/smuggled-${contentType.replace(/[^a-z]/gi, "-")}-${run}`;
+      const answer = await call(service, streamPath(name), { method: "PUT", token: full.token, headers: { "content-type": contentType }, body: "<script>x</script>" });
+      expectRefusal(answer, 400, "invalid");
+      expect((await headOf(name)).status).toBe(404);
     },
   );
 
