@@ -136,14 +136,14 @@ function classifyIpv4([a, b, c]: readonly [number, number, number, number]): Hos
 /**
  * Table WU-H: IPv6 ranges that are not plain public unicast. Transition forms embed or reach an IPv4
  * address through a relay or translator the URL check cannot see past, so each is refused: as the class of
- * the IPv4 address it embeds when that is not public (a loopback stays loopback for the development flag),
- * else as `reserved` (a public IPv4 address is reachable as itself, without the translation).
+ * the IPv4 address it embeds when that is not public (a mapped loopback stays loopback for the development
+ * flag), else as `reserved` (a public IPv4 address is reachable as itself, without the translation).
  * | row   | range                                            | class                                   |
  * | WU-H1 | ::1                                              | loopback                                |
  * | WU-H2 | ::                                               | unspecified                             |
  * | WU-H3 | ::ffff:0:0/96 IPv4-mapped, ::ffff:0:0:0/96 IPv4-translated | embedded IPv4's class, public → reserved |
- * | WU-H4 | 64:ff9b::/96 NAT64, 64:ff9b:1::/48 local NAT64   | embedded IPv4's class (last 32 bits), public → reserved |
- * | WU-H5 | 2002::/16 6to4                                   | embedded IPv4's class (bits 16-47), public → reserved |
+ * | WU-H4 | 64:ff9b::/96 NAT64, 64:ff9b:1::/48 local NAT64   | embedded IPv4's class (last 32 bits), public or loopback → reserved |
+ * | WU-H5 | 2002::/16 6to4                                   | embedded IPv4's class (bits 16-47), public or loopback → reserved |
  * | WU-H6 | 2001::/23 IETF protocol assignments: Teredo 2001::/32, benchmarking, ORCHID | reserved  |
  * | WU-H7 | ::/96 IPv4-compatible (deprecated), the rest of ::/8, 100::/8 (discard 100::/64) | reserved |
  * | WU-H8 | fc00::/7 unique local, fec0::/10 site-local      | private                                 |
@@ -161,8 +161,9 @@ function classifyIpv6(groups: readonly number[]): HostClass {
   const mapped = zero(0, 1, 2, 3, 4) && g(5) === 0xffff;
   const translated = zero(0, 1, 2, 3, 5) && g(4) === 0xffff;
   const nat64 = g(0) === 0x64 && g(1) === 0xff9b && (zero(2, 3, 4, 5) || g(2) === 1);
-  if (mapped || translated || nat64) return embeddedClass(v4At(6));
-  if (g(0) === 0x2002) return embeddedClass(v4At(1));
+  if (mapped || translated) return embeddedClass(v4At(6));
+  if (nat64) return relayedClass(v4At(6));
+  if (g(0) === 0x2002) return relayedClass(v4At(1));
   return classifyIpv6Prefix(g(0), g(1));
 }
 
@@ -170,6 +171,16 @@ function classifyIpv6(groups: readonly number[]): HostClass {
 function embeddedClass(v4: readonly [number, number, number, number]): HostClass {
   const embedded = classifyIpv4(v4);
   return embedded === "public" ? "reserved" : embedded;
+}
+
+/**
+ * A form sent through a relay or translator (NAT64, 6to4): as `embeddedClass`, but an embedded loopback is
+ * `reserved`, not `loopback`: it is some translator's loopback, never this machine's, so the development
+ * flag must not let it through.
+ */
+function relayedClass(v4: readonly [number, number, number, number]): HostClass {
+  const embedded = embeddedClass(v4);
+  return embedded === "loopback" ? "reserved" : embedded;
 }
 
 /** WU-H6..WU-H12: the class of an IPv6 address that embeds no IPv4 address, by its first 32 bits. */
