@@ -186,6 +186,25 @@ describe("huge headers and deep JSON: a 4xx or an acknowledgement, never a 5xx o
   });
 });
 
+describe("deep JSON in a table's json column: 400 naming the limit, never a retryable 503", () => {
+  test("R7: a json value 1,000 or 1,000,000 levels deep is 400 invalid naming MAX_JSON_VALUE_DEPTH, and the table takes rows after it", async () => {
+    const tables = await mint(service, ["__ds/table/"], OPS);
+    const table = `deep${run}`;
+    const definition = { columns: [{ name: "id", type: "string" }, { name: "doc", type: "json" }], primaryKey: ["id"], buckets: 1 };
+    const write = (doc: string): Promise<Answer> =>
+      call(service, `/v1/table/${table}/write`, { method: "POST", token: tables.token, headers: { "content-type": "application/json" }, body: `{"ops":[{"upsert":{"id":"a","doc":${doc}}}]}` });
+    const created = await call(service, `/v1/table/${table}`, { method: "PUT", token: tables.token, headers: { "content-type": "application/json" }, body: JSON.stringify(definition) });
+    expect(created.status, created.text).toBe(201);
+    for (const depth of [1_000, 1_000_000]) {
+      const deep = await write("[".repeat(depth) + "]".repeat(depth));
+      expectRefusal(deep, 400, "invalid");
+      expect(deep.text, `${depth} levels`).toContain("MAX_JSON_VALUE_DEPTH");
+    }
+    const shallow = await write('{"a":[1,2]}');
+    expect(shallow.status, shallow.text).toBe(200);
+  });
+});
+
 describe("large messages, then a read from the start: one bounded page per response", () => {
   test("four JSON messages of 6 MiB (each larger than a 4 MiB read page): every response holds one message, the node does not reset", async () => {
     const name = `pr/large-${run}`;
