@@ -45,7 +45,7 @@ describe("a refused request's body", () => {
   it("is read to its end but not kept: of an 8 MiB body in 64 KiB chunks, no earlier chunk is alive when the last arrives", async () => {
     const count = MAX_BODY_BYTES / CHUNK_BYTES;
     const body = watchedBody(count);
-    const request = new Request("http://mink.test/v1/stream/a", { method: "POST", body: body.stream, duplex: "half" } as RequestInit);
+    const request = new Request("http://mink.test/v1/stream/a", { method: "POST", body: body.stream, duplex: "half" });
     expect(await readBeforeRedirect(request, MAX_BODY_BYTES)).toBeNull();
     expect(body.pulledBytes()).toBe(MAX_BODY_BYTES);
     expect(body.keptBeforeLast(), "chunks still held by the reader when the last one came").toBeLessThanOrEqual(1);
@@ -53,7 +53,7 @@ describe("a refused request's body", () => {
 
   it("over the limit it is still a 413, after reading past the limit", async () => {
     const body = watchedBody(4);
-    const request = new Request("http://mink.test/v1/stream/a", { method: "POST", body: body.stream, duplex: "half" } as RequestInit);
+    const request = new Request("http://mink.test/v1/stream/a", { method: "POST", body: body.stream, duplex: "half" });
     const answer = await readBeforeRedirect(request, CHUNK_BYTES);
     expect(answer?.status).toBe(413);
     expect(body.pulledBytes()).toBeGreaterThan(CHUNK_BYTES);
