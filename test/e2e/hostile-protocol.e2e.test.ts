@@ -319,7 +319,9 @@ describe("bad offsets, names, paths and methods: 4xx, and no way out of the toke
 
   // (CONNECT never reaches the Worker either: workerd answers 500 "Incoming CONNECT on a worker not supported".)
   test.each(["TRACE"])("method %s (raw HTTP) is a 4xx, never a 5xx or an echo", async (method) => {
-    const path = streamPath(name);
+    // At the owner's address: the router would answer a stream placed elsewhere with its 307 first (raw
+    // HTTP follows none), so which node a table or stream created earlier in the suite landed on must not matter.
+    const path = streamPath(name, await ownerOf(service, name));
     const answer = await rawCall(service, method, path, { authorization: `Bearer ${full.token}` });
     expect(answer.status, answer.text).toBeGreaterThanOrEqual(400);
     expect(answer.status, answer.text).toBeLessThan(500);
