@@ -39,9 +39,9 @@ export async function readBody<T>(c: Context<AdminEnv>, schema: z.ZodType<T>): P
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return { ok: false, error: domainError("invalid", `the body is not JSON: ${reason}`) };
+  } catch {
+    // The parser's message is an exception's text: the answer says what is wrong, not how it was found.
+    return { ok: false, error: domainError("invalid", "the body is not JSON") };
   }
   const checked = schema.safeParse(parsed);
   if (!checked.success) return { ok: false, error: domainError("invalid", `invalid body: ${describeIssues(checked.error, "body")}`) };

@@ -4,21 +4,24 @@
 import type { DomainError } from "../core/errors.ts";
 import { domainError } from "../core/errors.ts";
 import type { Reply } from "../node/replies.ts";
-import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
+import { declaredLength, discardAtMost, readAtMost } from "../subscriptions/bounded-read.ts";
 import { errorResponseParts } from "./error-table.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 import { pathBelowNode, targetOfUrl } from "./request-target.ts";
 
 
 /**
- * Before a 307 the request body is read to its end (and dropped): answering while the client is still
- * sending makes it see a reset connection instead of the redirect. A body over the limit gets its 413
- * here instead, without the hop. Null: go on with the redirect.
+ * Before a 307 or a refusal the request body is read to its end and dropped chunk by chunk, never held:
+ * answering while the client is still sending makes it see a reset connection instead of the answer. A
+ * body over the limit gets its 413 here instead, without the hop. Null: go on with the answer.
  */
 export async function readBeforeRedirect(request: Request, maxBytes: number): Promise<Response | null> {
   if (request.body === null) return null;
-  const body = await readBody(request, maxBytes);
-  return "code" in body ? errorResponse(body) : null;
+  const read = await discardAtMost(request.body, maxBytes, {
+    declaredBytes: declaredLength(request.headers),
+    drainBytes: maxBytes * DRAIN_LIMIT_FACTOR,
+  });
+  return read.ok ? null : errorResponse(tooLarge(maxBytes));
 }
 
 /**
@@ -34,7 +37,11 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
     declaredBytes: declaredLength(request.headers),
     drainBytes: maxBytes * DRAIN_LIMIT_FACTOR,
   });
-  return read.ok ? read.bytes : domainError("too_large", "the request body is over the size limit", { maxBytes });
+  return read.ok ? read.bytes : tooLarge(maxBytes);
+}
+
+function tooLarge(maxBytes: number): DomainError {
+  return domainError("too_large", "the request body is over the size limit", { maxBytes });
 }
 
 export function toResponse(result: Reply, head: boolean, url: URL): Response {

@@ -35,12 +35,15 @@ export function unavailable(message: string, details?: DomainError["details"]): 
   return domainError("unavailable", message, details);
 }
 
-/** A WAL or metadata failure as the domain error the client sees (503, retry). */
+/**
+ * A WAL or metadata failure as the domain error the client sees (503, retry). The message is fixed: the
+ * error's own text (an object key, the store's error code and message, a WAL sequence) is for the log,
+ * where the caller that stops on it writes it (stopServing), never for the answer.
+ */
 export function asDomainError(error: unknown): DomainError {
   if (typeof error === "object" && error !== null && "code" in error && error.code === "fenced") {
     return domainError("fenced", "this node's WAL chain was sealed; retry");
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return unavailable(`the node could not complete the request: ${message}`);
+  return unavailable("the node could not complete the request; retry");
 }
 

@@ -47,6 +47,35 @@ export async function readAtMost(
   return { ok: true, bytes };
 }
 
+/**
+ * Reads a body to its end and keeps none of it (a request answered without it: a refusal, a redirect):
+ * each chunk is dropped as soon as it is counted. Ok while the body fits in `maxBytes`; past it (or a
+ * declared length past it), reads and drops up to `drainBytes` more, then cancels the rest.
+ */
+export async function discardAtMost(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  options: { readonly declaredBytes?: number | null; readonly drainBytes?: number } = {},
+): Promise<{ readonly ok: boolean; readonly readBytes: number }> {
+  if (body === null) return { ok: true, readBytes: 0 };
+  const reader = body.getReader();
+  const declared = options.declaredBytes;
+  if (declared !== undefined && declared !== null && declared > maxBytes) {
+    await drain(reader, options.drainBytes ?? 0);
+    return { ok: false, readBytes: 0 };
+  }
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { ok: true, readBytes: total };
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await drain(reader, options.drainBytes ?? 0);
+      return { ok: false, readBytes: total };
+    }
+  }
+}
+
 /** A Content-Length header as a number of bytes, or null when absent or not a length. */
 export function declaredLength(headers: Headers): number | null {
   const raw = headers.get("content-length");

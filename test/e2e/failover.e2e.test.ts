@@ -161,6 +161,39 @@ describe("failover with three nodes and short leases", () => {
     await stopAndCheck(writers);
   }, 180_000);
 
+  test("the admin API while a node is crashed: every endpoint answers, 2xx or 503 with Retry-After, and none drops the connection", async () => {
+    if (crashed === null) throw new Error("the crash test did not run");
+    const { victim, owned } = crashed;
+    const endpoints: [string, string, unknown?][] = [
+      ["GET", "/admin/nodes"],
+      ["GET", "/admin/streams"],
+      ["GET", `/admin/streams/${owned[0]}`],
+      ["GET", "/admin/tables"],
+      ["GET", "/admin/series"],
+      ["GET", "/metrics"],
+      ["GET", "/admin/transfers"],
+      ["GET", `/admin/nodes/${victim}/drain`],
+      ["POST", "/admin/rebalance", { dryRun: true }],
+      ["GET", "/admin/faults"],
+      ["GET", "/admin/health"],
+      ["GET", "/admin/tokens"],
+    ];
+    for (const [method, path, body] of endpoints) {
+      // A dropped connection makes fetch reject: the test fails there, naming the endpoint.
+      const response = await fetch(`${service.baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${service.adminToken}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(20_000),
+      }).catch((error: unknown) => {
+        throw new Error(`${method} ${path} while ${victim} is crashed: no answer (${String(error)})`);
+      });
+      const text = await response.text();
+      if (response.status === 503) expect(response.headers.get("retry-after"), `${method} ${path}: ${text}`).not.toBeNull();
+      else expect(response.status, `${method} ${path}: ${text}`).toBeLessThan(300);
+    }
+  }, 60_000);
+
   test("a dead node that comes back: healed, it returns at a new epoch, owns nothing that moved, and redirects to the new owners", async () => {
     if (crashed === null) throw new Error("the crash test did not run");
     const { victim, owned, epoch } = crashed;

@@ -149,8 +149,8 @@ describe("webhook targets with the loopback development flag on", () => {
     expect(answer.status, answer.text).toBe(400);
   });
 
-  test.each(["https://10.1.2.3/hook", "https://169.254.169.254/latest/meta-data/", "http://169.254.169.254/latest/meta-data/", "https://[::ffff:169.254.169.254]/x", "http://0x7f.1:9/hook"])(
-    "private and metadata addresses stay refused with the loopback flag on, except loopback itself: %s",
+  test.each(["https://10.1.2.3/hook", "https://169.254.169.254/latest/meta-data/", "http://169.254.169.254/latest/meta-data/", "https://[::ffff:169.254.169.254]/x", "http://0x7f.1:9/hook", "https://[2002:7f00:1::]:9/hook", "http://[64:ff9b::7f00:1]:9/hook", "https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook", "https://[64:ff9b:1::a9fe:a9fe]/x"])(
+    "private, metadata and IPv6 transition (6to4, NAT64, Teredo: table WU-H) addresses stay refused with the loopback flag on, except loopback itself: %s",
     async (url) => {
       const n = ++subscriptions;
       const answer = await call(service, `/v1/stream/__ds/subscriptions/priv-${n}`, {

@@ -94,6 +94,26 @@ describe("node tier: tables", () => {
     expect(body.error.details).toMatchObject({ table: "t", bucket: 2, leader: leader.nodeId, leaderAddr: `http://127.0.0.1:8787/n/${leader.nodeId}` });
   });
 
+  it("R7: a json value 100,000 levels deep is a 400 naming MAX_JSON_VALUE_DEPTH, not a retryable 503, and writes nothing", async () => {
+    const definition = { columns: [{ name: "id", type: "string" }, { name: "doc", type: "json", nullable: true }], primaryKey: ["id"], buckets: 1 };
+    const w = await tableWorld({
+      definition,
+      setUp: async (a, recorded) => {
+        expect(await a.runtime.createTable("t", recorded, 1)).toEqual({ ok: true, created: true });
+      },
+    });
+    const { node } = leaderOf(w, 0);
+    const depth = 100_000;
+    // Sent as text: the test's own JSON.stringify would overflow the stack on such a value.
+    const body = `{"ops":[{"upsert":{"id":"deep","doc":${"[".repeat(depth)}${"]".repeat(depth)}}}]}`;
+    const response = await node.fetch(new Request(`http://mink.test/n/${node.nodeId}/v1/table/t/bucket/0/write`, { method: "POST", headers: { "content-type": "application/json" }, body }));
+    const text = await response.text();
+    expect(response.status, text).toBe(400);
+    expect(JSON.parse(text)).toMatchObject({ error: { code: "invalid", retryable: false, details: { field: "doc" } } });
+    expect(text).toContain("MAX_JSON_VALUE_DEPTH");
+    expect(await lookup(node, 0, ["deep"])).toEqual([null]);
+  });
+
   it("an op of another bucket is refused whole at a bucket-addressed write", async () => {
     const w = await world();
     const { node } = leaderOf(w, 0);

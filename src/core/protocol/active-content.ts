@@ -10,6 +10,12 @@
 // | ACT2 | image/svg+xml, text/xml, application/xml, any `+xml`, text/xsl | yes |
 // | ACT3 | JavaScript and ECMAScript, every spelling (text/, application/, x-) | yes |
 // | ACT4 | everything else (text/plain, application/json, octet-stream, ...) | no |
+// | ACT5 | an active type anywhere in the value (`text/plain;a=b,text/html`, in a parameter too) | yes |
+//
+// ACT5 is the second guard: a value listing several types is refused at create (table CT,
+// content-type.ts), but a browser takes the last type of a comma-separated list, so a stream stored before
+// that rule must not escape the sandbox. Every `type/subtype` in the value is judged: a false match only
+// sandboxes one more stream, a missed one lets a page run.
 
 const ACTIVE_TYPES = new Set([
   "text/html",
@@ -32,8 +38,11 @@ export const ACTIVE_CONTENT_HEADERS: Readonly<Record<string, string>> = {
   "content-disposition": "attachment",
 };
 
+const TYPE_SUBTYPE = /[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+/gi;
+
 export function isActiveContentType(contentType: string): boolean {
-  const semicolon = contentType.indexOf(";");
-  const type = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
-  return ACTIVE_TYPES.has(type) || type.endsWith("+xml");
+  return (contentType.match(TYPE_SUBTYPE) ?? []).some((found) => {
+    const type = found.toLowerCase();
+    return ACTIVE_TYPES.has(type) || type.endsWith("+xml");
+  });
 }

@@ -125,29 +125,74 @@ function classifyIpv4([a, b, c]: readonly [number, number, number, number]): Hos
   if (a >= 224 && a <= 239) return "multicast";
   const documentation =
     (a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113);
-  const special = (a === 192 && b === 0 && c === 0) || (a === 198 && (b === 18 || b === 19)); // IETF, benchmarking
+  // IETF protocol assignments, the 6to4 relay anycast 192.88.99.0/24, benchmarking.
+  const special = (a === 192 && b === 0 && c === 0) || (a === 192 && b === 88 && c === 99) || (a === 198 && (b === 18 || b === 19));
   if (a >= 240 || special || documentation) {
     return "reserved";
   }
   return "public";
 }
 
+/**
+ * Table WU-H: IPv6 ranges that are not plain public unicast. Transition forms embed or reach an IPv4
+ * address through a relay or translator the URL check cannot see past, so each is refused: as the class of
+ * the IPv4 address it embeds when that is not public (a mapped loopback stays loopback for the development
+ * flag), else as `reserved` (a public IPv4 address is reachable as itself, without the translation).
+ * | row   | range                                            | class                                   |
+ * | WU-H1 | ::1                                              | loopback                                |
+ * | WU-H2 | ::                                               | unspecified                             |
+ * | WU-H3 | ::ffff:0:0/96 IPv4-mapped, ::ffff:0:0:0/96 IPv4-translated | embedded IPv4's class, public → reserved |
+ * | WU-H4 | 64:ff9b::/96 NAT64, 64:ff9b:1::/48 local NAT64   | embedded IPv4's class (last 32 bits), public or loopback → reserved |
+ * | WU-H5 | 2002::/16 6to4                                   | embedded IPv4's class (bits 16-47), public or loopback → reserved |
+ * | WU-H6 | 2001::/23 IETF protocol assignments: Teredo 2001::/32, benchmarking, ORCHID | reserved  |
+ * | WU-H7 | ::/96 IPv4-compatible (deprecated), the rest of ::/8, 100::/8 (discard 100::/64) | reserved |
+ * | WU-H8 | fc00::/7 unique local, fec0::/10 site-local      | private                                 |
+ * | WU-H9 | fe80::/10                                        | link_local                              |
+ * | WU-H10 | ff00::/8                                        | multicast                               |
+ * | WU-H11 | 2001:db8::/32, 3fff::/20 documentation, 5f00::/16 SRv6 | reserved                          |
+ * | WU-H12 | everything else                                 | public                                  |
+ */
 function classifyIpv6(groups: readonly number[]): HostClass {
   const g = (i: number): number => groups[i] ?? 0;
-  const firstSixZero = [0, 1, 2, 3, 4, 5].every((i) => g(i) === 0);
-  if (firstSixZero && g(6) === 0 && g(7) === 1) return "loopback";
+  const zero = (...indexes: number[]): boolean => indexes.every((i) => g(i) === 0);
+  if (zero(0, 1, 2, 3, 4, 5, 6) && g(7) === 1) return "loopback";
   if (groups.every((x) => x === 0)) return "unspecified";
-  const embeddedV4 = (): [number, number, number, number] => [g(6) >> 8, g(6) & 0xff, g(7) >> 8, g(7) & 0xff];
-  // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) reach the IPv4 address they embed.
-  if ([0, 1, 2, 3, 4].every((i) => g(i) === 0) && g(5) === 0xffff) return classifyIpv4(embeddedV4());
-  if (g(0) === 0x64 && g(1) === 0xff9b && [2, 3, 4, 5].every((i) => g(i) === 0)) return classifyIpv4(embeddedV4());
-  if (firstSixZero) return "reserved"; // IPv4-compatible, deprecated
-  const first = g(0);
+  const v4At = (i: number): [number, number, number, number] => [g(i) >> 8, g(i) & 0xff, g(i + 1) >> 8, g(i + 1) & 0xff];
+  const mapped = zero(0, 1, 2, 3, 4) && g(5) === 0xffff;
+  const translated = zero(0, 1, 2, 3, 5) && g(4) === 0xffff;
+  const nat64 = g(0) === 0x64 && g(1) === 0xff9b && (zero(2, 3, 4, 5) || g(2) === 1);
+  if (mapped || translated) return embeddedClass(v4At(6));
+  if (nat64) return relayedClass(v4At(6));
+  if (g(0) === 0x2002) return relayedClass(v4At(1));
+  return classifyIpv6Prefix(g(0), g(1));
+}
+
+/** A transition form's class: its embedded IPv4 address's, or `reserved` when that one is public. */
+function embeddedClass(v4: readonly [number, number, number, number]): HostClass {
+  const embedded = classifyIpv4(v4);
+  return embedded === "public" ? "reserved" : embedded;
+}
+
+/**
+ * A form sent through a relay or translator (NAT64, 6to4): as `embeddedClass`, but an embedded loopback is
+ * `reserved`, not `loopback`: it is some translator's loopback, never this machine's, so the development
+ * flag must not let it through.
+ */
+function relayedClass(v4: readonly [number, number, number, number]): HostClass {
+  const embedded = embeddedClass(v4);
+  return embedded === "loopback" ? "reserved" : embedded;
+}
+
+/** WU-H6..WU-H12: the class of an IPv6 address that embeds no IPv4 address, by its first 32 bits. */
+function classifyIpv6Prefix(first: number, second: number): HostClass {
+  if (first < 0x0200) return "reserved"; // ::/8 (IPv4-compatible and the rest) and 100::/8 (discard), IETF-reserved
+  if (first === 0x2001 && second < 0x0200) return "reserved"; // 2001::/23: Teredo, benchmarking, ORCHID
   if ((first & 0xfe00) === 0xfc00) return "private"; // unique local fc00::/7
   if ((first & 0xffc0) === 0xfe80) return "link_local";
   if ((first & 0xffc0) === 0xfec0) return "private"; // site-local, deprecated
   if ((first & 0xff00) === 0xff00) return "multicast";
-  if (first === 0x2001 && g(1) === 0x0db8) return "reserved"; // documentation
+  if (first === 0x2001 && second === 0x0db8) return "reserved"; // documentation
+  if ((first === 0x3fff && second < 0x1000) || first === 0x5f00) return "reserved"; // documentation 3fff::/20, SRv6 SIDs
   return "public";
 }
 

@@ -1,6 +1,7 @@
 // Rows (rows R1..R9 of docs/tables.md): a row object checked against its table's definition, returned in
 // canonical form (every column, definition order, a missing nullable column as null), and the key tuples
 // it carries.
+import { nestsDeeperThan } from "../json-depth.ts";
 import { fail, ok, type Parsed } from "../protocol/parsed.ts";
 import { isPlainObject, type ColumnDefinition, type TableDefinition } from "./definition.ts";
 import type { KeyValue } from "./key-encoding.ts";
@@ -13,6 +14,8 @@ export const MAX_KEY_STRING_LENGTH = 512;
 export const MAX_PARTITION_STRING_LENGTH = 128;
 /** Largest json value, as the length of its JSON text in code units. */
 export const MAX_JSON_VALUE_LENGTH = 65_536;
+/** Deepest json value, in levels of arrays and objects: checked before anything walks it recursively. */
+export const MAX_JSON_VALUE_DEPTH = 64;
 
 type RowValue = JsonValue;
 type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -72,6 +75,7 @@ function checkValue(column: ColumnDefinition, value: unknown, maxStringLength: n
     case "bool":
       return typeof value === "boolean" ? null : "must be true or false";
     case "json":
+      if (nestsDeeperThan(value, MAX_JSON_VALUE_DEPTH)) return `must nest at most ${MAX_JSON_VALUE_DEPTH} levels deep (MAX_JSON_VALUE_DEPTH)`;
       return JSON.stringify(value).length > MAX_JSON_VALUE_LENGTH
         ? `must be at most ${MAX_JSON_VALUE_LENGTH} characters of JSON`
         : null;

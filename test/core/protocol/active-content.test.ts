@@ -14,4 +14,8 @@ describe("table ACT", () => {
   test.each(["text/plain", "application/json", "application/octet-stream", "text/event-stream", "image/png", "text/css"])("ACT4: %s is not", (type) =>
     expect(isActiveContentType(type)).toBe(false),
   );
+  test.each(["text/plain;a=b,text/html", "text/plain, image/svg+xml", 'text/plain; a="x,text/javascript"', "application/json,application/xhtml+xml;q=1"])(
+    "ACT5: %s lists an active type and is active",
+    (type) => expect(isActiveContentType(type)).toBe(true),
+  );
 });

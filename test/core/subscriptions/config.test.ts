@@ -98,7 +98,7 @@ describe("subscription configuration", () => {
     ["https://[fd12:3456::1]/", "private"],
     ["https://[::ffff:10.1.2.3]/", "private"],
     ["https://[::ffff:169.254.1.1]/", "link_local"],
-    ["https://[64:ff9b::7f00:1]/", "loopback"],
+    ["https://[64:ff9b::7f00:1]/", "reserved"],
     ["https://[ff02::1]/", "multicast"],
     ["https://printer.local/", "local_name"],
     ["https://intranet/", "local_name"],

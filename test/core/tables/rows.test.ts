@@ -5,6 +5,7 @@ import { parseTableDefinition, type TableDefinition } from "../../../src/core/ta
 import { encodeKey, type KeyValue } from "../../../src/core/tables/key-encoding.ts";
 import {
   bucketKeyOf,
+  MAX_JSON_VALUE_DEPTH,
   MAX_JSON_VALUE_LENGTH,
   MAX_KEY_STRING_LENGTH,
   MAX_PARTITION_STRING_LENGTH,
@@ -90,6 +91,16 @@ describe("rows", () => {
     const justFits = "d".repeat(MAX_JSON_VALUE_LENGTH - 2);
     expect(validateRow(table, { ...good, doc: justFits }).ok).toBe(true);
     expect(field({ ...good, doc: `${justFits}d` })).toBe("doc");
+  });
+
+  test("R7: a json value nesting deeper than MAX_JSON_VALUE_DEPTH is invalid, naming the limit, even a million levels deep", () => {
+    const nested = (depth: number): unknown => JSON.parse("[".repeat(depth) + "]".repeat(depth));
+    expect(validateRow(table, { ...good, doc: nested(MAX_JSON_VALUE_DEPTH) }).ok).toBe(true);
+    for (const depth of [MAX_JSON_VALUE_DEPTH + 1, 1_000_000]) {
+      const result = validateRow(table, { ...good, doc: nested(depth) });
+      expect(result).toMatchObject({ ok: false, error: { code: "invalid", details: { field: "doc" } } });
+      if (!result.ok) expect(result.error.message).toContain("MAX_JSON_VALUE_DEPTH");
+    }
   });
 
   test("R8: the checked row has every column in definition order, missing nullable ones as null", () => {
