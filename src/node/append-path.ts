@@ -89,6 +89,7 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
       tailPositionBytes: decided.tail,
       producers: decided.producers,
       lastStreamSeq: decided.lastStreamSeq,
+      maxJsonMessages: ctx.settings.maxJsonMessages,
       producerLimits: {
         maxProducers: ctx.settings.maxProducersPerStream,
         idleMs: ctx.settings.producerIdleMs,
