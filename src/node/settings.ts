@@ -42,6 +42,8 @@ export interface NodeSettings {
   readonly maxBodyBytesInFlight: number;
   /** Messages one JSON create or append may hold (MAX_JSON_MESSAGES); more: 413. */
   readonly maxJsonMessages: number;
+  /** Bytes of every producer table of the node together (MAX_NODE_PRODUCER_BYTES); a new id past it: 429. */
+  readonly maxNodeProducerBytes: number;
   /** How long one WAL object may take to land, retries included (WAL_BATCH_DEADLINE_MS); then its appends get 503. */
   readonly walBatchDeadlineMs: number;
   /** How much of a webhook receiver's reply a webhook sent from this node reads (WEBHOOK_MAX_REPLY_BYTES). */
@@ -73,6 +75,8 @@ const DEFAULT_SETTINGS: NodeSettings = {
   // One MAX_BODY_BYTES body, or several smaller ones: each held byte costs up to ~5 copies (docs/limits.md).
   maxBodyBytesInFlight: 8 * 1024 * 1024,
   maxJsonMessages: 100_000,
+  // About 3,500 producers of 1 KiB ids, or 25,000 of 8-byte ids (producerBytes).
+  maxNodeProducerBytes: 4 * 1024 * 1024,
   walBatchDeadlineMs: 10_000,
   webhookMaxReplyBytes: 65_536,
   tableSnapshotBytes: 16 * 1024 * 1024,
@@ -115,6 +119,8 @@ export interface SettingsVars {
   MAX_BODY_BYTES_IN_FLIGHT?: string;
   /** Messages in one JSON create or append (default 100000); more gets 413. */
   MAX_JSON_MESSAGES?: string;
+  /** Bytes of every producer table of a node together (default 4 MiB); a new producer id beyond it gets 429. */
+  MAX_NODE_PRODUCER_BYTES?: string;
   /** How much of a webhook reply is read (bytes; default 65536); the rest is dropped. */
   WEBHOOK_MAX_REPLY_BYTES?: string;
   /** Changelog bytes after which a primary-key bucket is snapshotted (default 16 MiB). */
@@ -153,6 +159,7 @@ function boundSettings(vars: SettingsVars): Pick<
   | "walBatchDeadlineMs"
   | "maxBodyBytesInFlight"
   | "maxJsonMessages"
+  | "maxNodeProducerBytes"
 > {
   const d = DEFAULT_SETTINGS;
   return {
@@ -166,6 +173,7 @@ function boundSettings(vars: SettingsVars): Pick<
     walBatchDeadlineMs: positiveInt(vars.WAL_BATCH_DEADLINE_MS, "WAL_BATCH_DEADLINE_MS", d.walBatchDeadlineMs),
     maxBodyBytesInFlight: positiveInt(vars.MAX_BODY_BYTES_IN_FLIGHT, "MAX_BODY_BYTES_IN_FLIGHT", d.maxBodyBytesInFlight),
     maxJsonMessages: positiveInt(vars.MAX_JSON_MESSAGES, "MAX_JSON_MESSAGES", d.maxJsonMessages),
+    maxNodeProducerBytes: positiveInt(vars.MAX_NODE_PRODUCER_BYTES, "MAX_NODE_PRODUCER_BYTES", d.maxNodeProducerBytes),
   };
 }
 
