@@ -10,7 +10,7 @@ import type { MetaState, StreamRecord } from "./state.ts";
 import type { TableRecord } from "./table-records.ts";
 
 /** A stream's name and configuration, in UTF-8 bytes. */
-export function streamMetaBytes(record: Pick<StreamRecord, "name" | "config">): number {
+function streamMetaBytes(record: Pick<StreamRecord, "name" | "config">): number {
   return utf8Length(record.name) + utf8Length(JSON.stringify(record.config));
 }
 
@@ -18,7 +18,7 @@ export function streamMetaBytes(record: Pick<StreamRecord, "name" | "config">): 
 const definitionBytes = new WeakMap<object, number>();
 
 /** A table's definition (its bucket streams are counted as streams), in UTF-8 bytes. */
-export function tableMetaBytes(table: TableRecord): number {
+function tableMetaBytes(table: TableRecord): number {
   const definition = table.definition;
   if (typeof definition !== "object" || definition === null) return utf8Length(JSON.stringify(definition));
   const known = definitionBytes.get(definition);
