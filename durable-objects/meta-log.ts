@@ -238,6 +238,8 @@ export class MetaLog extends DurableObject<Env> {
       coordinatorEpoch: state.lease?.coordinatorEpoch ?? 0,
       takeoversPending: [...state.nodes.values()].filter((node) => node.dead !== undefined).length,
       ...this.log.failoverCounts,
+      metaBytes: this.log.metaBytesHeld,
+      subscriptionBytes: this.subscriptions.heldBytes,
       log: this.store.logStats(),
       snapshot: this.store.snapshotInfo(),
     };
