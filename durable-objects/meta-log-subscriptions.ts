@@ -15,6 +15,7 @@ import {
   addExplicitStreams,
   checkAddedLinks,
   checkBookBytes,
+  checkRecordGrowth,
   checkConfigStreams,
   checkRecordSize,
   checkSubscriptionCount,
@@ -365,16 +366,16 @@ export class MetaLogSubscriptions {
   }
 
   /**
-   * Makes `record` the entry's state and writes its row, unless it is the same state, or its JSON is over
+   * Makes `record` the entry's state and writes its row, unless it is the same state, or its JSON grows past
    * the row bound (too_large) or would grow the book past MAX_SUBSCRIPTION_BOOK_BYTES (limit_reached): then
    * nothing changes and the caller answers the error.
    */
   private commit(entry: Entry, record: SubscriptionRecord): SubscriptionError | null {
     if (record === entry.record) return null;
     const text = JSON.stringify(record);
-    const tooLarge = checkRecordSize(text.length);
-    if (tooLarge !== null) return tooLarge;
     const bytes = recordBytes(text);
+    const tooLarge = checkRecordGrowth(entry.bytes, bytes, text.length);
+    if (tooLarge !== null) return tooLarge;
     const full = checkBookBytes(this.bookBytes, entry.bytes, bytes, this.limits.maxSubscriptionBookBytes);
     if (full !== null) return full;
     this.bookBytes += bytes - entry.bytes;

@@ -78,6 +78,15 @@ export function checkBookBytes(heldBytes: number, oldBytes: number, newBytes: nu
   });
 }
 
+/**
+ * A changed record whose JSON grows from `oldBytes` to `newBytes` (`newChars` characters): over the row bound
+ * only when it grows. A record written under an earlier, larger bound (it was 1.5 MB) still takes the acks,
+ * removals and lease steps that do not grow it; its row stays under SQLite's 2 MB, as it was.
+ */
+export function checkRecordGrowth(oldBytes: number, newBytes: number, newChars: number): SubscriptionError | null {
+  return newBytes <= oldBytes ? null : checkRecordSize(newChars);
+}
+
 /** What a record's JSON counts toward MAX_SUBSCRIPTION_BOOK_BYTES: its UTF-8 bytes (at least V8's bytes for it). */
 export function recordBytes(serialized: string): number {
   return utf8Length(serialized);
