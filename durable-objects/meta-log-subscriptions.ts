@@ -14,6 +14,8 @@ import {
   ackWake,
   addExplicitStreams,
   checkAddedLinks,
+  checkBookBytes,
+  checkRecordGrowth,
   checkConfigStreams,
   checkRecordSize,
   checkSubscriptionCount,
@@ -23,6 +25,7 @@ import {
   nextDeadlineMs,
   onStreamAppend,
   onWebhookReply,
+  recordBytes,
   releaseWake,
   removeExplicitStream,
   settleLease,
@@ -57,6 +60,8 @@ import {
 interface Entry {
   record: SubscriptionRecord;
   readonly origin: string;
+  /** recordBytes of the record's row: what it counts toward MAX_SUBSCRIPTION_BOOK_BYTES. */
+  bytes: number;
 }
 
 const TOKEN_BYTES = 32;
@@ -75,6 +80,8 @@ function notFound(id: string): SubscriptionError {
 
 export class MetaLogSubscriptions {
   private readonly entries = new Map<string, Entry>();
+  /** The sum of the entries' bytes (MAX_SUBSCRIPTION_BOOK_BYTES). */
+  private bookBytes = 0;
   /**
    * Bumped on every create and delete: lets a node's cache tell that the set changed. Starts at the clock so
    * a restarted MetaLog never answers a version a node already holds for the old set.
@@ -109,8 +116,15 @@ export class MetaLogSubscriptions {
       created_at_ms INTEGER NOT NULL
     )`);
     for (const row of sql.exec<{ id: string; record: string; origin: string }>("SELECT id, record, origin FROM meta_subscription")) {
-      this.entries.set(row.id, { record: JSON.parse(row.record) as SubscriptionRecord, origin: row.origin });
+      const bytes = recordBytes(row.record);
+      this.entries.set(row.id, { record: JSON.parse(row.record) as SubscriptionRecord, origin: row.origin, bytes });
+      this.bookBytes += bytes;
     }
+  }
+
+  /** recordBytes of every record together (MAX_SUBSCRIPTION_BOOK_BYTES): for stats and tests. */
+  get heldBytes(): number {
+    return this.bookBytes;
   }
 
   /** Subscriptions that exist now (cheap: in memory). */
@@ -137,10 +151,12 @@ export class MetaLogSubscriptions {
       // tails, and asking every node for them would make a PUT as slow as the slowest node.
       const record = newSubscription(id, config, Date.now(), []);
       const text = JSON.stringify(record);
-      const tooLarge = checkRecordSize(text.length);
+      const bytes = recordBytes(text);
+      const tooLarge = checkRecordSize(text.length) ?? checkBookBytes(this.bookBytes, 0, bytes, this.limits.maxSubscriptionBookBytes);
       if (tooLarge !== null) return { ok: false, error: tooLarge, effects: [] };
-      entry = { record, origin };
+      entry = { record, origin, bytes };
       this.entries.set(id, entry);
+      this.bookBytes += bytes;
       this.writeText(entry, text);
       await this.bumpVersion();
     }
@@ -156,7 +172,10 @@ export class MetaLogSubscriptions {
 
   /** DELETE: 204 whether or not it existed. */
   delete(id: string): void {
-    if (!this.entries.delete(id)) return;
+    const entry = this.entries.get(id);
+    if (entry === undefined) return;
+    this.entries.delete(id);
+    this.bookBytes -= entry.bytes;
     this.sql.exec("DELETE FROM meta_subscription WHERE id = ?", id);
     // No wait: a node that has not heard yet only reports appends nobody follows.
     this.setVersion += 1;
@@ -347,14 +366,20 @@ export class MetaLogSubscriptions {
   }
 
   /**
-   * Makes `record` the entry's state and writes its row, unless it is the same state, or its JSON is over
-   * the row bound (then nothing changes and the caller answers too_large).
+   * Makes `record` the entry's state and writes its row, unless it is the same state, or its JSON grows past
+   * the row bound (too_large) or would grow the book past MAX_SUBSCRIPTION_BOOK_BYTES (limit_reached): then
+   * nothing changes and the caller answers the error.
    */
   private commit(entry: Entry, record: SubscriptionRecord): SubscriptionError | null {
     if (record === entry.record) return null;
     const text = JSON.stringify(record);
-    const tooLarge = checkRecordSize(text.length);
+    const bytes = recordBytes(text);
+    const tooLarge = checkRecordGrowth(entry.bytes, bytes, text.length);
     if (tooLarge !== null) return tooLarge;
+    const full = checkBookBytes(this.bookBytes, entry.bytes, bytes, this.limits.maxSubscriptionBookBytes);
+    if (full !== null) return full;
+    this.bookBytes += bytes - entry.bytes;
+    entry.bytes = bytes;
     entry.record = record;
     this.writeText(entry, text);
     return null;

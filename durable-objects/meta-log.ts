@@ -69,9 +69,10 @@ import type { RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-cl
 export interface MetaLogTuning extends MetaLogTimings, AdmissionLimits {
   /** MAX_STREAMS (table AD); tests lower it on a running log. */
   maxStreams: number;
-  /** MAX_SUBSCRIPTIONS and MAX_SUBSCRIPTION_STREAMS (src/core/subscriptions/limits.ts). */
+  /** MAX_SUBSCRIPTIONS, MAX_SUBSCRIPTION_STREAMS and MAX_SUBSCRIPTION_BOOK_BYTES (src/core/subscriptions/limits.ts). */
   maxSubscriptions: number;
   maxSubscriptionStreams: number;
+  maxSubscriptionBookBytes: number;
   /** Snapshot once this many entries were appended since the last snapshot. */
   snapshotEveryEntries: number;
   /** Entries kept after a snapshot so watchers a little behind get a delta instead of a full view. */
@@ -84,6 +85,7 @@ const DEFAULT_TUNING: MetaLogTuning = {
   ...DEFAULT_ADMISSION,
   maxSubscriptions: DEFAULT_EDGE_LIMITS.maxSubscriptions,
   maxSubscriptionStreams: DEFAULT_EDGE_LIMITS.maxSubscriptionStreams,
+  maxSubscriptionBookBytes: DEFAULT_EDGE_LIMITS.maxSubscriptionBookBytes,
   snapshotEveryEntries: 1000,
   watchRetainEntries: 1000,
   snapshotChunkBytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
@@ -116,8 +118,10 @@ export class MetaLog extends DurableObject<Env> {
       ...DEFAULT_TUNING,
       leaseTtlMs: leaseTtlMs(env),
       maxStreams: limits.maxStreams,
+      maxMetaBytes: limits.maxMetaBytes,
       maxSubscriptions: limits.maxSubscriptions,
       maxSubscriptionStreams: limits.maxSubscriptionStreams,
+      maxSubscriptionBookBytes: limits.maxSubscriptionBookBytes,
     };
     this.store = new MetaLogStore(ctx.storage.sql, this.tuning.snapshotChunkBytes);
     // SQLite calls are synchronous: the whole load happens before any request is delivered.
@@ -234,6 +238,8 @@ export class MetaLog extends DurableObject<Env> {
       coordinatorEpoch: state.lease?.coordinatorEpoch ?? 0,
       takeoversPending: [...state.nodes.values()].filter((node) => node.dead !== undefined).length,
       ...this.log.failoverCounts,
+      metaBytes: this.log.metaBytesHeld,
+      subscriptionBytes: this.subscriptions.heldBytes,
       log: this.store.logStats(),
       snapshot: this.store.snapshotInfo(),
     };

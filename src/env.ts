@@ -40,12 +40,16 @@ export interface Env extends SettingsVars {
   // Bounds: Worker and MetaLog. Read by src/core/edge-limits.ts; docs/limits.md.
   /** How long the router trusts a "no such stream" lookup (ms; default 1000; 0 = not cached). */
   NEGATIVE_CACHE_TTL_MS?: string;
-  /** Streams registered at once (default 100000); a create beyond it is 429 limit_reached. */
+  /** Streams registered at once (default 50000); a create beyond it is 429 limit_reached. */
   MAX_STREAMS?: string;
+  /** UTF-8 bytes of stream names, configurations and table definitions (default 8 MiB); beyond it 429 limit_reached. */
+  MAX_META_BYTES?: string;
   /** Subscriptions per deployment (default 10000); a new one beyond it is 429 LIMIT_REACHED. */
   MAX_SUBSCRIPTIONS?: string;
   /** Stream links per subscription (default 1000). */
   MAX_SUBSCRIPTION_STREAMS?: string;
+  /** Characters of all subscription records together (default 8 MiB); beyond it 429 LIMIT_REACHED. */
+  MAX_SUBSCRIPTION_BOOK_BYTES?: string;
   /** Acks in one callback or ack request (default 1000); more is 413 PAYLOAD_TOO_LARGE. */
   MAX_ACKS_PER_REQUEST?: string;
   /** Largest `__ds` request body in bytes (default 65536); larger is 413 PAYLOAD_TOO_LARGE before parsing. */

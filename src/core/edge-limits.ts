@@ -6,8 +6,10 @@
 export interface EdgeLimitVars {
   readonly NEGATIVE_CACHE_TTL_MS?: string;
   readonly MAX_STREAMS?: string;
+  readonly MAX_META_BYTES?: string;
   readonly MAX_SUBSCRIPTIONS?: string;
   readonly MAX_SUBSCRIPTION_STREAMS?: string;
+  readonly MAX_SUBSCRIPTION_BOOK_BYTES?: string;
   readonly MAX_ACKS_PER_REQUEST?: string;
   readonly MAX_DS_BODY_BYTES?: string;
   readonly WEBHOOK_MAX_REPLY_BYTES?: string;
@@ -19,10 +21,14 @@ export interface EdgeLimits {
   readonly negativeCacheTtlMs: number;
   /** Streams registered in the metadata log at once (creates beyond it: limit_reached). */
   readonly maxStreams: number;
+  /** UTF-8 bytes of stream names, configurations and table definitions in the metadata log (creates beyond it: limit_reached). */
+  readonly maxMetaBytes: number;
   /** Subscriptions per deployment. */
   readonly maxSubscriptions: number;
   /** Stream links per subscription (explicit and pattern-matched). */
   readonly maxSubscriptionStreams: number;
+  /** Characters (JSON) of all subscription records together. */
+  readonly maxSubscriptionBookBytes: number;
   /** Acks in one callback or ack request. */
   readonly maxAcksPerRequest: number;
   /** A `__ds` request body, in bytes. */
@@ -35,10 +41,13 @@ export interface EdgeLimits {
 
 export const DEFAULT_EDGE_LIMITS: EdgeLimits = {
   negativeCacheTtlMs: 1_000,
-  // The MetaLog is one Durable Object: about 200,000 stream records fit its snapshot; half leaves room.
-  maxStreams: 100_000,
+  // The MetaLog is one Durable Object with a 64 MB memory budget (docs/limits.md, "Memory budgets"):
+  // 50,000 records at ~340 B, and the clients' strings in a budget of their own.
+  maxStreams: 50_000,
+  maxMetaBytes: 8 * 1024 * 1024,
   maxSubscriptions: 10_000,
   maxSubscriptionStreams: 1_000,
+  maxSubscriptionBookBytes: 8 * 1024 * 1024,
   maxAcksPerRequest: 1_000,
   maxDsBodyBytes: 64 * 1024,
   webhookMaxReplyBytes: 64 * 1024,
@@ -60,8 +69,10 @@ export function edgeLimits(vars: EdgeLimitVars): { readonly limits: EdgeLimits; 
     limits: {
       negativeCacheTtlMs: int(vars.NEGATIVE_CACHE_TTL_MS, "NEGATIVE_CACHE_TTL_MS", d.negativeCacheTtlMs, 0),
       maxStreams: int(vars.MAX_STREAMS, "MAX_STREAMS", d.maxStreams, 1),
+      maxMetaBytes: int(vars.MAX_META_BYTES, "MAX_META_BYTES", d.maxMetaBytes, 1),
       maxSubscriptions: int(vars.MAX_SUBSCRIPTIONS, "MAX_SUBSCRIPTIONS", d.maxSubscriptions, 1),
       maxSubscriptionStreams: int(vars.MAX_SUBSCRIPTION_STREAMS, "MAX_SUBSCRIPTION_STREAMS", d.maxSubscriptionStreams, 1),
+      maxSubscriptionBookBytes: int(vars.MAX_SUBSCRIPTION_BOOK_BYTES, "MAX_SUBSCRIPTION_BOOK_BYTES", d.maxSubscriptionBookBytes, 1),
       maxAcksPerRequest: int(vars.MAX_ACKS_PER_REQUEST, "MAX_ACKS_PER_REQUEST", d.maxAcksPerRequest, 1),
       maxDsBodyBytes: int(vars.MAX_DS_BODY_BYTES, "MAX_DS_BODY_BYTES", d.maxDsBodyBytes, 1),
       webhookMaxReplyBytes: int(vars.WEBHOOK_MAX_REPLY_BYTES, "WEBHOOK_MAX_REPLY_BYTES", d.webhookMaxReplyBytes, 1),

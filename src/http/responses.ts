@@ -31,13 +31,30 @@ export async function readBeforeRedirect(request: Request, maxBytes: number): Pr
  */
 const DRAIN_LIMIT_FACTOR = 4;
 
-/** The body, or `too_large` (up to DRAIN_LIMIT_FACTOR times the limit read and dropped) when the declared or actual length is over the limit. */
-export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array | DomainError> {
+/** Reads and drops a body that will not be used (up to DRAIN_LIMIT_FACTOR times `maxBytes`, then cancels it), holding one chunk at a time. */
+export async function dropBody(request: Request, maxBytes: number): Promise<void> {
+  await readAtMost(request.body, 0, { drainBytes: maxBytes * DRAIN_LIMIT_FACTOR });
+}
+
+/** How a body's bytes are held as they are read (http/body-pool.ts): each chunk is taken, or refused with the answer. */
+export interface BodyHold {
+  take(bytes: number): DomainError | null;
+}
+
+/**
+ * The body, or `too_large` (up to DRAIN_LIMIT_FACTOR times the limit read and dropped) when the declared or
+ * actual length is over the limit, or the error `hold` refused a chunk with.
+ */
+export async function readBody(request: Request, maxBytes: number, hold?: BodyHold): Promise<Uint8Array | DomainError> {
+  let refused: DomainError | null = null;
+  const take = hold === undefined ? undefined : (bytes: number): boolean => (refused = hold.take(bytes)) === null;
   const read = await readAtMost(request.body, maxBytes, {
     declaredBytes: declaredLength(request.headers),
     drainBytes: maxBytes * DRAIN_LIMIT_FACTOR,
+    ...(take === undefined ? {} : { take }),
   });
-  return read.ok ? read.bytes : tooLarge(maxBytes);
+  if (read.ok) return read.bytes;
+  return refused ?? tooLarge(maxBytes);
 }
 
 function tooLarge(maxBytes: number): DomainError {

@@ -25,7 +25,8 @@ import { type Reply } from "../node/replies.ts";
 import { routeAtNode } from "../node/node-routing.ts";
 import { headStream, readStream } from "../node/read-path.ts";
 import { sseStream } from "../node/sse-path.ts";
-import { errorResponse, readBeforeRedirect, readBody, toResponse } from "./responses.ts";
+import { holdingBody } from "./body-pool.ts";
+import { errorResponse, readBeforeRedirect, readBody, toResponse, type BodyHold } from "./responses.ts";
 import { tableNodeRequest } from "./table-node-routes.ts";
 import { authorizedAtNode } from "./request-target.ts";
 import { preflightResponse } from "./security-headers.ts";
@@ -83,43 +84,10 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
   }
 
   switch (request.method) {
-    case "PUT": {
-      const parsed = parseCreateRequest({
-        contentType: header(HEADER.contentType),
-        ttl: header(HEADER.streamTtl),
-        expiresAt: header(HEADER.streamExpiresAt),
-        closed: header(HEADER.streamClosed),
-        forkedFrom: header(HEADER.streamForkedFrom),
-        forkOffset: header(HEADER.streamForkOffset),
-        forkSubOffset: header(HEADER.streamForkSubOffset),
-      });
-      if (!parsed.ok) return errorResponse(parsed.error);
-      const body = await readBody(request, ctx.settings.maxBodyBytes);
-      if ("code" in body) return errorResponse(body);
-      const location = `${url.origin}${formatTarget(target.value)}`;
-      return answer(
-        await createStream(ctx, { name: name.value, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)), location }),
-      );
-    }
+    case "PUT":
     case "POST": {
-      const body = await readBody(request, ctx.settings.maxBodyBytes);
-      if ("code" in body) return errorResponse(body);
-      const parsed = parseAppendRequest(
-        {
-          contentType: header(HEADER.contentType),
-          closed: header(HEADER.streamClosed),
-          streamSeq: header(HEADER.streamSeq),
-          producerId: header(HEADER.producerId),
-          producerEpoch: header(HEADER.producerEpoch),
-          producerSeq: header(HEADER.producerSeq),
-        },
-        body.byteLength,
-        ctx.settings.maxBodyBytes,
-      );
-      if (!parsed.ok) return errorResponse(parsed.error);
-      return answer(
-        await appendToStream(ctx, { name: name.value, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)) }),
-      );
+      const location = `${url.origin}${formatTarget(target.value)}`;
+      return holdingBody(ctx, request, (hold) => write(ctx, request, name.value, { url, location }, hold));
     }
     case "GET": {
       const offsets = url.searchParams.getAll(QUERY.offset);
@@ -190,3 +158,51 @@ function textOf(body: Uint8Array, contentType: string | null): string | null {
   }
 }
 
+/** A create (PUT) or an append (POST), its body held in the node's pool (body-pool.ts) until answered. */
+/** A create or an append; `location` is the created stream's URL (the request's, canonical). */
+async function write(ctx: NodeContext, request: Request, name: string, at: { url: URL; location: string }, hold: BodyHold): Promise<Response> {
+  const { url, location } = at;
+  const header = (key: string): string | null => request.headers.get(key);
+  const answer = (result: Reply): Response => toResponse(result, false, url);
+  switch (request.method) {
+    case "PUT": {
+      const parsed = parseCreateRequest({
+        contentType: header(HEADER.contentType),
+        ttl: header(HEADER.streamTtl),
+        expiresAt: header(HEADER.streamExpiresAt),
+        closed: header(HEADER.streamClosed),
+        forkedFrom: header(HEADER.streamForkedFrom),
+        forkOffset: header(HEADER.streamForkOffset),
+        forkSubOffset: header(HEADER.streamForkSubOffset),
+      });
+      if (!parsed.ok) return errorResponse(parsed.error);
+      const body = await readBody(request, ctx.settings.maxBodyBytes, hold);
+      if ("code" in body) return errorResponse(body);
+      return answer(
+        await createStream(ctx, { name, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)), location }),
+      );
+    }
+    case "POST": {
+      const body = await readBody(request, ctx.settings.maxBodyBytes, hold);
+      if ("code" in body) return errorResponse(body);
+      const parsed = parseAppendRequest(
+        {
+          contentType: header(HEADER.contentType),
+          closed: header(HEADER.streamClosed),
+          streamSeq: header(HEADER.streamSeq),
+          producerId: header(HEADER.producerId),
+          producerEpoch: header(HEADER.producerEpoch),
+          producerSeq: header(HEADER.producerSeq),
+        },
+        body.byteLength,
+        ctx.settings.maxBodyBytes,
+      );
+      if (!parsed.ok) return errorResponse(parsed.error);
+      return answer(
+        await appendToStream(ctx, { name, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)) }),
+      );
+    }
+    default:
+      return errorResponse(domainError("invalid", "a write is a PUT or a POST"));
+  }
+}

@@ -18,7 +18,8 @@ import { sseStream } from "../node/sse-path.ts";
 import { leadBucket, type BucketAddress } from "../node/table-leader.ts";
 import { lookupBucket, prefixBucket } from "../node/table-read-path.ts";
 import { writeBucket } from "../node/table-write-path.ts";
-import { errorResponse, readBody, toResponse } from "./responses.ts";
+import { holdingBody } from "./body-pool.ts";
+import { errorResponse, readBody, toResponse, type BodyHold } from "./responses.ts";
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -34,11 +35,23 @@ export async function tableNodeRequest(ctx: NodeContext, request: Request, url: 
     return answer(await readChangelog(ctx, request, url, address));
   }
   if (request.method !== "POST") return errorResponse(domainError("invalid", `${parsed.op} is a POST`));
-  const bytes = await readBody(request, ctx.settings.maxBodyBytes);
+  return holdingBody(ctx, request, (hold) => bucketRequest(ctx, request, parsed.op, address, answer, hold));
+}
+
+/** A write, lookup or prefix scan of a bucket, its body held in the node's pool (body-pool.ts) until answered. */
+async function bucketRequest(
+  ctx: NodeContext,
+  request: Request,
+  op: string,
+  address: BucketAddress,
+  answer: (reply: Reply) => Response,
+  hold: BodyHold,
+): Promise<Response> {
+  const bytes = await readBody(request, ctx.settings.maxBodyBytes, hold);
   if ("code" in bytes) return errorResponse(bytes);
   const body = parseJson(bytes);
   if (body === undefined) return errorResponse(domainError("invalid", "the body is not JSON", { field: "body" }));
-  switch (parsed.op) {
+  switch (op) {
     case "write": {
       const header = (key: string): string | null => request.headers.get(key);
       const append = parseAppendRequest(

@@ -5,6 +5,7 @@
 // the simulation run it over an in-memory journal (memory-journal.ts), so every tier applies the same rules.
 import {
   admitCommand,
+  admitGrowth,
   apply,
   changesSince,
   checkHeartbeat,
@@ -26,6 +27,8 @@ import {
   listStreams,
   liveNodes,
   lookupStream,
+  metaBytesDelta,
+  metaBytesOf,
   lookupTable,
   tablesOf,
   pendingTransfers,
@@ -84,7 +87,7 @@ export interface MetaLogTimings {
 export const DEFAULT_TIMINGS: MetaLogTimings = { leaseTtlMs: DEFAULT_LEASE_TTL_MS, maxWatchMs: 60_000 };
 
 /** Admission bounds (table AD); the default is the deployment's (DEFAULT_EDGE_LIMITS). */
-export const DEFAULT_ADMISSION: AdmissionLimits = { maxStreams: DEFAULT_EDGE_LIMITS.maxStreams };
+export const DEFAULT_ADMISSION: AdmissionLimits = { maxStreams: DEFAULT_EDGE_LIMITS.maxStreams, maxMetaBytes: DEFAULT_EDGE_LIMITS.maxMetaBytes };
 
 export interface MetaLogServiceOptions {
   /** The clock (ms): entries record it, liveness is measured with it. */
@@ -110,6 +113,8 @@ export class MetaLogService {
    * costs two binary searches. `of` is the name map it describes.
    */
   private names: { of: MetaState["streamIdsByName"]; sorted: string[] } | null = null;
+  /** UTF-8 bytes of the state's stream names, configurations and table definitions (MAX_META_BYTES, AD4). */
+  private metaBytes: number;
 
   /** `state` is what the journal holds (loaded and replayed by the caller). */
   constructor(
@@ -118,6 +123,7 @@ export class MetaLogService {
     options: MetaLogServiceOptions,
   ) {
     this.current = state;
+    this.metaBytes = metaBytesOf(state);
     this.now = options.now;
     this.timings = options.timings ?? { ...DEFAULT_TIMINGS };
     this.admission = options.admission ?? { ...DEFAULT_ADMISSION };
@@ -142,6 +148,10 @@ export class MetaLogService {
     const { state, result } = apply(this.current, command, { nowMs });
     if (result.ok && result.changed) {
       const touched = touchedBy(command, result);
+      const delta = metaBytesDelta(this.current, state, touched);
+      const tooMuch = admitGrowth(command, this.metaBytes + delta, delta, this.admission);
+      if (tooMuch !== null) return { ok: false, error: tooMuch, version: this.current.version };
+      this.metaBytes += delta;
       this.journal.append({ index: state.version, command, nowMs }, touched);
       this.keepNamesSorted(this.current, state, touched.streams ?? []);
       this.current = state;
@@ -156,6 +166,11 @@ export class MetaLogService {
 
   view(): MetaView {
     return fullView(this.current);
+  }
+
+  /** UTF-8 bytes of stream names, configurations and table definitions held (for stats and tests). */
+  get metaBytesHeld(): number {
+    return this.metaBytes;
   }
 
   lookupStream(query: StreamQuery): StreamLookup {

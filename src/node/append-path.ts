@@ -82,6 +82,9 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   // seq is answered as the duplicate it is, and a stale epoch or a gap as refused; only an append is not made.
   const bodyText = composed === null ? input.bodyText : "skip" in composed ? SKIP_PROBE_BODY : composed.bodyText;
   const decided = stream.decided;
+  // A producer id new to the stream is admitted only within the node's producer bytes (the sum is O(producers)).
+  const newProducer = input.request.producer !== null && !decided.producers.has(input.request.producer.producerId);
+  const nodeBytes = newProducer ? { held: ctx.registry.producerBytes(), max: ctx.settings.maxNodeProducerBytes } : undefined;
   const decision = decideAppend(
     {
       contentType: stream.config.contentType,
@@ -89,10 +92,12 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
       tailPositionBytes: decided.tail,
       producers: decided.producers,
       lastStreamSeq: decided.lastStreamSeq,
+      maxJsonMessages: ctx.settings.maxJsonMessages,
       producerLimits: {
         maxProducers: ctx.settings.maxProducersPerStream,
         idleMs: ctx.settings.producerIdleMs,
         maxEpochStep: ctx.settings.maxProducerEpochStep,
+        ...(nodeBytes === undefined ? {} : { nodeBytes }),
       },
     },
     input.request,

@@ -104,7 +104,7 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
   }
 
   const config = newStreamConfig(request, fork);
-  const initial = checkInitialBody(config.contentType, input.body.byteLength, input.bodyText);
+  const initial = checkInitialBody(config.contentType, input.body.byteLength, input.bodyText, ctx.settings.maxJsonMessages);
   if (!initial.ok) return errorReply(initial.error);
   const data = initial.value.kind === "json" ? encoder.encode(encodeJsonMessages(initial.value.messages)) : input.body;
 

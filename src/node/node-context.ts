@@ -61,6 +61,8 @@ export interface NodeContext {
   readonly readers: KeyedWaiters;
   /** Long-polls waiting and SSE responses open on this node: at most `settings.maxLiveReaders` (docs/limits.md). */
   readonly liveReaders: { active: number };
+  /** Bytes of request bodies held until answered: at most `settings.maxBodyBytesInFlight` (http/body-pool.ts). */
+  readonly bodies: { heldBytes: number };
   /** Requests parked for a stream being handed here (R2), by name: woken when this node opens it. */
   readonly parked: KeyedWaiters;
   readonly wal: WalPort;

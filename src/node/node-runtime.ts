@@ -161,6 +161,7 @@ export class NodeRuntime {
       // Every waiter is an admitted live reader (read-path.ts, takeLiveSlot): the cap is never reached first.
       readers: new KeyedWaiters(deps.settings.maxLiveReaders),
       liveReaders: { active: 0 },
+      bodies: { heldBytes: 0 },
       parked: new KeyedWaiters(),
       wal: port,
       store,

@@ -38,6 +38,12 @@ export interface NodeSettings {
   readonly maxForkDepth: number;
   /** Bytes of appends waiting for their WAL object (MAX_WAL_QUEUE_BYTES); over it: 503 with Retry-After. */
   readonly maxWalQueueBytes: number;
+  /** Bytes of create, append and table-write bodies one node holds until answered (MAX_BODY_BYTES_IN_FLIGHT); over it: 503. */
+  readonly maxBodyBytesInFlight: number;
+  /** Messages one JSON create or append may hold (MAX_JSON_MESSAGES); more: 413. */
+  readonly maxJsonMessages: number;
+  /** Bytes of every producer table of the node together (MAX_NODE_PRODUCER_BYTES); a new id past it: 429. */
+  readonly maxNodeProducerBytes: number;
   /** How long one WAL object may take to land, retries included (WAL_BATCH_DEADLINE_MS); then its appends get 503. */
   readonly walBatchDeadlineMs: number;
   /** How much of a webhook receiver's reply a webhook sent from this node reads (WEBHOOK_MAX_REPLY_BYTES). */
@@ -66,6 +72,11 @@ const DEFAULT_SETTINGS: NodeSettings = {
   maxProducerEpochStep: 1_000_000,
   maxForkDepth: 16,
   maxWalQueueBytes: 64 * 1024 * 1024,
+  // One MAX_BODY_BYTES body, or several smaller ones: each held byte costs up to ~5 copies (docs/limits.md).
+  maxBodyBytesInFlight: 8 * 1024 * 1024,
+  maxJsonMessages: 100_000,
+  // About 3,500 producers of 1 KiB ids, or 25,000 of 8-byte ids (producerBytes).
+  maxNodeProducerBytes: 4 * 1024 * 1024,
   walBatchDeadlineMs: 10_000,
   webhookMaxReplyBytes: 65_536,
   tableSnapshotBytes: 16 * 1024 * 1024,
@@ -104,6 +115,12 @@ export interface SettingsVars {
   MAX_WAL_QUEUE_BYTES?: string;
   /** How long one WAL object may take to land, retries included (ms; default 10000); then 503. */
   WAL_BATCH_DEADLINE_MS?: string;
+  /** Bytes of request bodies one node holds until answered (default 8 MiB); more gets 503 with Retry-After. */
+  MAX_BODY_BYTES_IN_FLIGHT?: string;
+  /** Messages in one JSON create or append (default 100000); more gets 413. */
+  MAX_JSON_MESSAGES?: string;
+  /** Bytes of every producer table of a node together (default 4 MiB); a new producer id beyond it gets 429. */
+  MAX_NODE_PRODUCER_BYTES?: string;
   /** How much of a webhook reply is read (bytes; default 65536); the rest is dropped. */
   WEBHOOK_MAX_REPLY_BYTES?: string;
   /** Changelog bytes after which a primary-key bucket is snapshotted (default 16 MiB). */
@@ -140,6 +157,9 @@ function boundSettings(vars: SettingsVars): Pick<
   | "maxForkDepth"
   | "maxWalQueueBytes"
   | "walBatchDeadlineMs"
+  | "maxBodyBytesInFlight"
+  | "maxJsonMessages"
+  | "maxNodeProducerBytes"
 > {
   const d = DEFAULT_SETTINGS;
   return {
@@ -151,6 +171,9 @@ function boundSettings(vars: SettingsVars): Pick<
     maxForkDepth: positiveInt(vars.MAX_FORK_DEPTH, "MAX_FORK_DEPTH", d.maxForkDepth),
     maxWalQueueBytes: positiveInt(vars.MAX_WAL_QUEUE_BYTES, "MAX_WAL_QUEUE_BYTES", d.maxWalQueueBytes),
     walBatchDeadlineMs: positiveInt(vars.WAL_BATCH_DEADLINE_MS, "WAL_BATCH_DEADLINE_MS", d.walBatchDeadlineMs),
+    maxBodyBytesInFlight: positiveInt(vars.MAX_BODY_BYTES_IN_FLIGHT, "MAX_BODY_BYTES_IN_FLIGHT", d.maxBodyBytesInFlight),
+    maxJsonMessages: positiveInt(vars.MAX_JSON_MESSAGES, "MAX_JSON_MESSAGES", d.maxJsonMessages),
+    maxNodeProducerBytes: positiveInt(vars.MAX_NODE_PRODUCER_BYTES, "MAX_NODE_PRODUCER_BYTES", d.maxNodeProducerBytes),
   };
 }
 

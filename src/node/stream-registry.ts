@@ -3,7 +3,7 @@
 // already includes appends whose WAL object is still in flight. Decisions (offsets, producers, Stream-Seq,
 // eof) read the decided state; readers see only acknowledged data. Reads stitch a fork's inherited range
 // from its source. This session keeps every record in memory (see docs/node.md, "What is left").
-import type { ProducerState } from "../core/protocol/producer.ts";
+import { producerBytes, type ProducerState } from "../core/protocol/producer.ts";
 import type { StreamConfig } from "../core/protocol/stream-config.ts";
 import type { Lifecycle, LifecycleView, RecordAtAnchor } from "../core/protocol/fork.ts";
 import { isJsonContentType } from "../core/protocol/content-type.ts";
@@ -216,6 +216,13 @@ export class StreamRegistry {
 
   all(): IterableIterator<StreamState> {
     return this.byId.values();
+  }
+
+  /** What every producer table of the node holds (MAX_NODE_PRODUCER_BYTES): summed when a new producer id arrives. */
+  producerBytes(): number {
+    let bytes = 0;
+    for (const stream of this.byId.values()) for (const id of stream.decided.producers.keys()) bytes += producerBytes(id);
+    return bytes;
   }
 
   get size(): number {

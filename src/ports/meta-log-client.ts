@@ -92,6 +92,9 @@ export interface MetaLogStats {
   /** Since this metadata log started: incarnations declared dead (failovers) and takeovers completed. */
   readonly failovers: number;
   readonly takeovers: number;
+  /** What the memory budgets count (docs/limits.md): bytes of names, configurations and table definitions (MAX_META_BYTES), of subscription records (MAX_SUBSCRIPTION_BOOK_BYTES). */
+  readonly metaBytes: number;
+  readonly subscriptionBytes: number;
   readonly log: LogStats;
   readonly snapshot: SnapshotInfo | null;
 }

@@ -4,18 +4,20 @@
 
 export type BoundedRead =
   | { readonly ok: true; readonly bytes: Uint8Array }
-  /** Over the bound: what was read is dropped. */
-  | { readonly ok: false; readonly readBytes: number };
+  /** Over the bound, or `take` refused a chunk: what was read is dropped. */
+  | { readonly ok: false; readonly readBytes: number; readonly refused?: true };
 
 /**
  * The body's bytes while they fit in `maxBytes`; past it, reads and drops up to `drainBytes` more (a
  * client still sending when the answer comes sees a reset connection instead of the 413; 0 for a reply
  * nobody waits on), then cancels the rest. A body with a declared length over the bound is not read.
+ * `take`, when given, is asked before each chunk is kept (a pool of bytes the reader holds); a chunk it
+ * refuses ends the read the same way, marked `refused`.
  */
 export async function readAtMost(
   body: ReadableStream<Uint8Array> | null,
   maxBytes: number,
-  options: { readonly declaredBytes?: number | null; readonly drainBytes?: number } = {},
+  options: { readonly declaredBytes?: number | null; readonly drainBytes?: number; readonly take?: (bytes: number) => boolean } = {},
 ): Promise<BoundedRead> {
   if (body === null) return { ok: true, bytes: new Uint8Array(0) };
   const reader = body.getReader();
@@ -34,6 +36,10 @@ export async function readAtMost(
     if (total > maxBytes) {
       await drain(reader, drainBytes);
       return { ok: false, readBytes: total };
+    }
+    if (options.take !== undefined && !options.take(value.byteLength)) {
+      await drain(reader, drainBytes);
+      return { ok: false, readBytes: total, refused: true };
     }
     chunks.push(value);
   }

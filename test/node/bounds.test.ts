@@ -273,6 +273,49 @@ describe("node bounds: fork depth (MAX_FORK_DEPTH)", () => {
   });
 });
 
+describe("node bounds: memory (MAX_BODY_BYTES_IN_FLIGHT, MAX_JSON_MESSAGES)", () => {
+  it("a body beyond MAX_BODY_BYTES_IN_FLIGHT held by the node gets 503 with Retry-After before it is read; the held one is acknowledged and frees the pool", async () => {
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const cluster = new TestCluster({ store: new MemoryStore({ sleep: () => gate }), settings: { MAX_BODY_BYTES_IN_FLIGHT: "200" } });
+    const node = await cluster.start("node-a");
+    expect((await node.request("PUT", "bp/one", { headers: TEXT })).status).toBe(201);
+    expect((await node.request("PUT", "bp/two", { headers: TEXT })).status).toBe(201);
+    cluster.store.inject({ op: "put", keyPrefix: "wal/node-a/", kind: "delay", delayMs: 1 });
+    const held = node.request("POST", "bp/one", { headers: TEXT, body: "h".repeat(150) });
+    await eventually(() => node.runtime.ctx.bodies.heldBytes === 150, { what: "the first body held" });
+    const refused = await node.request("POST", "bp/two", { headers: TEXT, body: "r".repeat(100) });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(await errorOf(refused)).toMatchObject({ code: "unavailable", details: { limit: "MAX_BODY_BYTES_IN_FLIGHT", max: 200 } });
+    // A declared length is reserved before any byte is read; an undeclared one is counted as it is read.
+    const create = await node.request("PUT", "bp/three", { headers: { ...TEXT, "content-length": "100" }, body: "c".repeat(100) });
+    expect(create.status).toBe(503);
+    expect(node.runtime.ctx.bodies.heldBytes).toBe(150);
+    // A write without a body holds nothing and is never refused by the pool.
+    expect(await stillPending(node.request("POST", "bp/two", { headers: { ...TEXT, "stream-closed": "true" } }))).toBe(true);
+    expect(await stillPending(held)).toBe(true);
+    openGate();
+    expect((await held).status).toBe(204);
+    await eventually(() => node.runtime.ctx.bodies.heldBytes === 0, { what: "the pool emptied" });
+    expect((await node.request("POST", "bp/one", { headers: TEXT, body: "r".repeat(100) })).status).toBe(204);
+    expect(await (await node.request("GET", "bp/one?offset=-1")).text()).toBe(`${"h".repeat(150)}${"r".repeat(100)}`);
+  });
+
+  it("a JSON append or create of more than MAX_JSON_MESSAGES messages is 413 naming the limit; nothing is appended", async () => {
+    const cluster = new TestCluster({ settings: { MAX_JSON_MESSAGES: "3" } });
+    const node = await cluster.start("node-a");
+    expect((await node.request("PUT", "jm/one", { headers: JSON_TYPE, body: "[1,2,3]" })).status).toBe(201);
+    const append = await node.request("POST", "jm/one", { headers: JSON_TYPE, body: "[4,5,6,7]" });
+    expect(append.status).toBe(413);
+    expect(await errorOf(append)).toMatchObject({ code: "too_large", details: { limit: "MAX_JSON_MESSAGES", max: 3 } });
+    const create = await node.request("PUT", "jm/two", { headers: JSON_TYPE, body: "[1,2,3,4]" });
+    expect(create.status).toBe(413);
+    expect((await node.request("POST", "jm/one", { headers: JSON_TYPE, body: "[4,5,6]" })).status).toBe(204);
+    expect(await (await node.request("GET", "jm/one?offset=-1")).json()).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
 describe("node bounds: the WAL (MAX_WAL_QUEUE_BYTES, WAL_BATCH_DEADLINE_MS)", () => {
   it("appends beyond MAX_WAL_QUEUE_BYTES get 503 with Retry-After at once; the queued one is acknowledged", async () => {
     let openGate!: () => void;

@@ -245,7 +245,7 @@ describe("the append path while no subscription exists", () => {
 
 describe("subscription bounds (docs/limits.md)", () => {
   const metaLogStub = (): DurableObjectStub<MetaLog> => testEnv.META_LOG.getByName(META_LOG_NAME) as DurableObjectStub<MetaLog>;
-  const tune = (change: Partial<{ maxSubscriptions: number; maxSubscriptionStreams: number }>): Promise<void> =>
+  const tune = (change: Partial<{ maxSubscriptions: number; maxSubscriptionStreams: number; maxSubscriptionBookBytes: number }>): Promise<void> =>
     runInDurableObject(metaLogStub(), (instance) => {
       Object.assign(instance.tuning, change);
     });
@@ -291,6 +291,33 @@ describe("subscription bounds (docs/limits.md)", () => {
       await tune({ maxSubscriptions: 10_000 });
       await call("DELETE", sub("b1"));
       await call("DELETE", sub("b2"));
+    }
+  });
+
+  it("MAX_SUBSCRIPTION_BOOK_BYTES: a PUT or an added stream that would grow the book past it is 429 LIMIT_REACHED with Retry-After; a DELETE frees its bytes", async () => {
+    const held = async (): Promise<number> => (await metaLogStub().stats()).subscriptionBytes;
+    const before = await held();
+    expect((await call("PUT", sub("b6"), pull("wake/b6", ["m/a"]))).status).toBe(201);
+    const one = (await held()) - before;
+    expect(one).toBeGreaterThan(0);
+    // No room for a link more, nor for another record.
+    const max = before + one + 5;
+    await tune({ maxSubscriptionBookBytes: max });
+    try {
+      const grown = await call("POST", sub("b6", "/streams"), { streams: ["m/a-stream-with-a-longer-name"] });
+      expect(grown.status).toBe(429);
+      expect(grown.headers.get("retry-after")).toBe("1");
+      expect(await grown.json()).toMatchObject({ error: { code: "LIMIT_REACHED", limit: "MAX_SUBSCRIPTION_BOOK_BYTES", max } });
+      const full = await call("PUT", sub("b7"), pull("wake/b7", ["m/b"]));
+      expect(full.status).toBe(429);
+      expect(await full.json()).toMatchObject({ error: { code: "LIMIT_REACHED", limit: "MAX_SUBSCRIPTION_BOOK_BYTES", max } });
+      expect(await held()).toBe(before + one);
+      expect((await call("DELETE", sub("b6"))).status).toBe(204);
+      expect(await held()).toBe(before);
+      expect((await call("PUT", sub("b7"), pull("wake/b7", ["m/b"]))).status).toBe(201);
+    } finally {
+      await tune({ maxSubscriptionBookBytes: 8 * 1024 * 1024 });
+      for (const id of ["b6", "b7"]) await call("DELETE", sub(id));
     }
   });
 

@@ -9,7 +9,12 @@ import type { MetaState } from "./state.ts";
 export interface AdmissionLimits {
   /** Streams registered at once (a deleted stream frees its slot). */
   readonly maxStreams: number;
+  /** MAX_META_BYTES: UTF-8 bytes of stream names and configurations and table definitions (meta-bytes.ts). */
+  readonly maxMetaBytes: number;
 }
+
+/** The commands that add client-sized strings to the log: refused (AD4) when the budget would be passed. */
+const GROWING: ReadonlySet<Command["type"]> = new Set(["CreateStream", "CreateTable", "AddPartition"]);
 
 /**
  * Table AD — admission of a command:
@@ -17,6 +22,10 @@ export interface AdmissionLimits {
  * | AD1 | CreateStream of a name not registered, `maxStreams` streams | limit_reached {limit: "MAX_STREAMS", max}   |
  * | AD2 | CreateStream of a registered name (a repeat or a conflict)  | admitted: apply answers it (CS3, CS4)       |
  * | AD3 | any other command                                           | admitted                                    |
+ *
+ * Table AD, after `apply` and before the journal (admitGrowth), for a command apply accepted:
+ * | AD4 | CreateStream, CreateTable or AddPartition that grows the metadata bytes past `maxMetaBytes` | limit_reached {limit: "MAX_META_BYTES", max} |
+ * | AD5 | any other change (it may grow the bytes a little: a config it rewrites)                      | admitted                                     |
  *
  * limit_reached (429, Retry-After), not too_large: the deployment is full, not the request, and deletes
  * and TTL expiry free slots, so the same create may succeed later.
@@ -29,5 +38,17 @@ export function admitCommand(state: MetaState, command: Command, limits: Admissi
   return domainError("limit_reached", "this deployment holds as many streams as it may; delete some or retry later", {
     limit: "MAX_STREAMS",
     max: limits.maxStreams,
+  });
+}
+
+/**
+ * AD4, AD5: `bytesAfter` is the log's metadata bytes with the change applied, `delta` what it added. Decided
+ * on apply's result (which is pure and writes nothing), so the bytes are exact; a refused change is dropped.
+ */
+export function admitGrowth(command: Command, bytesAfter: number, delta: number, limits: AdmissionLimits): DomainError | null {
+  if (!GROWING.has(command.type) || delta <= 0 || bytesAfter <= limits.maxMetaBytes) return null;
+  return domainError("limit_reached", "this deployment holds as many metadata bytes (stream names, configurations, table definitions) as it may; delete some or retry later", {
+    limit: "MAX_META_BYTES",
+    max: limits.maxMetaBytes,
   });
 }

@@ -14,4 +14,5 @@ export * from "./failover-rules.ts";
 export * from "./failover-plan.ts";
 export * from "./collection.ts";
 export * from "./admission.ts";
+export * from "./meta-bytes.ts";
 export * from "./stream-listing.ts";

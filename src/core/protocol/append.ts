@@ -75,6 +75,8 @@ export interface AppendTarget {
   readonly lastStreamSeq: string | null;
   /** The bounds on the stream's producers (default: none). */
   readonly producerLimits?: ProducerLimits;
+  /** MAX_JSON_MESSAGES: messages one JSON append may hold (default: no bound). */
+  readonly maxJsonMessages?: number;
 }
 
 /** For the owner to record with the append, atomically with it. */
@@ -144,7 +146,7 @@ export function decideAppend(
     }
     if (isJsonContentType(target.contentType)) {
       if (bodyText === null) return rejectWith(domainError("invalid", "a JSON body must be UTF-8 text"));
-      const split = splitJsonBody(bodyText, "append");
+      const split = splitJsonBody(bodyText, "append", target.maxJsonMessages);
       if (!split.ok) return rejectWith(split.error);
       messages = split.value;
     }

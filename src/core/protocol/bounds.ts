@@ -87,3 +87,18 @@ export function admitWalBytes(queuedBytes: number, incomingBytes: number, maxQue
     max: maxQueueBytes,
   });
 }
+
+/**
+ * B-8: a create, append or table-write body of `incomingBytes` (its declared length, or what was read of it
+ * so far) is held only while it and the other bodies the node holds (`othersBytes`: read, decided or
+ * waiting for the WAL, until they are answered) stay within `maxBytes`; a lone body is always taken, so
+ * every body the body limit allows can be written. Otherwise `unavailable` (503, Retry-After): each held
+ * byte costs several copies in memory (docs/limits.md, "Memory budgets").
+ */
+export function admitBodyBytes(othersBytes: number, incomingBytes: number, maxBytes: number): DomainError | null {
+  if (othersBytes === 0 || incomingBytes === 0 || othersBytes + incomingBytes <= maxBytes) return null;
+  return domainError("unavailable", `the node holds ${othersBytes} bytes of request bodies, at most ${maxBytes} (MAX_BODY_BYTES_IN_FLIGHT); retry`, {
+    limit: "MAX_BODY_BYTES_IN_FLIGHT",
+    max: maxBytes,
+  });
+}

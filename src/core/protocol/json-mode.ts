@@ -18,10 +18,16 @@ const HEX4 = /^[0-9a-fA-F]{4}$/;
 
 /**
  * Validates a JSON append (or initial create) body, given as decoded text, and splits it into messages
- * (each minified). Iterative, so nesting depth is bounded only by the body size limit.
+ * (each minified). Iterative, so nesting depth is bounded only by the body size limit. More than
+ * `maxMessages` messages (MAX_JSON_MESSAGES) is too_large, found while scanning: each message is a string
+ * of its own (about 32 bytes besides its text), so an 8 MiB body of millions of tiny messages would
+ * cost the node tens of megabytes (docs/limits.md, "Memory budgets").
  */
-export function splitJsonBody(text: string, mode: JsonBodyMode): Parsed<string[]> {
-  const scanned = scan(text);
+export function splitJsonBody(text: string, mode: JsonBodyMode, maxMessages = Number.POSITIVE_INFINITY): Parsed<string[]> {
+  const scanned = scan(text, maxMessages);
+  if (scanned === TOO_MANY) {
+    return fail("too_large", `a JSON body holds at most ${maxMessages} messages`, { limit: "MAX_JSON_MESSAGES", max: maxMessages });
+  }
   if (typeof scanned === "number") {
     return fail("invalid", "body is not valid JSON", { reason: "invalid_json", at: scanned });
   }
@@ -37,9 +43,9 @@ export function frameJsonArray(messages: readonly string[]): string {
   return `[${messages.join(",")}]`;
 }
 
-/** The stored form of accepted messages: each followed by the terminator. */
+/** The stored form of accepted messages: each followed by the terminator (one join: no string per message). */
 export function encodeJsonMessages(messages: readonly string[]): string {
-  return messages.map((message) => message + JSON_MESSAGE_TERMINATOR).join("");
+  return messages.length === 0 ? "" : messages.join(JSON_MESSAGE_TERMINATOR) + JSON_MESSAGE_TERMINATOR;
 }
 
 /**
@@ -58,8 +64,10 @@ type Scanned =
   | { readonly kind: "value"; readonly text: string }
   | { readonly kind: "array"; readonly elements: string[] };
 
-/** The scanned body, or the index of the first offending character. */
-function scan(text: string): Scanned | number {
+const TOO_MANY = "too_many";
+
+/** The scanned body, the index of the first offending character, or TOO_MANY past `maxElements` messages. */
+function scan(text: string, maxElements: number): Scanned | number | typeof TOO_MANY {
   const stack: ("array" | "object")[] = [];
   const rootIsArray = text.charCodeAt(skipWs(text, 0)) === 0x5b; // "["
   const elements: string[] = [];
@@ -116,6 +124,7 @@ function scan(text: string): Scanned | number {
     const atRootArray = stack.length === 1 && rootIsArray;
     if (c === 0x2c /* , */) {
       if (atRootArray) {
+        if (elements.length >= maxElements) return TOO_MANY;
         elements.push(out.slice(elementStart));
         out = out.slice(0, elementStart);
       } else {
@@ -130,7 +139,10 @@ function scan(text: string): Scanned | number {
       }
       expectValue = true;
     } else if (c === 0x5d /* ] */ && top === "array") {
-      if (atRootArray) elements.push(out.slice(elementStart));
+      if (atRootArray) {
+        if (elements.length >= maxElements) return TOO_MANY;
+        elements.push(out.slice(elementStart));
+      }
       out += "]";
       stack.pop();
       i++;

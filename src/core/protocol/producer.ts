@@ -36,7 +36,23 @@ export interface ProducerLimits {
   readonly maxProducers: number;
   readonly idleMs: number;
   readonly maxEpochStep: number;
+  /**
+   * MAX_NODE_PRODUCER_BYTES: what the node's producer tables hold together (`held`, by producerBytes) and
+   * their bound. Absent: no node-wide bound.
+   */
+  readonly nodeBytes?: { readonly held: number; readonly max: number };
 }
+
+/**
+ * What one producer costs a node, in bytes: its id (a header value, so a ByteString: one byte a character,
+ * as V8 holds it) and the table entry with its state (measured at about 130 bytes in
+ * test/node/memory-budget.test.ts). O(1): a node sums it over every producer it keeps.
+ */
+export function producerBytes(producerId: string): number {
+  return producerId.length + PRODUCER_ENTRY_BYTES;
+}
+
+const PRODUCER_ENTRY_BYTES = 160;
 
 /** No bound: the protocol's rules alone. */
 export const UNBOUNDED_PRODUCERS: ProducerLimits = {
@@ -149,14 +165,27 @@ export type ProducerAdmission =
   | { readonly kind: "reject"; readonly error: DomainError };
 
 /**
- * Whether an accepted producer fits the stream's table (PRD-12). A known id always does. A new id does
+ * Whether an accepted producer fits the stream's table (PRD-12). A known id always does. A new id is
+ * refused (limit_reached) when the node's producer tables would pass `nodeBytes.max`; it fits
  * while the table holds fewer than `maxProducers`; otherwise the fewest producers idle for at least
  * `idleMs` (the longest idle first, ties by id) are pruned to make room, or, when not enough are idle, the
  * request gets `limit_reached` and nothing is pruned. Pure and deterministic in (table, id, now, limits):
  * the owner records the pruned ids with the append, so a replay drops the same ones.
  */
 export function admitProducer(table: ProducerTable, producerId: string, nowMs: number, limits: ProducerLimits): ProducerAdmission {
-  if (table.has(producerId) || table.size < limits.maxProducers) return { kind: "admit", prune: [] };
+  if (table.has(producerId)) return { kind: "admit", prune: [] };
+  const node = limits.nodeBytes;
+  if (node !== undefined && node.held + producerBytes(producerId) > node.max) {
+    return {
+      kind: "reject",
+      error: domainError(
+        "limit_reached",
+        `the node's producer tables hold ${node.held} bytes, at most ${node.max} (MAX_NODE_PRODUCER_BYTES); retry later, or reuse a producer id`,
+        { limit: "MAX_NODE_PRODUCER_BYTES", max: node.max },
+      ),
+    };
+  }
+  if (table.size < limits.maxProducers) return { kind: "admit", prune: [] };
   const needed = table.size - limits.maxProducers + 1;
   const idle: [string, number][] = [];
   for (const [id, state] of table) if (nowMs - state.lastUpdatedMs >= limits.idleMs) idle.push([id, state.lastUpdatedMs]);

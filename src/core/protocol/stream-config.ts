@@ -167,10 +167,11 @@ export function checkInitialBody(
   contentType: string,
   bodyLengthBytes: number,
   text: string | null,
+  maxMessages = Number.POSITIVE_INFINITY,
 ): Parsed<InitialBody> {
   if (!isJsonContentType(contentType)) return ok({ kind: "bytes" });
   if (bodyLengthBytes === 0) return ok({ kind: "json", messages: [] });
   if (text === null) return fail("invalid", "a JSON body must be UTF-8 text");
-  const messages = splitJsonBody(text, "create");
+  const messages = splitJsonBody(text, "create", maxMessages);
   return messages.ok ? ok({ kind: "json", messages: messages.value }) : messages;
 }

@@ -1,6 +1,7 @@
 // The bounds of the subscription API (docs/limits.md), as pure checks the Worker's routes
 // and the MetaLog's subscription book run before they change anything. Each rejection names the setting
 // and its max, so a client (and an operator reading a log line) knows which bound it met.
+import { utf8Length } from "../tables/checksum.ts";
 import { fail, ok, subscriptionError, type Checked, type SubscriptionError } from "./errors.ts";
 
 export interface SubscriptionLimits {
@@ -8,14 +9,18 @@ export interface SubscriptionLimits {
   readonly maxSubscriptions: number;
   /** MAX_SUBSCRIPTION_STREAMS: stream links per subscription (explicit and pattern-matched). */
   readonly maxSubscriptionStreams: number;
+  /** MAX_SUBSCRIPTION_BOOK_BYTES: UTF-8 bytes of every record's JSON together (the MetaLog holds them all parsed). */
+  readonly maxSubscriptionBookBytes: number;
 }
 
 /**
- * A record is one SQLite row of the MetaLog, and Durable Object SQLite refuses values over 2 MB. Its
- * paths appear up to three times (configuration, links, the wake's snapshot): at the default 1,000 links
- * of names up to 1,024 characters a record can pass that, so the book refuses to write one over this.
+ * A record is one SQLite row of the MetaLog, rewritten whole on every change (each followed append among
+ * them), and held parsed in memory. Its paths appear up to three times (configuration, links, the wake's
+ * snapshot): at the default 1,000 links of names up to 1,024 characters a record could reach 3 MB, so the
+ * book refuses to write one over this (256 KiB: 1,000 links of names up to about 40 characters, or fewer
+ * links of longer names), which bounds one rewrite (docs/limits.md, "Memory budgets").
  */
-export const MAX_SUBSCRIPTION_RECORD_CHARS = 1_500_000;
+export const MAX_SUBSCRIPTION_RECORD_CHARS = 256 * 1024;
 
 /** MAX_SUBSCRIPTIONS: a new subscription when `count` exist is limit_reached (a DELETE frees one). */
 export function checkSubscriptionCount(count: number, max: number): SubscriptionError | null {
@@ -57,4 +62,32 @@ export function checkRecordSize(serializedChars: number): SubscriptionError | nu
     limit: "subscription record",
     max: MAX_SUBSCRIPTION_RECORD_CHARS,
   });
+}
+
+/**
+ * MAX_SUBSCRIPTION_BOOK_BYTES: a record that grows from `oldBytes` to `newBytes` when the book holds
+ * `heldBytes` (the old record among them). A change that does not grow a record is always taken (acks,
+ * removals, a smaller wake); growth past the bound is limit_reached (deleting subscriptions or removing
+ * streams frees bytes).
+ */
+export function checkBookBytes(heldBytes: number, oldBytes: number, newBytes: number, max: number): SubscriptionError | null {
+  if (newBytes <= oldBytes || heldBytes - oldBytes + newBytes <= max) return null;
+  return subscriptionError("limit_reached", `the subscriptions of this deployment hold ${max} bytes, their maximum; delete some first`, {
+    limit: "MAX_SUBSCRIPTION_BOOK_BYTES",
+    max,
+  });
+}
+
+/**
+ * A changed record whose JSON grows from `oldBytes` to `newBytes` (`newChars` characters): over the row bound
+ * only when it grows. A record written under an earlier, larger bound (it was 1.5 MB) still takes the acks,
+ * removals and lease steps that do not grow it; its row stays under SQLite's 2 MB, as it was.
+ */
+export function checkRecordGrowth(oldBytes: number, newBytes: number, newChars: number): SubscriptionError | null {
+  return newBytes <= oldBytes ? null : checkRecordSize(newChars);
+}
+
+/** What a record's JSON counts toward MAX_SUBSCRIPTION_BOOK_BYTES: its UTF-8 bytes (at least V8's bytes for it). */
+export function recordBytes(serialized: string): number {
+  return utf8Length(serialized);
 }

@@ -2,10 +2,10 @@
 // another command, and never an entry on replay.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { admitCommand, apply, emptyState, replay, type Command, type LogEntry } from "../../../src/core/meta/index.ts";
+import { admitCommand, admitGrowth, apply, emptyState, replay, type Command, type LogEntry } from "../../../src/core/meta/index.ts";
 import { build, create, CTX, register } from "./fixtures.ts";
 
-const LIMITS = { maxStreams: 2 };
+const LIMITS = { maxStreams: 2, maxMetaBytes: 1_000_000 };
 const full = build([register("a"), create("one"), create("two")]);
 
 describe("table AD: admission", () => {
@@ -29,6 +29,24 @@ describe("table AD: admission", () => {
       register("b"),
     ];
     for (const command of commands) expect(admitCommand(full, command, LIMITS)).toBeNull();
+  });
+
+  it("AD4: a create, table or partition that grows the metadata bytes past MAX_META_BYTES is limit_reached", () => {
+    const table: Command = { type: "CreateTable", name: "t", definition: {}, buckets: [], streamConfig: {} } as unknown as Command;
+    for (const command of [create("three"), table]) {
+      expect(admitGrowth(command, 1_000_001, 10, LIMITS)).toEqual({
+        code: "limit_reached",
+        message: expect.any(String) as string,
+        details: { limit: "MAX_META_BYTES", max: 1_000_000 },
+      });
+      expect(admitGrowth(command, 1_000_000, 10, LIMITS)).toBeNull();
+    }
+  });
+
+  it("AD5: other changes, and changes that do not grow the bytes, are admitted over MAX_META_BYTES", () => {
+    expect(admitGrowth({ type: "PlaceStream", streamId: "s1" }, 2_000_000, 10, LIMITS)).toBeNull();
+    expect(admitGrowth({ type: "DeleteStream", streamId: "s1" }, 2_000_000, -10, LIMITS)).toBeNull();
+    expect(admitGrowth(create("one"), 2_000_000, 0, LIMITS)).toBeNull();
   });
 
   it("a malformed create is left to apply, which refuses it as invalid", () => {
@@ -58,7 +76,7 @@ describe("table AD: admission", () => {
       fc.property(fc.integer({ min: 1, max: 4 }), fc.array(step, { maxLength: 40 }), (maxStreams, steps) => {
         let state = build([register("a")]);
         for (const command of steps) {
-          if (admitCommand(state, command, { maxStreams }) !== null) continue;
+          if (admitCommand(state, command, { maxStreams, maxMetaBytes: 1_000_000 }) !== null) continue;
           state = apply(state, command, CTX).state;
           expect(state.streams.size).toBeLessThanOrEqual(maxStreams);
         }

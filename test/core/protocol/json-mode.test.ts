@@ -125,3 +125,17 @@ describe("JSON mode", () => {
     expect(() => decodeJsonMessages('{"a":1}\n2')).toThrow(RangeError);
   });
 });
+
+describe("MAX_JSON_MESSAGES", () => {
+  test("a JSON body of more than the bound's messages is too_large, naming the limit; one at the bound is split", () => {
+    expect(splitJsonBody("[1,2,3]", "append", 3)).toEqual({ ok: true, value: ["1", "2", "3"] });
+    expect(splitJsonBody("[1,2,3,4]", "append", 3)).toMatchObject({ ok: false, error: { code: "too_large", details: { limit: "MAX_JSON_MESSAGES", max: 3 } } });
+    expect(splitJsonBody("[1,2,3,4]", "create", 3)).toMatchObject({ ok: false, error: { code: "too_large" } });
+    expect(splitJsonBody('{"a":[1,2,3,4]}', "append", 1)).toEqual({ ok: true, value: ['{"a":[1,2,3,4]}'] });
+  });
+
+  test("the stored form of messages is each followed by a newline", () => {
+    expect(encodeJsonMessages(["1", '{"a":2}'])).toBe('1\n{"a":2}\n');
+    expect(encodeJsonMessages([])).toBe("");
+  });
+});

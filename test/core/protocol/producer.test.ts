@@ -4,6 +4,7 @@ import { describe, expect, test } from "vitest";
 import {
   EMPTY_PRODUCERS,
   admitProducer,
+  producerBytes,
   checkProducer,
   commitProducer,
   parseProducerHeaders,
@@ -257,6 +258,16 @@ describe("producer bounds (MAX_PRODUCERS_PER_STREAM, MAX_PRODUCER_EPOCH_STEP)", 
   test("PRD-12: a known producer and a new one under MAX_PRODUCERS_PER_STREAM are admitted without pruning", () => {
     expect(admitProducer(table([["a", NOW]]), "b", NOW, limits())).toEqual({ kind: "admit", prune: [] });
     expect(admitProducer(table([["a", NOW], ["b", NOW]]), "a", NOW, limits())).toEqual({ kind: "admit", prune: [] });
+  });
+
+  test("MAX_NODE_PRODUCER_BYTES: a new id that would pass the node's producer bytes gets limit_reached; a known id never does", () => {
+    const full = { held: 1_000, max: 1_000 + producerBytes("b") - 1 };
+    expect(admitProducer(table([["a", NOW]]), "b", NOW, { ...limits(), nodeBytes: full })).toMatchObject({
+      kind: "reject",
+      error: { code: "limit_reached", details: { limit: "MAX_NODE_PRODUCER_BYTES", max: full.max } },
+    });
+    expect(admitProducer(table([["a", NOW]]), "a", NOW, { ...limits(), nodeBytes: full })).toEqual({ kind: "admit", prune: [] });
+    expect(admitProducer(table([["a", NOW]]), "b", NOW, { ...limits(), nodeBytes: { ...full, max: full.max + 1 } })).toEqual({ kind: "admit", prune: [] });
   });
 
   test("PRD-12: a new producer over the cap with none idle gets limit_reached and nothing is pruned", () => {

@@ -5,6 +5,8 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import {
   checkAddedLinks,
+  checkBookBytes,
+  checkRecordGrowth,
   checkRecordSize,
   checkSubscriptionCount,
   MAX_SUBSCRIPTION_RECORD_CHARS,
@@ -93,5 +95,28 @@ describe("subscription bounds", () => {
     const over = checkRecordSize(MAX_SUBSCRIPTION_RECORD_CHARS + 1);
     if (over === null) throw new Error("expected a refusal");
     expect(wire(over)).toMatchObject({ status: 413, body: { error: { code: "PAYLOAD_TOO_LARGE" } } });
+  });
+
+  test("a record over the row bound (written under an earlier bound) still takes changes that do not grow it; growth past the bound is 413", () => {
+    const over = MAX_SUBSCRIPTION_RECORD_CHARS + 10;
+    expect(checkRecordGrowth(over, over - 5, over - 5)).toBeNull();
+    expect(checkRecordGrowth(over, over, over)).toBeNull();
+    const grown = checkRecordGrowth(100, MAX_SUBSCRIPTION_RECORD_CHARS + 1, MAX_SUBSCRIPTION_RECORD_CHARS + 1);
+    if (grown === null) throw new Error("expected a refusal");
+    expect(wire(grown)).toMatchObject({ status: 413, body: { error: { code: "PAYLOAD_TOO_LARGE" } } });
+    expect(checkRecordGrowth(100, 200, 200)).toBeNull();
+  });
+
+  test("MAX_SUBSCRIPTION_BOOK_BYTES: growth past the book's bytes is 429 with Retry-After; shrinking or staying within is taken", () => {
+    expect(checkBookBytes(900, 100, 200, 1_000)).toBeNull();
+    expect(checkBookBytes(1_000, 300, 200, 1_000)).toBeNull(); // a smaller record, even in a full book
+    expect(checkBookBytes(2_000, 300, 300, 1_000)).toBeNull(); // unchanged size, a book over a lowered bound
+    const full = checkBookBytes(900, 100, 201, 1_000);
+    if (full === null) throw new Error("expected a refusal");
+    expect(wire(full)).toMatchObject({
+      status: 429,
+      headers: { "retry-after": "1" },
+      body: { error: { code: "LIMIT_REACHED", limit: "MAX_SUBSCRIPTION_BOOK_BYTES", max: 1_000 } },
+    });
   });
 });
