@@ -9,6 +9,7 @@ import { adminRoutes, requireAdmin } from "./http/admin-routes.ts";
 import { errorResponse } from "./http/responses.ts";
 import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { streamAccess, subscriptionAccess, tableAccess } from "./http/access.ts";
+import { forwardedIdentity } from "./http/forwarded-identity.ts";
 import { tableRoutes } from "./router/table-router.ts";
 import { activeContentGuard } from "./http/active-content.ts";
 import { checkDeployment } from "./core/auth/deployment.ts";
@@ -51,6 +52,7 @@ function protocolApp(streams: (c: Context<{ Bindings: Env }>) => Promise<Respons
   protocol.use("/v1/stream/__ds/*", subscriptionAccess);
   protocol.route("/v1/stream/__ds", subscriptionRoutes);
   protocol.use("/v1/stream/*", streamAccess);
+  protocol.use("/v1/stream/*", forwardedIdentity);
   protocol.use("/v1/stream/*", activeContentGuard);
   protocol.all("/v1/stream/*", streams);
   return protocol;

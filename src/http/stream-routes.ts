@@ -4,6 +4,7 @@
 // is answered with a 307 to its owner, decided from the node's own view (src/node/node-routing.ts). Mounted at `/v1/stream/*`
 // (and `/n/<node-id>/v1/stream/*`, the node's advertised address). Order of evaluation:
 // docs/protocol-rules.md section 0.
+import { FORWARDED_TOKEN_ID } from "./forwarded-identity.ts";
 import { workerLog } from "../log/logger.ts";
 import { Hono, type Context } from "hono";
 import { domainError } from "../core/errors.ts";
@@ -130,6 +131,7 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
         cursor: parseCursorParam(url.searchParams.getAll(QUERY.cursor)),
         ifNoneMatch: header(HEADER.ifNoneMatch),
         signal: request.signal,
+        tokenId: request.headers.get(FORWARDED_TOKEN_ID),
       };
       return answer(mode.value === "sse" ? await sseStream(ctx, input) : await readStream(ctx, input));
     }
