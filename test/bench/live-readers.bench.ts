@@ -19,6 +19,7 @@ const MODE = process.env.MINK_BENCH_MODE === "sse" ? "sse" : "long-poll";
 const PER_TOKEN = positiveInt("MINK_BENCH_PER_TOKEN", 2_500);
 const TOKENS = 4;
 const APPENDS = 7;
+const WAVE = 500;
 
 /** RSS in KB of `pid` and its descendants. */
 function treeRssKb(pid: number): number {
@@ -49,25 +50,28 @@ try {
   const readers: Promise<unknown>[] = [];
   /** Readers that ended (before the fill is complete: refused or failed), by status or error. */
   const outcomes = new Map<string, number>();
-  let last = -1;
+  // WAVE connections at a time: 10,000 connects at once overflow the local runtime's accept backlog.
   for (const token of tokens) {
-    for (let i = 0; i < PER_TOKEN; i++) {
-      const url = `${service.baseUrl}${streamPath(`${park}?offset=now&live=${MODE}`, "node-1")}`;
-      const outcome = fetch(url, { headers: { authorization: `Bearer ${token.token}` }, dispatcher: agent }).then(
-        async (response) => (await response.text(), String(response.status)),
-        (error: unknown) => String((error as Error).cause ?? error).slice(0, 60),
+    for (let sent = 0; sent < PER_TOKEN; sent += WAVE) {
+      for (let i = 0; i < Math.min(WAVE, PER_TOKEN - sent); i++) {
+        const url = `${service.baseUrl}${streamPath(`${park}?offset=now&live=${MODE}`, "node-1")}`;
+        const outcome = fetch(url, { headers: { authorization: `Bearer ${token.token}` }, dispatcher: agent }).then(
+          async (response) => (await response.text(), String(response.status)),
+          (error: unknown) => String((error as Error).cause ?? error).slice(0, 60),
+        );
+        readers.push(outcome.then((key) => outcomes.set(key, (outcomes.get(key) ?? 0) + 1)));
+      }
+      const target = Math.min(readers.length, TOKENS * PER_TOKEN);
+      await eventually(
+        async () => {
+          const held = await gauge();
+          if (held !== target && outcomes.size > 0) throw new Error(`readers ended before the fill: ${JSON.stringify([...outcomes])}`);
+          return held === target;
+        },
+        { timeoutMs: 30_000, what: `node-1 to hold ${target}`, errors: "fail" },
       );
-      readers.push(outcome.then((key) => outcomes.set(key, (outcomes.get(key) ?? 0) + 1)));
     }
   }
-  await eventually(
-    async () => {
-      const held = await gauge();
-      if (held !== last) console.log(`${((performance.now() - started) / 1000).toFixed(1)} s: ${(last = held)} live readers on node-1, ended: ${JSON.stringify([...outcomes])}`);
-      return held === TOKENS * PER_TOKEN;
-    },
-    { timeoutMs: 90_000, what: "node-1 full" },
-  );
   const fillS = (performance.now() - started) / 1000;
   const appendMs: number[] = [];
   for (let i = 0; i < APPENDS; i++) {
