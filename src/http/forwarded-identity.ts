@@ -7,14 +7,16 @@
 // requests a node counts per token; it verifies the bearer token itself, since the access check does not
 // hand its claims on. Once access.ts calls `forwardIdentity(c, decision.claims)` after a successful
 // decision, this middleware's second verification can go.
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import type { AccessClaims } from "../core/auth/access.ts";
 import { QUERY } from "../core/protocol/headers.ts";
 import { parseBearer } from "../core/subscriptions/index.ts";
 import { verifyToken } from "../auth/token-codec.ts";
-import type { Env } from "../env.ts";
 
-type Ctx = Context<{ Bindings: Env }>;
+/** What this module reads of the Worker's bindings (not `Env`: the node-tier tests type-check without Workers types). */
+interface SecretBindings {
+  TOKEN_SECRET?: string;
+}
 
 /** The internal header with the verified token's id. Never accepted from a client. */
 export const FORWARDED_TOKEN_ID = "x-mink-token-id";
@@ -28,14 +30,14 @@ function stripped(request: Request): Request {
 }
 
 /** Marks the request with the verified token's id for the node (call after a successful access decision). */
-export function forwardIdentity(c: Ctx, claims: Pick<AccessClaims, "id">): void {
+export function forwardIdentity(c: { req: { raw: Request } }, claims: Pick<AccessClaims, "id">): void {
   const headers = new Headers(c.req.raw.headers);
   headers.set(FORWARDED_TOKEN_ID, claims.id);
   c.req.raw = new Request(c.req.raw, { headers });
 }
 
 /** Drops a client's identity header; on a live read with a valid token, sets it from the token's claims. */
-export const forwardedIdentity: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
+export const forwardedIdentity: MiddlewareHandler<{ Bindings: SecretBindings }> = async (c, next) => {
   c.req.raw = stripped(c.req.raw);
   if (c.req.method === "GET" && new URL(c.req.url).searchParams.has(QUERY.live)) {
     const token = await verifyToken(parseBearer(c.req.header("authorization") ?? null), c.env.TOKEN_SECRET ?? "");

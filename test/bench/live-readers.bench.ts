@@ -41,7 +41,7 @@ try {
   const root = await mint(service, [""], OPS);
   const tokens = await Promise.all(Array.from({ length: TOKENS }, () => mint(service, [""], ["read"])));
   await allLive(service, root.token);
-  const [park, write] = (await namesByOwner(service, "bench/s", root.token, (m) => (m.get("node-1")?.length ?? 0) >= 2)).get("node-1")!;
+  const [park, write] = (await namesByOwner(service, "bench/s", root.token, (m) => (m.get("node-1")?.length ?? 0) >= 2)).get("node-1")! as [string, string];
   const before = await nodeEpochs(service);
   const agent = new Agent({ connections: TOKENS * PER_TOKEN + 100, pipelining: 0, keepAliveTimeout: 90_000, headersTimeout: 0, bodyTimeout: 0 });
   const gauge = async (): Promise<number> =>

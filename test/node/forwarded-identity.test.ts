@@ -4,13 +4,12 @@ import { Hono } from "hono";
 import { describe, expect, test } from "vitest";
 import { signToken } from "../../src/auth/token-codec.ts";
 import { mintClaims } from "../../src/core/auth/claims.ts";
-import type { Env } from "../../src/env.ts";
 import { FORWARDED_TOKEN_ID, forwardedIdentity } from "../../src/http/forwarded-identity.ts";
 
 const SECRET = "forwarded-identity-test-secret-0123456789";
-const env = { TOKEN_SECRET: SECRET } as Env;
+const env = { TOKEN_SECRET: SECRET };
 
-const app = new Hono<{ Bindings: Env }>();
+const app = new Hono<{ Bindings: { TOKEN_SECRET: string } }>();
 app.use("*", forwardedIdentity);
 app.all("*", (c) => c.text(c.req.raw.headers.get(FORWARDED_TOKEN_ID) ?? "(none)"));
 
