@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { describe, expect, test } from "vitest";
 import { signToken } from "../../src/auth/token-codec.ts";
 import { mintClaims } from "../../src/core/auth/claims.ts";
-import { FORWARDED_TOKEN_ID, forwardedIdentity } from "../../src/http/forwarded-identity.ts";
+import { FORWARDED_TOKEN_ID, forwardedIdentity, forwardIdentity } from "../../src/http/forwarded-identity.ts";
 
 const SECRET = "forwarded-identity-test-secret-0123456789";
 const env = { TOKEN_SECRET: SECRET };
@@ -35,5 +35,12 @@ describe("forwarded identity", () => {
 
   test("requests that are not live reads carry none (nothing counts them per token)", async () => {
     expect(await seen("/v1/stream/a?offset=-1", { authorization: `Bearer ${await token("tok-4")}` })).toBe("(none)");
+  });
+
+  test("forwardIdentity (the call for access.ts after a successful decision) sets the id on the context's request, over any other", () => {
+    const c = { req: { raw: new Request("http://mink.test/v1/stream/a?live=sse", { headers: { [FORWARDED_TOKEN_ID]: "forged", accept: "text/event-stream" } }) } };
+    forwardIdentity(c, { id: "tok-5" });
+    expect(c.req.raw.headers.get(FORWARDED_TOKEN_ID)).toBe("tok-5");
+    expect(c.req.raw.headers.get("accept")).toBe("text/event-stream");
   });
 });
