@@ -9,7 +9,7 @@ import { adminRoutes, requireAdmin } from "./http/admin-routes.ts";
 import { errorResponse } from "./http/responses.ts";
 import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { streamAccess, subscriptionAccess, tableAccess } from "./http/access.ts";
-import { forwardedIdentity } from "./http/forwarded-identity.ts";
+import { forwardedIdentity, stripForwardedIdentity } from "./http/forwarded-identity.ts";
 import { tableRoutes } from "./router/table-router.ts";
 import { activeContentGuard } from "./http/active-content.ts";
 import { checkDeployment } from "./core/auth/deployment.ts";
@@ -48,6 +48,8 @@ app.route("/", healthRoutes);
  */
 function protocolApp(streams: (c: Context<{ Bindings: Env }>) => Promise<Response>): Hono<{ Bindings: Env }> {
   const protocol = new Hono<{ Bindings: Env }>();
+  // A client never speaks for the Worker: its copy of the internal identity header goes first.
+  protocol.use("*", stripForwardedIdentity);
   // Access control first (src/http/access.ts): nothing is looked up or woken for a refused request.
   protocol.use("/v1/stream/__ds/*", subscriptionAccess);
   protocol.route("/v1/stream/__ds", subscriptionRoutes);

@@ -3,10 +3,11 @@
 // token's id (`jti`) travels to the node in one internal header. A client's own copy of that header is
 // always dropped first: nodes are reached only through the Worker, so the header a node sees was set here.
 //
-// `forwardedIdentity` (mounted after the access check in src/index.ts) sets it for live reads, the only
-// requests a node counts per token; it verifies the bearer token itself, since the access check does not
-// hand its claims on. Once access.ts calls `forwardIdentity(c, decision.claims)` after a successful
-// decision, this middleware's second verification can go.
+// `stripForwardedIdentity` is mounted before the access check (src/index.ts), `forwardedIdentity` after it:
+// that one sets the id for live reads, the only requests a node counts per token, verifying the bearer token
+// itself since the access check does not hand its claims on. Once access.ts calls
+// `forwardIdentity(c, decision.claims)` after a successful decision, the header is there already and the
+// second verification is skipped.
 import type { MiddlewareHandler } from "hono";
 import type { AccessClaims } from "../core/auth/access.ts";
 import { QUERY } from "../core/protocol/headers.ts";
@@ -36,10 +37,19 @@ export function forwardIdentity(c: { req: { raw: Request } }, claims: Pick<Acces
   c.req.raw = new Request(c.req.raw, { headers });
 }
 
-/** Drops a client's identity header; on a live read with a valid token, sets it from the token's claims. */
-export const forwardedIdentity: MiddlewareHandler<{ Bindings: SecretBindings }> = async (c, next) => {
+/** First of all: drops a client's own identity header, so any such header later was set by the Worker. */
+export const stripForwardedIdentity: MiddlewareHandler = async (c, next) => {
   c.req.raw = stripped(c.req.raw);
-  if (c.req.method === "GET" && new URL(c.req.url).searchParams.has(QUERY.live)) {
+  return next();
+};
+
+/**
+ * After the access check: on a live read with a valid token, sets the token's id, unless access.ts already
+ * did (`forwardIdentity` after its decision; the header can only be ours after `stripForwardedIdentity`).
+ */
+export const forwardedIdentity: MiddlewareHandler<{ Bindings: SecretBindings }> = async (c, next) => {
+  const liveRead = c.req.method === "GET" && new URL(c.req.url).searchParams.has(QUERY.live);
+  if (liveRead && !c.req.raw.headers.has(FORWARDED_TOKEN_ID)) {
     const token = await verifyToken(parseBearer(c.req.header("authorization") ?? null), c.env.TOKEN_SECRET ?? "");
     if (token.kind === "verified") forwardIdentity(c, token.claims);
   }

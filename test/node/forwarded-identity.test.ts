@@ -4,12 +4,13 @@ import { Hono } from "hono";
 import { describe, expect, test } from "vitest";
 import { signToken } from "../../src/auth/token-codec.ts";
 import { mintClaims } from "../../src/core/auth/claims.ts";
-import { FORWARDED_TOKEN_ID, forwardedIdentity, forwardIdentity } from "../../src/http/forwarded-identity.ts";
+import { FORWARDED_TOKEN_ID, forwardedIdentity, forwardIdentity, stripForwardedIdentity } from "../../src/http/forwarded-identity.ts";
 
 const SECRET = "forwarded-identity-test-secret-0123456789";
 const env = { TOKEN_SECRET: SECRET };
 
 const app = new Hono<{ Bindings: { TOKEN_SECRET: string } }>();
+app.use("*", stripForwardedIdentity);
 app.use("*", forwardedIdentity);
 app.all("*", (c) => c.text(c.req.raw.headers.get(FORWARDED_TOKEN_ID) ?? "(none)"));
 
