@@ -91,7 +91,7 @@ function checked(needsOf: (c: Ctx, method: string, target: RequestTarget) => Acc
     if (who instanceof Response) return who;
     const refused = await refusal(c, who, needs);
     if (refused !== null) return refused;
-    markAuthorized(c.req.raw, needs);
+    markAuthorized(c.req.raw, needs, who.token.kind === "verified" ? who.token.claims.id : null);
     await next();
     markPrivate(c);
   };

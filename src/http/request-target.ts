@@ -12,6 +12,11 @@ import { fail, ok } from "../core/protocol/parsed.ts";
 
 /** What the Worker authorized for this request (JSON AccessNeed[]); removed from every client request. */
 export const AUTHORIZED_HEADER = "x-mink-authorized";
+/**
+ * The verified token's id (`jti`), by which a node counts each token's live readers against
+ * MAX_LIVE_READERS_PER_TOKEN (src/node/live-slots.ts); removed from every client request.
+ */
+export const FORWARDED_TOKEN_ID = "x-mink-token-id";
 
 /** The request re-spelled canonically, without any internal header a client may have sent; 400 for RT1/RT2. */
 export function enterRequest(request: Request): Parsed<Request> {
@@ -19,7 +24,9 @@ export function enterRequest(request: Request): Parsed<Request> {
   const target = parseRequestTarget(url.pathname);
   if (!target.ok) return target;
   const canonical = new Request(`${url.origin}${formatTarget(target.value)}${url.search}`, request);
+  // A client never speaks for the Worker: the headers the Worker tells a node with are its own.
   canonical.headers.delete(AUTHORIZED_HEADER);
+  canonical.headers.delete(FORWARDED_TOKEN_ID);
   return ok(canonical);
 }
 
@@ -39,9 +46,13 @@ export function pathBelowNode(target: RequestTarget): string {
   return "node" in target ? formatTarget({ ...target, node: null }) : formatTarget(target);
 }
 
-/** Marks a request with what the Worker authorized (the node checks its own reading against it). */
-export function markAuthorized(request: Request, needs: readonly AccessNeed[]): void {
+/**
+ * Marks a request with what the Worker authorized (the node checks its own reading against it) and, in
+ * token mode, with the id of the token that was verified for it.
+ */
+export function markAuthorized(request: Request, needs: readonly AccessNeed[], tokenId: string | null = null): void {
   request.headers.set(AUTHORIZED_HEADER, JSON.stringify(needs));
+  if (tokenId !== null) request.headers.set(FORWARDED_TOKEN_ID, tokenId);
 }
 
 /**

@@ -28,7 +28,7 @@ import { sseStream } from "../node/sse-path.ts";
 import { holdingBody } from "./body-pool.ts";
 import { errorResponse, readBeforeRedirect, readBody, toResponse, type BodyHold } from "./responses.ts";
 import { tableNodeRequest } from "./table-node-routes.ts";
-import { authorizedAtNode } from "./request-target.ts";
+import { authorizedAtNode, FORWARDED_TOKEN_ID } from "./request-target.ts";
 import { preflightResponse } from "./security-headers.ts";
 
 const ALLOWED_METHODS = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
@@ -102,6 +102,7 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
         cursor: parseCursorParam(url.searchParams.getAll(QUERY.cursor)),
         ifNoneMatch: header(HEADER.ifNoneMatch),
         signal: request.signal,
+        tokenId: request.headers.get(FORWARDED_TOKEN_ID),
       };
       return answer(mode.value === "sse" ? await sseStream(ctx, input) : await readStream(ctx, input));
     }

@@ -2,6 +2,7 @@
 // log, the live readers, the settings and the clock. NodeRuntime builds one per incarnation (the Durable
 // Object in workerd, the node tier and the simulation in plain Node). Also here: how an acknowledged
 // change is announced, and how a path waits for the appends decided before it.
+import type { LiveSlots } from "./live-slots.ts";
 import type { DomainError } from "../core/errors.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { WalRecord } from "../storage/record-codec.ts";
@@ -59,8 +60,8 @@ export interface NodeContext {
   readonly settings: NodeSettings;
   readonly registry: StreamRegistry;
   readonly readers: KeyedWaiters;
-  /** Long-polls waiting and SSE responses open on this node: at most `settings.maxLiveReaders` (docs/limits.md). */
-  readonly liveReaders: { active: number };
+  /** Long-polls waiting and SSE responses open on this node, in all and per token (docs/limits.md). */
+  readonly liveReaders: LiveSlots;
   /** Bytes of request bodies held until answered: at most `settings.maxBodyBytesInFlight` (http/body-pool.ts). */
   readonly bodies: { heldBytes: number };
   /** Requests parked for a stream being handed here (R2), by name: woken when this node opens it. */

@@ -5,6 +5,7 @@
 // forks to their sources, then start the transfer watcher and subscription delivery. If the WAL writer
 // stops (fenced, or the store kept failing) the incarnation acknowledges nothing more and tells its shell,
 // which replaces it with a new one.
+import { LiveSlots } from "./live-slots.ts";
 import type { DomainError } from "../core/errors.ts";
 import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import { snapshotHistogram } from "../core/histogram.ts";
@@ -160,7 +161,7 @@ export class NodeRuntime {
       registry,
       // Every waiter is an admitted live reader (read-path.ts, takeLiveSlot): the cap is never reached first.
       readers: new KeyedWaiters(deps.settings.maxLiveReaders),
-      liveReaders: { active: 0 },
+      liveReaders: new LiveSlots(),
       bodies: { heldBytes: 0 },
       parked: new KeyedWaiters(),
       wal: port,

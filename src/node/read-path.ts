@@ -2,7 +2,7 @@
 // for the stream's next acknowledged append (ctx.readers, src/waits/keyed-waiters.ts) up to LONG_POLL_TIMEOUT_MS. SSE is in
 // sse-path.ts. Rules: docs/protocol-rules.md sections 6 to 8.
 import { domainError, type DomainError } from "../core/errors.ts";
-import { admitLiveReader, firstMessageEnd, jsonPageCut } from "../core/protocol/bounds.ts";
+import { firstMessageEnd, jsonPageCut } from "../core/protocol/bounds.ts";
 import { cacheControl, ifNoneMatchMatches, NO_STORE, readEtag } from "../core/protocol/caching.ts";
 import { readEndFlags } from "../core/protocol/closure.ts";
 import { isJsonContentType } from "../core/protocol/content-type.ts";
@@ -29,6 +29,8 @@ export interface ReadInput {
   readonly ifNoneMatch: string | null;
   /** Aborts when the client goes away. */
   readonly signal?: AbortSignal;
+  /** The id of the token the Worker verified for this request (src/http/request-target.ts), or null. */
+  readonly tokenId?: string | null;
 }
 
 /** The stream for a read-like request, or the 404/410 to answer. */
@@ -78,27 +80,26 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
   try {
     return await longPoll(ctx, input, stream, startOffset, () => {
       if (slot) return null;
-      const refused = takeLiveSlot(ctx);
+      const refused = takeLiveSlot(ctx, input.tokenId ?? null);
       slot = refused === null;
       return refused;
     });
   } finally {
-    if (slot) releaseLiveSlot(ctx);
+    if (slot) releaseLiveSlot(ctx, input.tokenId ?? null);
   }
 }
 
 /**
- * Takes one of the node's MAX_LIVE_READERS slots, or returns the 429 to answer at once (docs/limits.md: a
- * reader over the cap is never parked on a wait that cannot happen, so nothing spins).
+ * Takes one of the node's MAX_LIVE_READERS slots within the token's MAX_LIVE_READERS_PER_TOKEN share, or
+ * returns the 429 to answer at once (docs/limits.md: a reader over a cap is never parked on a wait that
+ * cannot happen, so nothing spins).
  */
-export function takeLiveSlot(ctx: NodeContext): DomainError | null {
-  const refused = admitLiveReader(ctx.liveReaders.active, ctx.settings.maxLiveReaders);
-  if (refused === null) ctx.liveReaders.active++;
-  return refused;
+export function takeLiveSlot(ctx: NodeContext, tokenId: string | null): DomainError | null {
+  return ctx.liveReaders.take(tokenId, ctx.settings);
 }
 
-export function releaseLiveSlot(ctx: NodeContext): void {
-  ctx.liveReaders.active = Math.max(0, ctx.liveReaders.active - 1);
+export function releaseLiveSlot(ctx: NodeContext, tokenId: string | null): void {
+  ctx.liveReaders.release(tokenId);
 }
 
 /** A long-poll from `startOffset`; `admit` takes a live-reader slot before the first wait (null: taken). */

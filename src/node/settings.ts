@@ -1,6 +1,7 @@
 // The node's settings, read once per incarnation from the Worker's vars (wrangler.toml [vars]; locally
 // `--var`). Bad values fall back to the defaults with a warning rather than stopping the node.
 import { workerLog } from "../log/logger.ts";
+import { defaultReaderShare } from "../core/protocol/reader-share.ts";
 
 export interface NodeSettings {
   /** How long a long-poll waits at the tail, and the SSE keep-alive interval (LONG_POLL_TIMEOUT_MS). */
@@ -26,6 +27,8 @@ export interface NodeSettings {
   // Bounds: what one client can make a node hold or do (docs/limits.md, "Stream nodes").
   /** Long-poll and SSE readers one node serves at once (MAX_LIVE_READERS); over it: 429 at once. */
   readonly maxLiveReaders: number;
+  /** Of those, the most one token holds on this node (MAX_LIVE_READERS_PER_TOKEN); over it: 429 at once. */
+  readonly maxLiveReadersPerToken: number;
   /** Producer ids one stream keeps (MAX_PRODUCERS_PER_STREAM); a new one over it: 429, unless idle ones are pruned. */
   readonly maxProducersPerStream: number;
   /** A producer silent this long may be pruned to make room for a new one (PRODUCER_IDLE_MS). */
@@ -66,6 +69,7 @@ const DEFAULT_SETTINGS: NodeSettings = {
   compactAfterWalObjects: 256,
   compactAfterWalBytes: 32 * 1024 * 1024,
   maxLiveReaders: 10_000,
+  maxLiveReadersPerToken: 2_500,
   maxProducersPerStream: 1_000,
   producerIdleMs: 86_400_000,
   maxHeaderValueBytes: 1_024,
@@ -101,6 +105,8 @@ export interface SettingsVars {
   // Bounds (docs/limits.md): node
   /** Long-poll and SSE readers per node (default 10000); over it a live read gets 429 with Retry-After. */
   MAX_LIVE_READERS?: string;
+  /** Live readers one token holds per node (default: a quarter of MAX_LIVE_READERS); over it: 429 with Retry-After. */
+  MAX_LIVE_READERS_PER_TOKEN?: string;
   /** Producer ids per stream (default 1000); a new one over it gets 429 unless idle ones can be pruned. */
   MAX_PRODUCERS_PER_STREAM?: string;
   /** A producer idle this long (ms; default 86400000, one day) may be pruned for a new one. */
@@ -150,6 +156,7 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
 function boundSettings(vars: SettingsVars): Pick<
   NodeSettings,
   | "maxLiveReaders"
+  | "maxLiveReadersPerToken"
   | "maxProducersPerStream"
   | "producerIdleMs"
   | "maxHeaderValueBytes"
@@ -162,8 +169,10 @@ function boundSettings(vars: SettingsVars): Pick<
   | "maxNodeProducerBytes"
 > {
   const d = DEFAULT_SETTINGS;
+  const maxLiveReaders = positiveInt(vars.MAX_LIVE_READERS, "MAX_LIVE_READERS", d.maxLiveReaders);
   return {
-    maxLiveReaders: positiveInt(vars.MAX_LIVE_READERS, "MAX_LIVE_READERS", d.maxLiveReaders),
+    maxLiveReaders,
+    maxLiveReadersPerToken: positiveInt(vars.MAX_LIVE_READERS_PER_TOKEN, "MAX_LIVE_READERS_PER_TOKEN", defaultReaderShare(maxLiveReaders)),
     maxProducersPerStream: positiveInt(vars.MAX_PRODUCERS_PER_STREAM, "MAX_PRODUCERS_PER_STREAM", d.maxProducersPerStream),
     producerIdleMs: positiveInt(vars.PRODUCER_IDLE_MS, "PRODUCER_IDLE_MS", d.producerIdleMs),
     maxHeaderValueBytes: positiveInt(vars.MAX_HEADER_VALUE_BYTES, "MAX_HEADER_VALUE_BYTES", d.maxHeaderValueBytes),

@@ -24,7 +24,8 @@ export async function sseStream(ctx: NodeContext, input: ReadInput): Promise<Rep
   if ("kind" in opened) return opened;
   const { stream, startOffset } = opened;
   // An SSE response holds a live-reader slot for its whole life (docs/limits.md): over the cap, 429 at once.
-  const refused = takeLiveSlot(ctx);
+  const tokenId = input.tokenId ?? null;
+  const refused = takeLiveSlot(ctx, tokenId);
   if (refused !== null) return errorReply(refused);
 
   const encoding = sseDataEncoding(stream.config.contentType);
@@ -35,7 +36,7 @@ export async function sseStream(ctx: NodeContext, input: ReadInput): Promise<Rep
   input.signal?.addEventListener("abort", () => gone.abort());
   ctx.background(
     pump(ctx, stream, startOffset, input.cursor, encoding, writer, gone.signal).finally(() => {
-      releaseLiveSlot(ctx);
+      releaseLiveSlot(ctx, tokenId);
       return writer.close().catch(() => undefined);
     }),
   );

@@ -2,7 +2,10 @@
 // released by the next `notify(key)`, by its timeout, by its abort signal, or by `shutdown` (a node's
 // long-poll and SSE readers at a stream's tail, keyed by stream id; requests parked for a transfer, keyed
 // by name; the metadata log's watchers, one key). Bounded: at most `maxWaiters` wait at once; past that a
-// waiter is answered at once as if its wait had timed out. `settleWithin`: a promise, or a deadline.
+// waiter is answered at once as if its wait had timed out. The deadlines share one timer
+// (deadline-wheel.ts: workerd allows a Durable Object 10,000 active timeouts in all), so a timeout may come
+// up to 50 ms late. `settleWithin`: a promise, or a deadline.
+import { DeadlineWheel } from "./deadline-wheel.ts";
 
 export type WakeReason = "changed" | "timeout" | "shutdown";
 
@@ -13,6 +16,7 @@ interface Waiter {
 export class KeyedWaiters {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private count = 0;
+  private readonly deadlines = new DeadlineWheel<Waiter>((waiter) => waiter.wake("timeout"));
 
   constructor(private readonly maxWaiters = 10_000) {}
 
@@ -42,14 +46,14 @@ export class KeyedWaiters {
           if (!waiters.delete(waiter)) return;
           this.count--;
           if (waiters.size === 0 && this.waiters.get(key) === waiters) this.waiters.delete(key);
-          clearTimeout(timer);
+          this.deadlines.remove(waiter);
           signal?.removeEventListener("abort", onAbort);
           resolve(reason);
         },
       };
       waiters.add(waiter);
       this.count++;
-      const timer = setTimeout(() => waiter.wake("timeout"), Math.max(0, timeoutMs));
+      this.deadlines.add(waiter, timeoutMs);
       signal?.addEventListener("abort", onAbort);
     });
   }

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import { eventually, stillPending } from "../support/eventually.ts";
+import { FORWARDED_TOKEN_ID } from "../../src/http/request-target.ts";
 import { TestCluster, type TestNode } from "./support/test-cluster.ts";
 
 const TEXT = { "content-type": "text/plain" };
@@ -48,6 +49,31 @@ describe("node bounds: live readers (MAX_LIVE_READERS)", () => {
       expect(await answer.text()).toBe("x");
     }
     expect(node.runtime.ctx.liveReaders.active).toBe(0);
+  });
+
+  it("MAX_LIVE_READERS_PER_TOKEN: a token at its share gets 429 at once while another token and a tokenless reader still park; a released slot is the token's again", async () => {
+    const cluster = new TestCluster({ settings: { MAX_LIVE_READERS: "4", MAX_LIVE_READERS_PER_TOKEN: "2", LONG_POLL_TIMEOUT_MS: "30000" } });
+    const node = await cluster.start("node-a");
+    expect((await node.request("PUT", "lr/share", { headers: TEXT })).status).toBe(201);
+    const as = (tokenId: string): { headers: Record<string, string> } => ({ headers: { [FORWARDED_TOKEN_ID]: tokenId } });
+    const parked = [node.request("GET", "lr/share?offset=now&live=long-poll", as("t1")), node.request("GET", "lr/share?offset=now&live=long-poll", as("t1"))];
+    await eventually(() => node.runtime.ctx.readers.size === 2, { what: "t1's two long-polls waiting" });
+    const refused = await node.request("GET", "lr/share?offset=now&live=long-poll", as("t1"));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(await errorOf(refused)).toMatchObject({ code: "limit_reached", details: { limit: "MAX_LIVE_READERS_PER_TOKEN", max: 2 } });
+    expect((await node.request("GET", "lr/share?offset=now&live=sse", as("t1"))).status).toBe(429);
+    parked.push(node.request("GET", "lr/share?offset=now&live=long-poll", as("t2")), node.request("GET", "lr/share?offset=now&live=long-poll"));
+    await eventually(() => node.runtime.ctx.readers.size === 4, { what: "t2's and a tokenless long-poll waiting" });
+    expect(await errorOf(await node.request("GET", "lr/share?offset=now&live=long-poll", as("t3")))).toMatchObject({ details: { limit: "MAX_LIVE_READERS" } });
+    expect((await node.request("POST", "lr/share", { headers: TEXT, body: "x" })).status).toBe(204);
+    for (const answer of await Promise.all(parked)) expect(answer.status).toBe(200);
+    expect(node.runtime.ctx.liveReaders.active).toBe(0);
+    expect(node.runtime.ctx.liveReaders.heldBy("t1")).toBe(0);
+    const again = node.request("GET", "lr/share?offset=now&live=long-poll", as("t1"));
+    expect(await stillPending(again)).toBe(true);
+    expect((await node.request("POST", "lr/share", { headers: TEXT, body: "y" })).status).toBe(204);
+    expect((await again).status).toBe(200);
   });
 
   it("a long-poll that finds data at once takes no live-reader slot", async () => {
