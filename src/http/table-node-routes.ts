@@ -9,6 +9,7 @@ import { parseAppendRequest } from "../core/protocol/append.ts";
 import { HEADER, QUERY } from "../core/protocol/headers.ts";
 import { parseOffsetParam } from "../core/protocol/offsets.ts";
 import { parseCursorParam, parseReadMode } from "../core/protocol/read.ts";
+import { MAX_TABLE_WRITE_BYTES } from "../core/tables/tablet-write.ts";
 import { checkBucketTarget, type BucketTarget } from "../core/tables/bucket-paths.ts";
 import { pathBelowNode } from "./request-target.ts";
 import type { NodeContext } from "../node/node-context.ts";
@@ -47,7 +48,8 @@ async function bucketRequest(
   answer: (reply: Reply) => Response,
   hold: BodyHold,
 ): Promise<Response> {
-  const bytes = await readBody(request, ctx.settings.maxBodyBytes, hold);
+  const maxBytes = op === "write" ? Math.min(ctx.settings.maxBodyBytes, MAX_TABLE_WRITE_BYTES) : ctx.settings.maxBodyBytes;
+  const bytes = await readBody(request, maxBytes, hold);
   if ("code" in bytes) return errorResponse(bytes);
   const body = parseJson(bytes);
   if (body === undefined) return errorResponse(domainError("invalid", "the body is not JSON", { field: "body" }));

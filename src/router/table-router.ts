@@ -13,6 +13,7 @@ import type { JsonValue } from "../core/meta/json.ts";
 import { compareDefinitions, definitionJson, isPlainObject, parseTableDefinition, parseTableName, type TableDefinition } from "../core/tables/definition.ts";
 import { bucketIdText } from "../core/tables/requests.ts";
 import { checkBucketTarget } from "../core/tables/bucket-paths.ts";
+import { MAX_TABLE_WRITE_BYTES } from "../core/tables/tablet-write.ts";
 import { formatTarget } from "../core/protocol/request-target.ts";
 import { pathBelowNode, targetOf } from "../http/request-target.ts";
 import { validateRow } from "../core/tables/rows.ts";
@@ -39,9 +40,9 @@ export function tableRoutes(): Hono<{ Bindings: Env }> {
   app.put("/:name", (c) => withName(c, (name) => createTable(c, name)));
   app.get("/:name", (c) => withName(c, (name) => describeTable(c.env, name, 200)));
   app.delete("/:name", (c) => withName(c, (name) => dropTable(c, name)));
-  const data = (handle: typeof writeTable) => (c: Ctx) =>
-    withTable(c, (table, definition, body) => handle(c.env, new URL(c.req.url).origin, c.req.raw.headers, table, definition, body));
-  app.post("/:name/write", data(writeTable));
+  const data = (handle: typeof writeTable, maxBytes?: number) => (c: Ctx) =>
+    withTable(c, (table, definition, body) => handle(c.env, new URL(c.req.url).origin, c.req.raw.headers, table, definition, body), maxBytes);
+  app.post("/:name/write", data(writeTable, MAX_TABLE_WRITE_BYTES));
   app.post("/:name/lookup", data(lookupRows));
   app.post("/:name/prefix", data(prefixRows));
   app.post("/:name/partitions", (c) => withTable(c, (table, definition, body) => addPartition(c, table, definition, body)));
@@ -59,9 +60,13 @@ async function withName(c: Ctx, handle: (name: string) => Promise<Response>): Pr
 }
 
 /** A table-addressed request: the table from the cache, its definition, and the JSON body. */
-async function withTable(c: Ctx, handle: (table: TableLookup, definition: TableDefinition, body: Record<string, unknown>) => Promise<Response>): Promise<Response> {
+async function withTable(
+  c: Ctx,
+  handle: (table: TableLookup, definition: TableDefinition, body: Record<string, unknown>) => Promise<Response>,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<Response> {
   return withName(c, async (name) => {
-    const body = await jsonBody(c, routerSettings(c.env).maxBodyBytes);
+    const body = await jsonBody(c, Math.min(routerSettings(c.env).maxBodyBytes, maxBytes));
     if ("code" in body) return errorResponse(body);
     const table = await cachedTable(c.env, name);
     if (table.table === null) return errorResponse(domainError("not_found", "no such table", { table: name }));

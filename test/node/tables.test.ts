@@ -7,6 +7,7 @@ import { validateRow } from "../../src/core/tables/rows.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import { eventually, NotYet } from "../support/eventually.ts";
 import type { TestNode } from "./support/test-cluster.ts";
+import { MAX_TABLE_WRITE_BYTES } from "../../src/core/tables/tablet-write.ts";
 import { TABLE_WORLD_LEASE_TTL_MS, tableWorld, type LogLine, type TableWorld as World } from "./support/table-world.ts";
 
 const LEASE_TTL_MS = TABLE_WORLD_LEASE_TTL_MS;
@@ -112,6 +113,19 @@ describe("node tier: tables", () => {
     expect(JSON.parse(text)).toMatchObject({ error: { code: "invalid", retryable: false, details: { field: "doc" } } });
     expect(text).toContain("MAX_JSON_VALUE_DEPTH");
     expect(await lookup(node, 0, ["deep"])).toEqual([null]);
+  });
+
+  it("MAX_TABLE_WRITE_BYTES: a bucket write whose body is over 2 MiB is 413 before any op is read and writes nothing; a small one is taken", async () => {
+    const w = await world();
+    const { node } = leaderOf(w, 0);
+    const id = keyIn(w, 0);
+    const padded = (bytes: number): unknown[] => [{ upsert: { id, v: 1 } }, ...Array.from({ length: Math.ceil(bytes / 60_000) }, () => ({ delete: { id: `${id}-none`, pad: "x".repeat(60_000) } }))];
+    const over = await write(node, 0, padded(MAX_TABLE_WRITE_BYTES + 1));
+    expect(over.status).toBe(413);
+    expect(await lookup(node, 0, [id])).toEqual([null]);
+    const under = await write(node, 0, [{ upsert: { id, v: 2 } }]);
+    expect(under.status).toBe(200);
+    expect(await lookup(node, 0, [id])).toEqual([{ id, v: 2 }]);
   });
 
   it("an op of another bucket is refused whole at a bucket-addressed write", async () => {

@@ -5,8 +5,15 @@ import { jsonEqual } from "../meta/json.ts";
 import { okResult, rejectResult, type KeyedRecord, type Row, type TableResult } from "./changelog.ts";
 import type { BucketState, PendingBatch } from "./tablet.ts";
 
-/** A bound on ops in one batch (per bucket): a larger batch is refused whole. */
-export const MAX_OPS_PER_BATCH = 10_000;
+/**
+ * A bound on ops in one batch (per bucket): a larger batch is refused whole. A batch is decided and applied
+ * in one turn of its leader, so this and MAX_TABLE_WRITE_BYTES bound how long one write can keep the node
+ * from its other streams: at 10,000 ops appends beside a write waited up to 2.9 s (docs/limits.md).
+ */
+export const MAX_OPS_PER_BATCH = 2_500;
+
+/** A bound on the body of one table write (table-addressed, or one bucket's): its time goes with its bytes. */
+export const MAX_TABLE_WRITE_BYTES = 2 * 1024 * 1024;
 
 /** A bound on batches in flight per bucket: a write beyond it waits for acknowledgements (retry later). */
 export const MAX_PENDING_BATCHES = 64;
