@@ -259,10 +259,11 @@ export interface TokenMint {
 
 const GLOBAL_HELP = [
   "Options:",
-  "  --url <url>      mink's address (env MINK_URL; default http://127.0.0.1:8787)",
+  "  --url <url>      mink's address, an origin without a path (env MINK_URL; default http://127.0.0.1:8787)",
   "  --token <token>  the admin bearer token (env MINK_ADMIN_TOKEN)",
   "  --json           print the server's JSON instead of a table",
   "  -h, --help       show help",
+  "  --version        print mink's version",
 ];
 
 /** `mink <command> <operands> [flags] [--no-wait] [options]`; `brief` (the general help's list) leaves out the flags. */
@@ -355,6 +356,9 @@ function commandNamedBy(argv: readonly string[]): CommandName | undefined {
   }
 }
 
+/** The CLI's version, printed by `mink --version` (a test holds it equal to package.json's). */
+export const CLI_VERSION = "0.1.0";
+
 /** Parses argv (without `node` and the script) with env for the defaults of --url and --token. */
 export function parseCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Parsed {
   let values: {
@@ -371,6 +375,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     after?: string[];
     limit?: string[];
     all?: boolean;
+    version?: boolean;
   };
   let positionals: string[];
   try {
@@ -390,6 +395,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
         after: { type: "string", multiple: true },
         limit: { type: "string", multiple: true },
         all: { type: "boolean" },
+        version: { type: "boolean" },
       },
       allowPositionals: true,
       strict: true,
@@ -398,6 +404,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     throw new UsageError(error instanceof Error ? error.message : String(error), commandNamedBy(argv));
   }
 
+  if (values.version === true) return { kind: "help", text: `mink ${CLI_VERSION}\n` };
   if (positionals[0] === "help") {
     // `mink help [command]`
     const topic = positionals.slice(1);
@@ -565,5 +572,9 @@ function checkUrl(url: string, command: CommandName): void {
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new UsageError(`--url: must be http:// or https:// (got '${url}')`, command);
+  }
+  // The admin API hangs off the origin: a stream or node path here would be sent `/admin/...` below it.
+  if (parsed.pathname !== "/" || parsed.search !== "" || parsed.hash !== "") {
+    throw new UsageError(`--url: mink's address is an origin without a path (got '${url}'); use --url ${parsed.origin}`, command);
   }
 }

@@ -12,6 +12,22 @@ export const healthRoutes = new Hono<{ Bindings: Env }>();
 
 healthRoutes.get("/health", (c) => c.json({ ok: true }, 200, { "cache-control": "no-store" }));
 
+/** `GET /`: where things are, for someone who opened the Worker's address in a browser or with curl (no data). */
+healthRoutes.get("/", (c) =>
+  c.json(
+    {
+      service: "mink: durable streams over the Durable Streams protocol",
+      streams: "/v1/stream/<name>",
+      tables: "/v1/table",
+      statusPage: "/admin/",
+      health: "/health",
+      docs: "README.md and docs/ in mink's repository",
+    },
+    200,
+    { "cache-control": "no-store" },
+  ),
+);
+
 healthRoutes.get("/admin/health", requireAdmin, async (c) => {
   const started = performance.now();
   try {

@@ -1,7 +1,8 @@
 // The command line of `mink`: commands, operands, options and their environment defaults, and which
 // mistakes are usage errors (exit 2) before anything is sent.
 import { describe, expect, it } from "vitest";
-import { ACCESS_OPS, COMMANDS, DEFAULT_URL, MAX_TABLE_NAME_LENGTH, MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS, parseCommandLine, type Parsed } from "../../src/cli/args.ts";
+import { readFileSync } from "node:fs";
+import { ACCESS_OPS, CLI_VERSION, COMMANDS, DEFAULT_URL, MAX_TABLE_NAME_LENGTH, MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS, parseCommandLine, type Parsed } from "../../src/cli/args.ts";
 import { UsageError } from "../../src/cli/errors.ts";
 import { ACCESS_OPS as SERVER_ACCESS_OPS } from "../../src/core/auth/access.ts";
 import { MAX_TOKEN_PREFIXES as SERVER_MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS as SERVER_MAX_TOKEN_TTL_SECONDS } from "../../src/core/auth/claims.ts";
@@ -24,6 +25,20 @@ function usageError(argv: string[], env: Record<string, string | undefined> = {}
 }
 
 describe("mink command line", () => {
+  it("mink --version prints the package's version (issue 22: it was a usage error)", () => {
+    const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(CLI_VERSION).toBe(version);
+    expect(parseCommandLine(["--version"], {})).toEqual({ kind: "help", text: `mink ${version}\n` });
+  });
+
+  it("a --url with a path says what is wrong with it, not what the server answers below it (issue 22)", () => {
+    for (const url of ["http://127.0.0.1:8787/v1/stream", "http://127.0.0.1:8787/admin/", "http://127.0.0.1:8787/?x=1"]) {
+      expect(usageError(["nodes", "--url", url]).message).toBe(`--url: mink's address is an origin without a path (got '${url}'); use --url http://127.0.0.1:8787`);
+      expect(usageError(["nodes"], { MINK_URL: url }).message).toContain("an origin without a path");
+    }
+    expect(command(["nodes", "--url", "http://127.0.0.1:8787/"]).options.url).toBe("http://127.0.0.1:8787/");
+  });
+
   it("parses each command with its operands", () => {
     expect(command(["nodes"])).toMatchObject({ command: "nodes", operands: [] });
     expect(command(["slots", "node-1", "2"])).toMatchObject({ command: "slots", operands: ["node-1", "2"] });

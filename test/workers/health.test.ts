@@ -35,3 +35,14 @@ describe("health", () => {
     expect(await up.json()).toMatchObject({ ok: true, objectStore: { ok: true, latencyMs: expect.any(Number) as number } });
   });
 });
+
+describe("the root", () => {
+  it("GET / says where the API, the status page and the docs are, in open and token mode (issue 22: it was a bare 404)", async () => {
+    for (const vars of [{}, { AUTH_MODE: "token" }] as Partial<Env>[]) {
+      const response = await get("/", vars);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ streams: "/v1/stream/<name>", tables: "/v1/table", statusPage: "/admin/", health: "/health" });
+    }
+    expect((await get("/nowhere")).status).toBe(404);
+  });
+});
