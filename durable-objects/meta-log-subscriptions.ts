@@ -29,7 +29,6 @@ import {
   releaseWake,
   removeExplicitStream,
   settleLease,
-  subscriptionError,
   subscriptionView,
   webhookCallback,
   type AckReply,
@@ -46,6 +45,7 @@ import {
   type SubscriptionView,
   type WakeContext,
   type WakeRef,
+  subscriptionNotFound,
 } from "../src/core/subscriptions/index.ts";
 import type { PreparedEffect, PutOutcome, SubscriptionAnswer, SubscriptionSet, WebhookJwks } from "../src/ports/meta-log-client.ts";
 import {
@@ -72,10 +72,6 @@ const WATCH_SLACK_MS = 5_000;
 
 function freshToken(): string {
   return base64UrlEncode(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES)));
-}
-
-function notFound(id: string): SubscriptionError {
-  return subscriptionError("not_found", `no subscription ${id}`);
 }
 
 export class MetaLogSubscriptions {
@@ -166,7 +162,7 @@ export class MetaLogSubscriptions {
 
   async get(id: string): Promise<SubscriptionAnswer<SubscriptionView>> {
     const entry = this.entries.get(id);
-    if (entry === undefined) return { ok: false, error: notFound(id), effects: [] };
+    if (entry === undefined) return { ok: false, error: subscriptionNotFound(id), effects: [] };
     return { ok: true, value: await this.viewOf(entry), effects: [] };
   }
 
@@ -342,7 +338,7 @@ export class MetaLogSubscriptions {
 
   private change(id: string, update: (record: SubscriptionRecord) => SubscriptionRecord): SubscriptionAnswer<null> {
     const entry = this.entries.get(id);
-    if (entry === undefined) return { ok: false, error: notFound(id), effects: [] };
+    if (entry === undefined) return { ok: false, error: subscriptionNotFound(id), effects: [] };
     const refused = this.commit(entry, update(entry.record));
     if (refused !== null) return { ok: false, error: refused, effects: [] };
     return { ok: true, value: null, effects: [] };
@@ -354,7 +350,7 @@ export class MetaLogSubscriptions {
     run: (record: SubscriptionRecord, ctx: WakeContext) => Step<V>,
   ): Promise<SubscriptionAnswer<V>> {
     const entry = this.entries.get(id);
-    if (entry === undefined) return { ok: false, error: notFound(id), effects: [] };
+    if (entry === undefined) return { ok: false, error: subscriptionNotFound(id), effects: [] };
     const step = run(entry.record, this.context(entry.origin));
     const changed = step.state !== entry.record;
     const refused = this.commit(entry, step.state);

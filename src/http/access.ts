@@ -18,7 +18,7 @@ import { DEFAULT_REVOCATION_CACHE_MS, RevocationCache } from "../auth/revocation
 import { verifyToken } from "../auth/token-codec.ts";
 import { type Env, metaLogClient } from "../env.ts";
 import { edgeLimits } from "../core/edge-limits.ts";
-import { subscriptionError } from "../core/subscriptions/index.ts";
+import { subscriptionError, subscriptionNotFound } from "../core/subscriptions/index.ts";
 import { declaredLength, readAtMost } from "../subscriptions/bounded-read.ts";
 import { subscriptionErrorResponse } from "../subscriptions/error-wire.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
@@ -182,6 +182,6 @@ function allows(who: Presented, needs: readonly AccessNeed[]): boolean {
 function unknownSubscriptionAnswer(id: string, deletion: boolean): Response {
   const headers = withSecurityHeaders(new Headers({ "content-type": "application/json", "cache-control": "no-store" }));
   if (deletion) return new Response(null, { status: 204, headers });
-  const { status, body } = subscriptionErrorResponse(subscriptionError("not_found", `no subscription ${id}`));
+  const { status, body } = subscriptionErrorResponse(subscriptionNotFound(id));
   return new Response(body, { status, headers });
 }

@@ -62,3 +62,11 @@ export function subscriptionError(
 ): SubscriptionError {
   return details === undefined ? { code, message } : { code, message, details };
 }
+
+/**
+ * The answer for a subscription id that does not exist: the MetaLog's, and the Worker's for a token that does
+ * not cover the subscription (so the two cannot be told apart).
+ */
+export function subscriptionNotFound(id: string): SubscriptionError {
+  return subscriptionError("not_found", `no subscription ${id}`);
+}
