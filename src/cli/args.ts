@@ -185,16 +185,20 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
       "  --ttl <ttl>        how long it is valid: a whole number and a unit, s, m, h or d (90s, 30m, 1h, 7d),",
       "                     at most 366d (default 1h)",
       "",
+      "  --quiet, -q        print only the token, for TOKEN=$(mink token create ... --quiet)",
+      "",
       "Prints the token's id, the token, when it expires, its prefixes and operations. The token is shown only",
-      "here: the server keeps its id, never the token ('mink token revoke <id>' revokes it). With --json: the",
-      "server's answer.",
+      "here: the server keeps its id, never the token ('mink token revoke <id or token>' revokes it). With",
+      "--json: the server's answer.",
     ],
-    flags: ["--prefix <prefix>...", "--ops <ops>", "[--ttl <ttl>]"],
+    flags: ["--prefix <prefix>...", "--ops <ops>", "[--ttl <ttl>]", "[--quiet]"],
   },
   "token revoke": {
-    operands: ["id"],
-    summary: "revoke an access token by its id (every node refuses it shortly after)",
+    operands: ["id or token"],
+    summary: "revoke an access token by its id, or by the token itself (every node refuses it shortly after)",
     details: [
+      "<id> is the id 'mink token create' and 'mink token list' print, or the token itself: its id is read",
+      "from it (the server still checks that a live token has that id).",
       "Fails (exit 1) when no live token has this id (unknown, or expired already); revoking twice is fine.",
       'With --json: {"id": <id>, "revoked": true} (the server answers 204, without a body).',
     ],
@@ -237,6 +241,8 @@ export type Parsed =
       maxConcurrent: number | undefined;
       /** `mink token create --prefix ... --ops ... --ttl ...` (undefined for any other command). */
       mint: TokenMint | undefined;
+      /** `mink token create --quiet`: print only the token. */
+      quiet: boolean;
       /** `mink streams [prefix] --after ... --limit ... --all` (undefined for any other command). */
       list: StreamsListing | undefined;
     };
@@ -376,6 +382,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     limit?: string[];
     all?: boolean;
     version?: boolean;
+    quiet?: boolean;
   };
   let positionals: string[];
   try {
@@ -396,6 +403,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
         limit: { type: "string", multiple: true },
         all: { type: "boolean" },
         version: { type: "boolean" },
+        quiet: { type: "boolean", short: "q" },
       },
       allowPositionals: true,
       strict: true,
@@ -441,7 +449,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
   for (const flag of ["dry-run", "max-concurrent"] as const) {
     if (values[flag] !== undefined && command !== "cluster rebalance") throw new UsageError(`--${flag} applies only to 'mink cluster rebalance'`, command);
   }
-  for (const flag of ["prefix", "ops", "ttl"] as const) {
+  for (const flag of ["prefix", "ops", "ttl", "quiet"] as const) {
     if (values[flag] !== undefined && command !== "token create") {
       const hint = flag === "prefix" && command === "streams" ? " (the prefix of 'mink streams' is its operand: mink streams <prefix>)" : "";
       throw new UsageError(`--${flag} applies only to 'mink token create'${hint}`, command);
@@ -471,6 +479,7 @@ export function parseCommandLine(argv: readonly string[], env: Readonly<Record<s
     dryRun: values["dry-run"] === true,
     maxConcurrent,
     mint,
+    quiet: values.quiet === true,
     list,
   };
 }

@@ -83,7 +83,7 @@ async function run(parsed: Extract<Parsed, { kind: "command" }>, context: Comman
       });
     case "token create":
       if (parsed.mint === undefined) throw new Error("token create parsed without its options");
-      return tokenCreateCommand(context, parsed.mint);
+      return tokenCreateCommand(context, parsed.mint, parsed.quiet);
     case "token revoke":
       return tokenRevokeCommand(context, first);
     case "token list":

@@ -23,9 +23,10 @@ function prefixesCell(prefixes: readonly string[]): string {
   return prefixes.map(prefixCell).join(",");
 }
 
-export async function tokenCreateCommand(context: CommandContext, mint: TokenMint): Promise<void> {
+export async function tokenCreateCommand(context: CommandContext, mint: TokenMint, quiet: boolean): Promise<void> {
   const answer = await context.client.createToken(mint);
   if (context.json) return void context.out(`${JSON.stringify(answer, null, 2)}\n`);
+  if (quiet) return void context.out(`${answer.token}\n`);
   context.out(
     formatKeyValues([
       ["id", answer.id],
@@ -37,7 +38,24 @@ export async function tokenCreateCommand(context: CommandContext, mint: TokenMin
   );
 }
 
-export async function tokenRevokeCommand(context: CommandContext, id: string): Promise<void> {
+/**
+ * The id `mink token revoke` was given: an id as printed, or a token (three base64url parts), whose `jti`
+ * claim is its id. Read without checking the signature: the server decides whether a live token has it.
+ */
+export function tokenIdOf(idOrToken: string): string {
+  const parts = idOrToken.split(".");
+  if (parts.length !== 3 || !parts.every((part) => /^[A-Za-z0-9_-]+$/.test(part))) return idOrToken;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8"));
+    const jti = typeof claims === "object" && claims !== null ? (claims as Record<string, unknown>)["jti"] : undefined;
+    return typeof jti === "string" && jti !== "" ? jti : idOrToken;
+  } catch {
+    return idOrToken;
+  }
+}
+
+export async function tokenRevokeCommand(context: CommandContext, idOrToken: string): Promise<void> {
+  const id = tokenIdOf(idOrToken);
   await context.client.revokeToken(id);
   if (context.json) return void context.out(`${JSON.stringify({ id, revoked: true }, null, 2)}\n`);
   context.out(`revoked ${id}\n`);

@@ -268,23 +268,23 @@ describe("mink token", () => {
     expect(usageError(["token", "list", "--prefix", "x/"]).message).toBe("--prefix applies only to 'mink token create'");
     expect(usageError(["token", "revoke", "id1", "--ops", "read"]).message).toBe("--ops applies only to 'mink token create'");
     expect(usageError(["nodes", "--ttl", "1h"]).message).toBe("--ttl applies only to 'mink token create'");
-    expect(usageError(["token", "revoke"]).message).toBe("missing <id>; usage: mink token revoke <id> [options]");
+    expect(usageError(["token", "revoke"]).message).toBe("missing <id or token>; usage: mink token revoke <id or token> [options]");
     expect(usageError(["token", "revoke", "a", "b"]).message).toMatch(/^unexpected 'b'/);
-    expect(usageError(["token", "revoke", " "]).message).toBe("<id> is empty");
+    expect(usageError(["token", "revoke", " "]).message).toBe("<id or token> is empty");
     expect(usageError(["token", "create", "x"]).message).toMatch(/^unexpected 'x'/);
     expect(usageError(["token", "list", "--no-wait"]).message).toMatch(/--no-wait applies only/);
-    expect(usageError(["token"]).message).toMatch(/^missing subcommand; usage: mink token create --prefix <prefix>\.\.\. --ops <ops> \[--ttl <ttl>\] \[options\] \| mink token revoke <id> /);
+    expect(usageError(["token"]).message).toMatch(/^missing subcommand; usage: mink token create --prefix <prefix>\.\.\. --ops <ops> \[--ttl <ttl>\] \[--quiet\] \[options\] \| mink token revoke <id or token> /);
     expect(usageError(["token", "mint"]).message).toMatch(/unknown command 'token mint'/);
   });
 
   it("gives the token group's help, and create's options and default in its own", () => {
     for (const argv of [["token", "--help"], ["help", "token"]]) {
       const parsed = parseCommandLine(argv, {});
-      expect(parsed.kind === "help" && parsed.text).toMatch(/^Usage: mink token <subcommand>[^]*mink token create[^]*mink token revoke <id>[^]*mink token list/);
+      expect(parsed.kind === "help" && parsed.text).toMatch(/^Usage: mink token <subcommand>[^]*mink token create[^]*mink token revoke <id or token>[^]*mink token list/);
     }
     const parsed = parseCommandLine(["token", "create", "-h"], {});
     const text = parsed.kind === "help" ? parsed.text : "";
-    expect(text).toMatch(/^Usage: mink token create --prefix <prefix>\.\.\. --ops <ops> \[--ttl <ttl>\] \[options\]\n/);
+    expect(text).toMatch(/^Usage: mink token create --prefix <prefix>\.\.\. --ops <ops> \[--ttl <ttl>\] \[--quiet\] \[options\]\n/);
     expect(text).toContain('--prefix "" every stream');
     expect(text).toContain("read, append, create, delete, subscribe");
     expect(text).toContain("at most 366d (default 1h)");

@@ -645,6 +645,19 @@ describe("mink token create, revoke and list", () => {
     );
   });
 
+  it("create --quiet prints only the token, for TOKEN=$(mink token create ... --quiet)", async () => {
+    const run = await mink([...create, "--quiet"]);
+    expect(run).toMatchObject({ code: 0, stdout: "fake.tok-00001.signature\n", stderr: "" });
+  });
+
+  it("revoke takes the token itself and revokes the id its jti claim names", async () => {
+    const payload = Buffer.from(JSON.stringify({ jti: "tok-00001", aud: "mink-streams" })).toString("base64url");
+    server.addTokens(1);
+    const run = await mink(["token", "revoke", `eyJhbGciOiJIUzI1NiJ9.${payload}.c2lnbmF0dXJl`]);
+    expect(run).toMatchObject({ code: 0, stdout: "revoked tok-00001\n", stderr: "" });
+    expect(routes().at(-1)).toBe("DELETE /admin/tokens/tok-00001");
+  });
+
   it("revoke --json prints the id revoked (the server's 204 has no body)", async () => {
     server.addTokens(1);
     const run = await mink(["token", "revoke", "tok-00001", "--json"]);

@@ -32,10 +32,10 @@ function region(source: string, name: string): string {
 describe("README snippets", () => {
   const blocks = markedBlocks(read("README.md"));
 
-  it("include the producer and the live tail as marked copies of examples/", () => {
+  it("include the producer and the table client as marked copies of examples/", () => {
     const files = blocks.map((block) => block.file);
     expect(files).toContain("examples/producer.ts");
-    expect(files).toContain("examples/live-tail.ts");
+    expect(files).toContain("examples/table-client.ts");
   });
 
   it.each(blocks.map((block) => [`${block.file}#${block.region ?? ""}`, block] as const))("%s is a copy of the example", (_label, block) => {

@@ -34,7 +34,8 @@ process.on("exit", () => {
   for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
 });
 
-export async function startDev(): Promise<DevProcess> {
+/** `env`: variables set for `npm run dev` after the newcomer's defaults, e.g. `{ AUTH_MODE: "token" }`. */
+export async function startDev(options: { env?: Readonly<Record<string, string>> } = {}): Promise<DevProcess> {
   mkdirSync(join(REPO_ROOT, ".mink"), { recursive: true });
   const stateDir = mkdtempSync(join(REPO_ROOT, ".mink", "dev-e2e-"));
   const logFile = join(stateDir, "dev.log");
@@ -42,6 +43,7 @@ export async function startDev(): Promise<DevProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), MINK_S3_PORT: String(await freePort()), MINK_STATE_DIR: stateDir };
   // The defaults a newcomer gets, whatever the test runner's environment says.
   for (const name of ["ADMIN_TOKEN", "AUTH_MODE", "MINK_NODES"]) delete env[name];
+  Object.assign(env, options.env);
   const log = createWriteStream(logFile);
   const child = spawn("npm", ["run", "dev"], { cwd: REPO_ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout.pipe(log);
