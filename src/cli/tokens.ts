@@ -42,7 +42,7 @@ export async function tokenCreateCommand(context: CommandContext, mint: TokenMin
  * The id `mink token revoke` was given: an id as printed, or a token (three base64url parts), whose `jti`
  * claim is its id. Read without checking the signature: the server decides whether a live token has it.
  */
-export function tokenIdOf(idOrToken: string): string {
+function tokenIdOf(idOrToken: string): string {
   const parts = idOrToken.split(".");
   if (parts.length !== 3 || !parts.every((part) => /^[A-Za-z0-9_-]+$/.test(part))) return idOrToken;
   try {
