@@ -16,20 +16,7 @@ import { workerLog } from "../log/logger.ts";
 import { adminTokenRoutes } from "./admin-tokens.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
 import { errorResponse } from "./responses.ts";
-
-const encoder = new TextEncoder();
-
-/**
- * Compares digests, not the tokens: equal lengths for timingSafeEqual, and neither the token's content
- * nor its length leaks through timing.
- */
-async function sameToken(presented: string, expected: string): Promise<boolean> {
-  const [a, b] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(presented)),
-    crypto.subtle.digest("SHA-256", encoder.encode(expected)),
-  ]);
-  return crypto.subtle.timingSafeEqual(a, b);
-}
+import { sameSecret } from "../auth/same-secret.ts";
 
 /**
  * The admin bearer token check. No ADMIN_TOKEN configured: 503 (the endpoints are disabled, never open);
@@ -41,7 +28,7 @@ export const requireAdmin: MiddlewareHandler<AdminEnv> = async (c, next) => {
     return errorResponse(domainError("unavailable", "the admin endpoints are disabled: ADMIN_TOKEN is not configured"));
   }
   const presented = parseBearer(c.req.header("authorization") ?? null);
-  if (presented === null || !(await sameToken(presented, expected))) {
+  if (presented === null || !(await sameSecret(presented, expected))) {
     const response = errorResponse(domainError("unauthorized", "a valid admin bearer token is required"));
     response.headers.set("www-authenticate", 'Bearer realm="mink-admin"');
     return response;
