@@ -64,8 +64,12 @@ interface CommandSpec {
 export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
   nodes: {
     operands: [],
-    summary: "list the registered nodes: liveness, slots, draining, streams owned",
-    details: [],
+    summary: "list the registered nodes: liveness, slots, draining, streams and table buckets owned",
+    details: [
+      "STREAMS counts the streams of the stream API a node owns (what 'mink streams --all' lists), OPENED",
+      "those it serves now, BUCKETS the table buckets it leads (streams named __ds/table/..., which no",
+      "stream listing shows; 'mink tables' lists the tables). STREAMS plus BUCKETS is all a node owns.",
+    ],
   },
   slots: {
     operands: ["node", "n"],
