@@ -153,6 +153,18 @@ describe("access tokens in token mode", () => {
     expect(await (await call("GET", "/health", { vars: { TOKEN_SECRET: "" } })).text()).not.toContain("not configured safely");
   });
 
+  test("DP4: a var left holding a template's <...> (examples/deploy/wrangler.toml's PUBLIC_ORIGIN) refuses to serve, naming the var", async () => {
+    const vars = { PUBLIC_ORIGIN: "https://mink.<your-subdomain>.workers.dev" };
+    for (const path of [`/v1/stream/acc-${run}/x`, "/admin/nodes", "/v1/table"]) {
+      const refused = await call("GET", path, { headers: ADMIN, vars });
+      expect(refused.status, path).toBe(503);
+      const { error } = await refused.json<{ error: { code: string; message: string } }>();
+      expect(error.code).toBe("unavailable");
+      expect(error.message).toContain("PUBLIC_ORIGIN still holds the placeholder <your-subdomain>");
+    }
+    expect((await call("GET", "/health", { vars })).status).toBe(200);
+  });
+
   test("open mode checks nothing", async () => {
     expect((await call("HEAD", `/v1/stream/acc-${run}/open`, { vars: { AUTH_MODE: "open" } })).status).toBe(404);
   });
