@@ -1,11 +1,11 @@
 // What the examples print when a request fails: one line on stderr that says what failed (the status and
 // mink's error code and message) and what to do about it, then exit 1; never a stack. Importing this file
 // installs the handler, so the examples' own code stays as a reader would write it (awaits that throw).
-// `RequestFailed` is what the plain-fetch example throws for an answer it did not expect.
+// expectOk() is how the plain-fetch example turns an answer it did not expect into such a failure.
 import process from "node:process";
 
 /** A request answered with a status the example did not expect, with mink's error body when it sent one. */
-export class RequestFailed extends Error {
+class RequestFailed extends Error {
   constructor(
     readonly what: string,
     readonly status: number,
@@ -75,8 +75,8 @@ function advice(status: number, error: MinkError | null, env: NodeJS.ProcessEnv)
   return error?.code === "unavailable" || status === 503 ? "mink is not ready or refused to serve: see its log, then retry" : "see the message above; docs/protocol-rules.md lists the answers";
 }
 
-/** The one line an example prints for `error` (exported for its test). */
-export function explainFailure(example: string, error: unknown, env: NodeJS.ProcessEnv): string {
+/** The one line an example prints for `error`. */
+function explainFailure(example: string, error: unknown, env: NodeJS.ProcessEnv): string {
   const base = env["MINK_URL"] ?? "http://127.0.0.1:8787";
   const down = unreachable(error);
   if (down !== null) return `${example}: cannot reach mink at ${base} (${down}): start it with \`npm run dev\`, or set MINK_URL to its address`;
