@@ -1,7 +1,8 @@
 // The files in examples/ run against `npm run dev` as a newcomer starts it (scripts/dev.ts, fresh state,
 // free ports), and say what they claim: the producer's messages read back, the live tail receives
-// messages appended after it connected and stops at its count, the idempotent writer's retry is a 204
-// duplicate and the stream holds each message once, and the CLI script moves a stream to another node.
+// messages appended after it connected and stops at its count (and the next offset it prints resumes with
+// the next message), the idempotent writer's retry is a 204 duplicate and the stream holds each message
+// once (a second run reads back its own orders), and the CLI script moves a stream to another node.
 // Also what the README's first session says a fresh start answers.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
