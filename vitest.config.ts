@@ -1,7 +1,7 @@
 // Three test projects, each with its own job:
 // - node:    the pure core, storage formats and the contract suite against the in-memory store and the
-//            embedded S3 endpoint, and the mink CLI against a small HTTP server (milliseconds to seconds,
-//            no outside service);
+//            embedded S3 endpoint, the mink CLI against a small HTTP server, and `npm run dev`'s refusals
+//            before it starts anything (milliseconds to seconds, no outside service);
 // - workers: Durable Objects and the Worker inside workerd (vitest pool: eviction, alarms, restarts);
 // - s3:      the same contract and storage suites against a real S3 server (radosgw in CI), selected by
 //            MINK_TEST_S3_ENDPOINT; `npm run test:s3`.
@@ -28,6 +28,7 @@ export default defineConfig({
             "test/docs/**/*.test.ts",
             "test/status-page/**/*.test.ts",
             "test/client/**/*.test.ts",
+            "test/scripts/**/*.test.ts",
           ],
           exclude: ["test/contract/**/*.s3.test.ts", "test/storage/**/*.s3.test.ts"],
           globalSetup: ["test/setup/embedded-s3.global.ts"],

@@ -4,7 +4,10 @@
 //
 // MINK_URL is mink's address (default http://127.0.0.1:8787, `npm run dev`); MINK_TOKEN, when set, is sent
 // as the bearer token (AUTH_MODE=token: it needs create, append and read on the name). A second run
-// appends more: a PUT with the same configuration answers 200 and leaves the stream as it is.
+// appends more: a PUT with the same configuration answers 200 and leaves the stream as it is. A refused
+// request (a token without create, say) prints one line with the status, mink's error and what to do, and
+// exits 1 (support/explain-failure.ts).
+import "./support/explain-failure.ts";
 
 // #region readme:producer
 import { DurableStream } from "@durable-streams/client";

@@ -9,6 +9,7 @@
 // --var: over wrangler.toml's [vars]; --environment: this process's environment overrides [vars] names too;
 // --edge-entry: through Miniflare's edge-emulating entry worker (LocalRuntimeOptions.edgeEntry).
 import { parseArgs } from "node:util";
+import { isAddressInUse } from "./dev-ports.ts";
 import { startLocalRuntime } from "./local-runtime.ts";
 
 const { values } = parseArgs({
@@ -38,6 +39,11 @@ const runtime = await startLocalRuntime({
   ...(values.persist === undefined ? {} : { persistDir: values.persist }),
   ...(values.environment ? { environment: process.env } : {}),
   edgeEntry: values["edge-entry"],
+}).catch((error: unknown) => {
+  if (!isAddressInUse(error)) throw error;
+  // One line instead of Miniflare's stack: the port is this script's --port.
+  console.error(`serve: port ${port} (--port) is already in use by another program; pick another --port, or --port 0 for any free one`);
+  return process.exit(1);
 });
 process.stdout.write(`READY ${runtime.url}\n`);
 

@@ -23,7 +23,7 @@ const app = new Hono<{ Bindings: Env }>();
 
 /**
  * A deployment whose settings would be unsafe (table DP: no TOKEN_SECRET in token mode, several nodes
- * and no PUBLIC_ORIGIN, an unknown AUTH_MODE) answers every request but `/health` with a 503 that says
+ * and no PUBLIC_ORIGIN, an unknown AUTH_MODE, a var left holding a template's `<...>`) answers every request but `/health` with a 503 that says
  * what to set, instead of serving open or redirecting clients to 127.0.0.1.
  */
 app.use("*", async (c, next) => {
@@ -32,6 +32,7 @@ app.use("*", async (c, next) => {
     tokenSecret: c.env.TOKEN_SECRET,
     nodeCount: nodeIdsOf(c.env).length,
     publicOrigin: c.env.PUBLIC_ORIGIN,
+    vars: { ...c.env },
   });
   if (check.ok || targetOf(c.req.raw).kind === "health") return next();
   workerLog.log("worker.config_refused", { problems: check.problems });

@@ -16,8 +16,11 @@ interface NodeRow {
   coordinator: boolean;
   /** Its incarnation declared dead and not taken over yet, and who is taking it over. */
   declaredDead: { epoch: number; takeoverBy: string | null } | null;
+  /** Streams of the stream API it owns (table buckets apart: `tableBuckets`). */
   streams: number;
   openedStreams: number;
+  /** Table bucket streams it owns; absent from a server older than the split. */
+  tableBuckets?: number;
 }
 export interface NodesAnswer {
   version: number;

@@ -64,8 +64,12 @@ interface CommandSpec {
 export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
   nodes: {
     operands: [],
-    summary: "list the registered nodes: liveness, slots, draining, streams owned",
-    details: [],
+    summary: "list the registered nodes: liveness, slots, draining, streams and table buckets owned",
+    details: [
+      "STREAMS counts the streams of the stream API a node owns (what 'mink streams --all' lists), OPENED",
+      "those it serves now, BUCKETS the table buckets it leads (streams named __ds/table/..., which no",
+      "stream listing shows; 'mink tables' lists the tables). STREAMS plus BUCKETS is all a node owns.",
+    ],
   },
   slots: {
     operands: ["node", "n"],
@@ -180,8 +184,12 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
     details: [
       `  --prefix <prefix>  a stream-name prefix the token covers (required; repeat it for more, at most ${MAX_TOKEN_PREFIXES});`,
       "                     a prefix covers every name that starts with it, --prefix \"\" every stream",
+      "                     (and every table); a table's requests need --prefix __ds/table/<name>/, or",
+      "                     --prefix __ds/table/ for every table (no stream prefix covers a table)",
       "  --ops <ops>        the operations it grants (required), comma-separated, from:",
       `                     ${ACCESS_OPS.join(", ")}`,
+      "                     creating a stream or a table needs create (a PUT), writing needs append,",
+      "                     reading read: a producer that creates its stream needs --ops create,append,read",
       "  --ttl <ttl>        how long it is valid: a whole number and a unit, s, m, h or d (90s, 30m, 1h, 7d),",
       "                     at most 366d (default 1h)",
       "",

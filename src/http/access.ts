@@ -6,7 +6,7 @@
 // to a token are marked `Cache-Control: private`: a shared cache must not hand them to anyone else.
 import { workerLog } from "../log/logger.ts";
 import type { Context, MiddlewareHandler } from "hono";
-import { decideAccess, type AccessNeed, type PresentedToken } from "../core/auth/access.ts";
+import { ADMIN_TOKEN_REASON, decideAccess, type AccessNeed, type PresentedToken } from "../core/auth/access.ts";
 import { requestNeeds } from "../core/auth/request-needs.ts";
 import { scopeOfBody, subscriptionNeeds, subscriptionRoute, type SubscriptionScope } from "../core/auth/subscription-access.ts";
 import { domainError } from "../core/errors.ts";
@@ -16,6 +16,7 @@ import { parseForkSourcePath } from "../core/protocol/stream-name.ts";
 import { parseBearer } from "../core/subscriptions/index.ts";
 import { DEFAULT_REVOCATION_CACHE_MS, RevocationCache } from "../auth/revocation-cache.ts";
 import { verifyToken } from "../auth/token-codec.ts";
+import { sameSecret } from "../auth/same-secret.ts";
 import { type Env, metaLogClient } from "../env.ts";
 import { edgeLimits } from "../core/edge-limits.ts";
 import { subscriptionError, subscriptionNotFound } from "../core/subscriptions/index.ts";
@@ -52,7 +53,11 @@ interface Presented {
 
 /** The request's token, verified, with the revocations when it verified (a MetaLog call at most once a period). */
 async function presented(c: Ctx): Promise<Presented | Response> {
-  const token = await verifyToken(parseBearer(c.req.header("authorization") ?? null), c.env.TOKEN_SECRET ?? "");
+  const bearer = parseBearer(c.req.header("authorization") ?? null);
+  const token = await verifyToken(bearer, c.env.TOKEN_SECRET ?? "");
+  if (token.kind === "invalid" && bearer !== null && (await isAdminToken(bearer, c.env))) {
+    return { token: { kind: "invalid", reason: ADMIN_TOKEN_REASON }, revoked: new Set() }; // AC2a
+  }
   if (token.kind !== "verified") return { token, revoked: new Set() };
   try {
     return { token, revoked: await revocationsOf(c.env).revoked(() => metaLogClient(c.env.META_LOG)) };
@@ -60,6 +65,12 @@ async function presented(c: Ctx): Promise<Presented | Response> {
     workerLog.log("worker.error", { during: "revocations" }, error);
     return errorResponse(domainError("unavailable", "token revocations cannot be checked right now; retry"));
   }
+}
+
+/** Whether a bearer that did not verify is this deployment's admin token (constant time; never with no ADMIN_TOKEN). */
+async function isAdminToken(bearer: string, env: Env): Promise<boolean> {
+  const admin = env.ADMIN_TOKEN ?? "";
+  return admin !== "" && (await sameSecret(bearer, admin));
 }
 
 /** Table AC; null when allowed, else the answer (the request body read and dropped first). */

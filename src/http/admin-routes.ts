@@ -5,6 +5,7 @@
 // behind the same token. Errors use the one error table (src/http/error-table.ts).
 import { Hono, type MiddlewareHandler } from "hono";
 import { domainError } from "../core/errors.ts";
+import { NO_OWNED, ownedCountsByNode } from "../core/meta/node-counts.ts";
 import { parseBearer } from "../core/subscriptions/index.ts";
 import { wakeNodes } from "../router/router.ts";
 import { json, metaOf, type AdminEnv } from "./admin-common.ts";
@@ -16,20 +17,7 @@ import { workerLog } from "../log/logger.ts";
 import { adminTokenRoutes } from "./admin-tokens.ts";
 import { adminTransferRoutes } from "./admin-transfers.ts";
 import { errorResponse } from "./responses.ts";
-
-const encoder = new TextEncoder();
-
-/**
- * Compares digests, not the tokens: equal lengths for timingSafeEqual, and neither the token's content
- * nor its length leaks through timing.
- */
-async function sameToken(presented: string, expected: string): Promise<boolean> {
-  const [a, b] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(presented)),
-    crypto.subtle.digest("SHA-256", encoder.encode(expected)),
-  ]);
-  return crypto.subtle.timingSafeEqual(a, b);
-}
+import { sameSecret } from "../auth/same-secret.ts";
 
 /**
  * The admin bearer token check. No ADMIN_TOKEN configured: 503 (the endpoints are disabled, never open);
@@ -41,7 +29,7 @@ export const requireAdmin: MiddlewareHandler<AdminEnv> = async (c, next) => {
     return errorResponse(domainError("unavailable", "the admin endpoints are disabled: ADMIN_TOKEN is not configured"));
   }
   const presented = parseBearer(c.req.header("authorization") ?? null);
-  if (presented === null || !(await sameToken(presented, expected))) {
+  if (presented === null || !(await sameSecret(presented, expected))) {
     const response = errorResponse(domainError("unauthorized", "a valid admin bearer token is required"));
     response.headers.set("www-authenticate", 'Bearer realm="mink-admin"');
     return response;
@@ -52,7 +40,7 @@ export const requireAdmin: MiddlewareHandler<AdminEnv> = async (c, next) => {
 export const adminRoutes = new Hono<AdminEnv>();
 adminRoutes.use("*", requireAdmin);
 
-/** Registered nodes with liveness and how many streams each owns (counted over the whole view: admin only). */
+/** Registered nodes with liveness and how many streams and table buckets each owns (table NC, counted over the whole view: admin only). */
 adminRoutes.get("/nodes", async (c) => {
   // A node registers when it first starts, and the router starts them on its first stream request: an
   // operator's first look at a fresh deployment (`mink nodes`) starts them too, instead of listing none.
@@ -60,14 +48,7 @@ adminRoutes.get("/nodes", async (c) => {
   const meta = metaOf(c.env);
   const [view, liveness] = await Promise.all([meta.view(), meta.liveness()]);
   const byId = new Map(liveness.map((entry) => [entry.nodeId, entry]));
-  const owned = new Map<string, { streams: number; opened: number }>();
-  for (const stream of view.streams) {
-    if (stream.owner === null) continue;
-    const count = owned.get(stream.owner) ?? { streams: 0, opened: 0 };
-    count.streams++;
-    if (stream.ownership === "opened") count.opened++;
-    owned.set(stream.owner, count);
-  }
+  const owned = ownedCountsByNode(view.streams);
   const lease = view.lease;
   const nowMs = Date.now();
   return json({
@@ -85,8 +66,8 @@ adminRoutes.get("/nodes", async (c) => {
       coordinator: lease !== null && lease.holder === node.id && nowMs < lease.expiresAtMs,
       declaredDead: node.dead === undefined ? null : { epoch: node.dead.epoch, takeoverBy: node.dead.claim?.by ?? null },
       takenOverThrough: node.takenOver ?? null,
-      streams: owned.get(node.id)?.streams ?? 0,
-      openedStreams: owned.get(node.id)?.opened ?? 0,
+      // Table NC: streams of the stream API apart from table buckets (no stream listing shows those).
+      ...(owned.get(node.id) ?? NO_OWNED),
     })),
   });
 });

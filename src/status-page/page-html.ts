@@ -34,7 +34,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
       <h2>Nodes <span id="node-summary" class="muted small"></span></h2>
       <div class="table-wrap">
         <table id="nodes" class="stack">
-          <thead><tr><th>Node</th><th>State</th><th class="num">Epoch</th><th class="num">Slots</th><th class="num">Streams</th><th class="num">Heartbeat</th></tr></thead>
+          <thead><tr><th>Node</th><th>State</th><th class="num">Epoch</th><th class="num">Slots</th><th class="num">Streams</th><th class="num" title="table buckets the node leads (streams under __ds/table/, in no stream list)">Buckets</th><th class="num">Heartbeat</th></tr></thead>
           <tbody></tbody>
         </table>
       </div>

@@ -111,7 +111,8 @@ function renderNodes(answer) {
     if (node.declaredDead) status.append(badge("declared dead", "bad"));
     const streams = el("span", null, node.streams);
     if (node.openedStreams !== node.streams) streams.append(el("span", "muted small", " (" + node.openedStreams + " open)"));
-    return row([nameCell, cell(status), cell(node.epoch, "num mono"), cell(node.slots, "num"), cell(streams, "num"), cell(formatAge(node.lastHeartbeatAgoMs), "num")]);
+    // Table buckets apart (table NC): the Streams column adds up to what the stream list shows.
+    return row([nameCell, cell(status), cell(node.epoch, "num mono"), cell(node.slots, "num"), cell(streams, "num"), cell(node.tableBuckets, "num"), cell(formatAge(node.lastHeartbeatAgoMs), "num")]);
   });
   fill($("nodes"), rows);
   const live = answer.nodes.filter((node) => node.live).length;

@@ -289,6 +289,15 @@ describe("mink token", () => {
     expect(text).toContain("read, append, create, delete, subscribe");
     expect(text).toContain("at most 366d (default 1h)");
   });
+
+  it("token create's help says a table needs the prefix __ds/table/<name>/ and creating a stream needs create", () => {
+    const parsed = parseCommandLine(["token", "create", "--help"], {});
+    const text = parsed.kind === "help" ? parsed.text : "";
+    expect(text).toContain("a table's requests need --prefix __ds/table/<name>/, or");
+    expect(text).toContain("--prefix __ds/table/ for every table");
+    expect(text).toContain("creating a stream or a table needs create");
+    expect(text).toContain("--ops create,append,read");
+  });
 });
 
 describe("mink tables and table", () => {

@@ -52,9 +52,9 @@ describe("mink nodes", () => {
     expect(run.stdout).toBe(
       [
         "coordinator: node-0 at coordinator epoch 4",
-        "NODE    LIVE  HEARTBEAT  ROLE                  SLOTS  DRAINING  STREAMS  OPENED          EPOCH  ADDRESS",
-        "node-0  yes        1.2s  coordinator               1  no             12      10  1795949874492  http://127.0.0.1:8787/n/node-0",
-        "node-1  no        41.0s  dead,takeover:node-0      2  yes             3       0  1795949874493  http://127.0.0.1:8787/n/node-1",
+        "NODE    LIVE  HEARTBEAT  ROLE                  SLOTS  DRAINING  STREAMS  OPENED  BUCKETS          EPOCH  ADDRESS",
+        "node-0  yes        1.2s  coordinator               1  no             12      10        4  1795949874492  http://127.0.0.1:8787/n/node-0",
+        "node-1  no        41.0s  dead,takeover:node-0      2  yes             3       0        0  1795949874493  http://127.0.0.1:8787/n/node-1",
         "",
       ].join("\n"),
     );

@@ -89,6 +89,7 @@ export const NODES = {
       declaredDead: null,
       streams: 12,
       openedStreams: 10,
+      tableBuckets: 4,
     },
     {
       id: "node-1",
@@ -102,6 +103,7 @@ export const NODES = {
       declaredDead: { epoch: 1795949874492, takeoverBy: "node-0" },
       streams: 3,
       openedStreams: 0,
+      tableBuckets: 0,
     },
   ],
 };

@@ -402,6 +402,18 @@ describe("mink CLI against a three-node mink", () => {
     expect(listLines[0]?.split(/\s+/)).toEqual(["NAME", "KIND", "BUCKETS"]);
     expect(listLines.find((line) => line.startsWith(`${TABLE_NAME} `))?.split(/\s+/)).toEqual([TABLE_NAME, "primary-key", String(TABLE_BUCKETS)]);
 
+    // Table NC: `mink nodes` counts the table's buckets under BUCKETS, so STREAMS adds up to `mink streams --all`.
+    const nodes = await mink(["nodes"]);
+    expect(nodes.code, nodes.stderr).toBe(0);
+    const nodeLines = nodes.stdout.trimEnd().split("\n");
+    const header = (nodeLines.find((line) => line.startsWith("NODE ")) ?? "").split(/\s+/);
+    const nodeRows = nodeLines.filter((line) => line.startsWith("node-")).map((line) => line.split(/\s+/));
+    const column = (name: string): number => nodeRows.reduce((sum, row) => sum + Number(row[header.indexOf(name)]), 0);
+    const allStreams = await mink(["streams", "--all", "--json"]);
+    expect(allStreams.code, allStreams.stderr).toBe(0);
+    expect(column("STREAMS")).toBe((JSON.parse(allStreams.stdout) as { streams: unknown[] }).streams.length);
+    expect(column("BUCKETS")).toBe(TABLE_BUCKETS);
+
     // The rows come from each leader's memory: wait until every bucket's leader has answered.
     const described = await waitUntil(`${TABLE_NAME}'s leaders report ${TABLE_ROWS} rows`, () => tableJson(), (table) => table.buckets.reduce((sum, b) => sum + (b.rows ?? 0), 0) === TABLE_ROWS);
     const shown = await mink(["table", TABLE_NAME]);

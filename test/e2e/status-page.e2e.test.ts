@@ -242,6 +242,12 @@ describe.skipIf(skip)("the status page in a browser, against a three-node mink",
     expect(await page.locator(bucketRows).count()).toBe(TABLE_BUCKETS);
     for (const leader of await page.locator(`${bucketRows} td:nth-child(2)`).allTextContents()) expect(leader).toMatch(/^node-[012]$/);
     expect(await page.locator(`#table-buckets .table-detail[data-table="${TABLE_NAME}"] .definition`).textContent()).toBe("id int, name string nullable · primary key (id) · bucket key (id)");
+    // Table NC: the node table shows the buckets in their own column (the sixth), not in Streams.
+    expect(await page.locator("#nodes thead th:nth-child(6)").textContent()).toBe("Buckets");
+    await until((buckets) => {
+      const cells = Array.from(document.querySelectorAll("#nodes tbody tr td:nth-child(6)"), (td) => Number(td.textContent));
+      return cells.length === 3 && cells.reduce((sum, n) => sum + n, 0) === buckets;
+    }, TABLE_BUCKETS);
 
     const snapshot = await admin(`/admin/tables/${TABLE_NAME}/snapshot`, { method: "POST" });
     expect(snapshot.status).toBe(200);

@@ -44,6 +44,21 @@ describe("access tokens in token mode", () => {
     expect((await call("HEAD", `/v1/stream/acc-${run}/a`, { headers: bearer(token) })).status).toBe(404);
   });
 
+  test("AC2a: the admin token on a stream request is the same 401, saying it is the admin token and what stream requests need", async () => {
+    for (const path of [`/v1/stream/acc-${run}/admin`, `/n/node-0/v1/stream/acc-${run}/admin`]) {
+      const response = await call("PUT", path, { headers: { ...ADMIN, "content-type": "text/plain" } });
+      expect(response.status, path).toBe(401);
+      expect(response.headers.get("www-authenticate")).toContain("Bearer");
+      const { error } = await response.json<{ error: { code: string; message: string } }>();
+      expect(error.code).toBe("unauthorized");
+      expect(error.message).toContain("it is the admin token (ADMIN_TOKEN), which works only on /admin/... and /metrics");
+      expect(error.message).toContain("need an access token from `mink token create`");
+    }
+    // Any other bearer that does not verify keeps AC2's reason.
+    const other = await call("PUT", `/v1/stream/acc-${run}/admin`, { headers: { authorization: "Bearer mink-test-admin-not", "content-type": "text/plain" } });
+    expect((await other.json<{ error: { message: string } }>()).error.message).toBe("the bearer token is not valid: not a token signed by this deployment");
+  });
+
   test("a minted token opens exactly its prefixes and operations (AC5, AC6, AC7); reads are Cache-Control private", async () => {
     const { token } = await mint([`acc-${run}/demo/`], ["create", "append", "read"]);
     const stream = `/v1/stream/acc-${run}/demo/s`;
@@ -136,6 +151,18 @@ describe("access tokens in token mode", () => {
     const noOrigin = await call("GET", `/v1/stream/acc-${run}/x`, { vars: { NODE_IDS: "node-0,node-1", PUBLIC_ORIGIN: "" } });
     expect(await noOrigin.text()).toContain("PUBLIC_ORIGIN");
     expect(await (await call("GET", "/health", { vars: { TOKEN_SECRET: "" } })).text()).not.toContain("not configured safely");
+  });
+
+  test("DP4: a var left holding a template's <...> (examples/deploy/wrangler.toml's PUBLIC_ORIGIN) refuses to serve, naming the var", async () => {
+    const vars = { PUBLIC_ORIGIN: "https://mink.<your-subdomain>.workers.dev" };
+    for (const path of [`/v1/stream/acc-${run}/x`, "/admin/nodes", "/v1/table"]) {
+      const refused = await call("GET", path, { headers: ADMIN, vars });
+      expect(refused.status, path).toBe(503);
+      const { error } = await refused.json<{ error: { code: string; message: string } }>();
+      expect(error.code).toBe("unavailable");
+      expect(error.message).toContain("PUBLIC_ORIGIN still holds the placeholder <your-subdomain>");
+    }
+    expect((await call("GET", "/health", { vars })).status).toBe(200);
   });
 
   test("open mode checks nothing", async () => {

@@ -7,6 +7,7 @@
 // |-----|----------------------------------------------------|------------------------------------------|
 // | AC1 | carries no bearer token                            | 401 unauthorized                         |
 // | AC2 | carries a token that does not verify (malformed, wrong algorithm, bad signature, claims out of shape) | 401 unauthorized |
+// | AC2a| carries the admin token (ADMIN_TOKEN, compared in constant time by the shell): an AC2 that says so | 401 unauthorized, ADMIN_TOKEN_REASON |
 // | AC3 | token not yet valid (nbf) or expired (now >= exp)  | 401 unauthorized                         |
 // | AC4 | token id revoked                                   | 401 unauthorized                         |
 // | AC5 | needs an operation the token does not grant        | 403 forbidden, with the operation        |
@@ -38,6 +39,13 @@ export interface AccessNeed {
   readonly op: AccessOp;
   readonly stream: string | null;
 }
+
+/**
+ * AC2a's reason: the admin token is the first bearer a newcomer has (`mink-dev-admin` locally), and "not a
+ * token signed by this deployment" does not tell them it is the wrong kind of token. Same 401 as AC2.
+ */
+export const ADMIN_TOKEN_REASON =
+  "it is the admin token (ADMIN_TOKEN), which works only on /admin/... and /metrics; stream and table requests need an access token from `mink token create` (docs/access.md)";
 
 /** What the shell found in the request: no token, one that did not verify (with why), or its claims. */
 export type PresentedToken =

@@ -139,6 +139,16 @@ export interface PrefixQuery extends BucketId {
 }
 
 /**
+ * What a prefix must hold, said right when the bucket key is the whole primary key (then there is no range:
+ * "the first 1 to 1" reads as a typo): every column, named.
+ */
+function prefixColumnsRule(fewest: number, primaryKey: readonly string[]): string {
+  if (fewest < primaryKey.length) return `prefix holds the first ${fewest} to ${primaryKey.length} primary-key columns`;
+  const names = primaryKey.map((name) => `'${name}'`).join(", ");
+  return primaryKey.length === 1 ? `prefix holds the primary-key column ${names}` : `prefix holds all ${primaryKey.length} primary-key columns (${names})`;
+}
+
+/**
  * Q6-Q7: `{prefix, limit?, after?}` where `prefix` holds the first k primary-key columns, k covering the
  * bucket key (D16) and the partition column (Q8), so one bucket answers. `after` is a cursor a page gave (an
  * encoded key).
@@ -154,7 +164,7 @@ export function parsePrefixBody(definition: TableDefinition, body: unknown): Par
   const given = isPlainObject(body["prefix"]) ? Object.keys(body["prefix"]).length : -1;
   const bucketKeyLength = definition.bucketKey?.length ?? primaryKey.length;
   if (given < bucketKeyLength || given > primaryKey.length) {
-    return fail("invalid", `prefix holds the first ${bucketKeyLength} to ${primaryKey.length} primary-key columns`, { field: "prefix" });
+    return fail("invalid", prefixColumnsRule(bucketKeyLength, primaryKey), { field: "prefix" });
   }
   const columns = primaryKey.slice(0, given);
   if (definition.partitionBy !== null && !columns.includes(definition.partitionBy)) {

@@ -42,7 +42,7 @@ describe("minting", () => {
 });
 
 describe("table DP", () => {
-  const safe: DeploymentSettings = { authMode: "token", tokenSecret: "x".repeat(32), nodeCount: 3, publicOrigin: "https://mink.example" };
+  const safe: DeploymentSettings = { authMode: "token", tokenSecret: "x".repeat(32), nodeCount: 3, publicOrigin: "https://mink.example", vars: { S3_BUCKET: "mink" } };
   test("DP1: an unknown AUTH_MODE is refused; unset means token", () => {
     expect(checkDeployment({ ...safe, authMode: "opne" }).ok).toBe(false);
     expect(checkDeployment({ ...safe, authMode: undefined })).toEqual({ ok: true, authMode: "token" });
@@ -56,6 +56,16 @@ describe("table DP", () => {
     const check = checkDeployment({ ...safe, publicOrigin: "" });
     expect(check.ok ? [] : check.problems.join()).toContain("PUBLIC_ORIGIN");
     expect(checkDeployment({ ...safe, nodeCount: 1, publicOrigin: undefined }).ok).toBe(true);
+  });
+  test("DP4: a var still holding a template's <...> placeholder is refused, naming the var and the placeholder only", () => {
+    const vars = { PUBLIC_ORIGIN: "https://mink.<your-subdomain>.workers.dev", S3_BUCKET: "<bucket>", S3_ENDPOINT: "https://r2.example", NODES: 3, META_LOG: {} };
+    const check = checkDeployment({ ...safe, vars });
+    expect(check.ok ? [] : check.problems).toEqual([
+      "PUBLIC_ORIGIN still holds the placeholder <your-subdomain>: replace every <...> in wrangler.toml's [vars] (or the secret) with the real value and deploy again",
+      "S3_BUCKET still holds the placeholder <bucket>: replace every <...> in wrangler.toml's [vars] (or the secret) with the real value and deploy again",
+    ]);
+    // A value that only holds angle brackets, not a placeholder word, is served.
+    expect(checkDeployment({ ...safe, vars: { ADMIN_TOKEN: "k<9/+=>z", NOTE: "1 < 2 > 0" } }).ok).toBe(true);
   });
 });
 

@@ -104,6 +104,17 @@ describe("table Q: requests of a partitioned table", () => {
     );
   });
 
+  test("Q6: a prefix of the wrong length names the range of columns, or every column when the bucket key is the whole primary key", () => {
+    const message = (table: TableDefinition, prefix: object): string => {
+      const refused = parsePrefixBody(table, { prefix });
+      return refused.ok ? "" : refused.error.message;
+    };
+    expect(message(byRegion, { region: "eu" })).toBe("prefix holds the first 2 to 3 primary-key columns");
+    expect(message(unpartitioned, {})).toBe("prefix holds the primary-key column 'id'");
+    const wholeKey = definition({ columns: [{ name: "a", type: "string" }, { name: "b", type: "int" }], primaryKey: ["a", "b"], buckets: 2 });
+    expect(message(wholeKey, { a: "x" })).toBe("prefix holds all 2 primary-key columns ('a', 'b')");
+  });
+
   test("Q8: a prefix without the partition column is invalid", () => {
     const refused = parsePrefixBody(byDay, { prefix: { id: "a" } });
     expect(refused).toMatchObject({ ok: false, error: { code: "invalid", details: { field: "prefix" } } });
