@@ -52,6 +52,10 @@ describe("transcript parsing", () => {
     "```ts",
     "const x = 1;",
     "```",
+    "1. In a list:",
+    "   ```sh",
+    "   indented, never run",
+    "   ```",
   ].join("\n");
 
   it("reads commands, continuation lines, expected output and exit codes", () => {
@@ -65,8 +69,11 @@ describe("transcript parsing", () => {
     ]);
   });
 
-  it("reports a shell block that is neither run nor marked as not run, and only that one", () => {
-    expect(readTranscripts("p.md", page).unmarked).toEqual([{ page: "p.md", line: 12 }]);
+  it("reports each shell block that is neither run nor marked as not run, indented ones too, and only those", () => {
+    expect(readTranscripts("p.md", page).unmarked).toEqual([
+      { page: "p.md", line: 12 },
+      { page: "p.md", line: 23 },
+    ]);
   });
 });
 

@@ -39,7 +39,7 @@ export interface UnmarkedBlock {
   readonly line: number;
 }
 
-const FENCE = /^```([a-z]*)\s*$/;
+const FENCE = /^(\s*)```([a-z]*)\s*$/;
 const TRANSCRIPT_MARKER = /^<!-- transcript: ([a-z]+) -->$/;
 const NOT_RUN_MARKER = /^<!-- not run: .+ -->$/;
 const EXIT_LINE = /^\[exit (\d+)\]$/;
@@ -64,9 +64,12 @@ function fencedBlocks(markdown: string): Fenced[] {
       if (lines[at]!.trim() !== "") before = lines[at]!.trim();
       continue;
     }
-    const end = lines.findIndex((line, index) => index > at && line.startsWith("```"));
+    // A block inside a list item is indented; its lines lose that indentation.
+    const indent = open[1]!;
+    const end = lines.findIndex((line, index) => index > at && line.trimStart().startsWith("```"));
     if (end < 0) throw new Error(`an unclosed code block at line ${at + 1}`);
-    blocks.push({ language: open[1]!, firstLine: at + 2, lines: lines.slice(at + 1, end), before });
+    const inside = lines.slice(at + 1, end).map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line));
+    blocks.push({ language: open[2]!, firstLine: at + 2, lines: inside, before });
     before = "";
     at = end;
   }
