@@ -192,7 +192,6 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
       "                     reading read: a producer that creates its stream needs --ops create,append,read",
       "  --ttl <ttl>        how long it is valid: a whole number and a unit, s, m, h or d (90s, 30m, 1h, 7d),",
       "                     at most 366d (default 1h)",
-      "",
       "  --quiet, -q        print only the token, for TOKEN=$(mink token create ... --quiet)",
       "",
       "Prints the token's id, the token, when it expires, its prefixes and operations. The token is shown only",
