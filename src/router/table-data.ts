@@ -5,6 +5,7 @@
 import { domainError } from "../core/errors.ts";
 import type { TableLookup } from "../core/meta/view.ts";
 import { isPlainObject, type TableDefinition } from "../core/tables/definition.ts";
+import { decodePartitionKey } from "../core/tables/bucketing.ts";
 import { bucketIdText, compareBucketIds, parseLookupKeys, parsePrefixBody, parseWriteBody, type BucketId } from "../core/tables/requests.ts";
 import type { Env } from "../env.ts";
 import { errorResponse } from "../http/responses.ts";
@@ -38,7 +39,8 @@ export async function writeTable(env: Env, origin: string, headers: Headers, tab
   const failed = answers.filter((a): a is PartAnswer & { ok: false } => !a.ok);
   if (failed.length === 0) return json(200, { buckets: done });
   const first = failed[0]!;
-  const failures = failed.map((f) => ({ ...(f.partition === null ? {} : { partition: f.partition }), bucket: f.bucket, error: f.error }));
+  // Each failed part names its partition as users know it (its value), as the leaders' answers do.
+  const failures = failed.map((f) => ({ ...(f.partition === null ? {} : { partition: decodePartitionKey(f.partition) }), bucket: f.bucket, error: f.error }));
   return json(first.status, { buckets: done, failed: failures, error: first.error }, retryHeaders(first));
 }
 
