@@ -2,7 +2,6 @@
 // uses (the server is a separate program; a body of the wrong shape is `bad_response`, never a crash
 // later), the canonical definition parsed by the same core function the server uses.
 import type { Row } from "../core/tables/rows.ts";
-import { encodePartition } from "../core/tables/bucketing.ts";
 import { isPlainObject, parseTableDefinition, type TableDefinition } from "../core/tables/definition.ts";
 import { badResponse, type TableClientError } from "./errors.ts";
 
@@ -117,16 +116,13 @@ export function parseTableList(body: unknown): TableSummary[] {
   });
 }
 
-/**
- * The 200 body of a bucket-addressed write (`partition`: the partition's value, in a partitioned table),
- * the partition returned as its key (encodePartition), as BucketWriteResult and minOffsets name it.
- */
-export function parseBucketWrite(body: unknown): { partition: string | null; bucket: number; leaderEpoch: number; nextOffset: string; count: number } {
+/** The 200 body of a bucket-addressed write (`partition`: the partition's value, in a partitioned table). */
+export function parseBucketWrite(body: unknown): { partition: string | number | null; bucket: number; leaderEpoch: number; nextOffset: string; count: number } {
   const fields = object(body, "write");
   const partition = fields["partition"];
   if (partition !== undefined && typeof partition !== "string" && !Number.isSafeInteger(partition)) throw shape("write.partition is neither a string nor an int");
   return {
-    partition: partition === undefined ? null : encodePartition(partition as string | number),
+    partition: (partition ?? null) as string | number | null,
     bucket: field(fields, "bucket", isCount, "write"),
     leaderEpoch: field(fields, "leaderEpoch", isCount, "write"),
     nextOffset: field(fields, "nextOffset", isString, "write"),

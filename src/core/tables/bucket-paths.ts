@@ -4,9 +4,8 @@
 // router, the nodes and the TypeScript client build and read bucket paths with these functions only, so
 // they cannot disagree. Which partition the segment names needs the table's definition: the router and the
 // node resolve it (partition-segment.ts, table PO).
-import { decodePartitionKey } from "./bucketing.ts";
 import { MAX_BUCKETS, parseTableName } from "./definition.ts";
-import { partitionSegmentOf } from "./partition-segment.ts";
+import { partitionSegmentOf, partitionValueOfKey } from "./partition-segment.ts";
 import { parseCanonicalUint } from "../protocol/parsed.ts";
 import type { BucketId } from "./requests.ts";
 import type { RequestTarget } from "../protocol/request-target.ts";
@@ -30,10 +29,8 @@ export function bucketPath(table: string, id: BucketId): string {
 }
 
 function partitionPart(key: string | null): string {
-  if (key === null) return "";
-  const value = decodePartitionKey(key);
-  if (value === null) throw new RangeError(`'${key}' is not a partition key`);
-  return `/p/${encodeURIComponent(partitionSegmentOf(value))}`;
+  const value = partitionValueOfKey(key);
+  return value === null ? "" : `/p/${encodeURIComponent(partitionSegmentOf(value))}`;
 }
 
 /** A bucket path with its operation (`.../write|lookup|prefix|changelog`); null for any other path. */

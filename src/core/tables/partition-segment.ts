@@ -5,8 +5,9 @@
 // and for the paths mink builds (bucket-paths.ts). The internal key (encodePartition) never appears in a URL.
 import { domainError, type DomainError } from "../errors.ts";
 import { fail, ok, type Parsed } from "../protocol/parsed.ts";
-import { encodePartition, type PartitionValue } from "./bucketing.ts";
+import { decodePartitionKey, encodePartition, type PartitionValue } from "./bucketing.ts";
 import type { TableDefinition } from "./definition.ts";
+import { bucketIdText, type BucketId } from "./requests.ts";
 import { MAX_PARTITION_STRING_LENGTH } from "./rows.ts";
 
 /** The types a partition column may have (D12). */
@@ -39,6 +40,33 @@ export function parsePartitionSegment(type: PartitionColumnType, text: string): 
 /** The text of a partition value as users write it after `/p/` (before percent-encoding): PS's inverse. */
 export function partitionSegmentOf(value: PartitionValue): string {
   return String(value);
+}
+
+/** The value of a partition key (encodePartition), as answers name a partition; null for null. */
+export function partitionValueOfKey(key: string | null): PartitionValue | null {
+  if (key === null) return null;
+  const value = decodePartitionKey(key);
+  if (value === null) throw new RangeError(`'${key}' is not a partition key`);
+  return value;
+}
+
+/**
+ * How a lookup's `minOffsets` and the client's write results name a bucket: `"<bucket>"`, or in a partition
+ * `"<partition value's text>/<bucket>"` (`"2026-12-06/1"`, `"eu/west/0"`, `"-7/1"`: the bucket is after the last `/`).
+ */
+export function bucketLabel(id: BucketId): string {
+  const value = partitionValueOfKey(id.partition);
+  return value === null ? String(id.bucket) : `${partitionSegmentOf(value)}/${id.bucket}`;
+}
+
+/**
+ * A lookup's `minOffsets` entry for bucket `id` (docs/tables.md, "Partitions in URLs"): keyed by bucketLabel;
+ * the old `"<partition key>/<bucket>"` (bucketIdText) is still read when there is no entry of the new form.
+ * Own keys only: the object is the client's JSON.
+ */
+export function minOffsetFor(minOffsets: Readonly<Record<string, unknown>>, id: BucketId): unknown {
+  for (const key of [bucketLabel(id), bucketIdText(id)]) if (Object.hasOwn(minOffsets, key)) return minOffsets[key];
+  return undefined;
 }
 
 /** The partition column's type, or null for a table without partitions. */

@@ -5,7 +5,15 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { encodePartition } from "../../../src/core/tables/bucketing.ts";
 import { parseTableDefinition } from "../../../src/core/tables/definition.ts";
-import { parsePartitionSegment, partitionColumnType, partitionSegmentMeaning, partitionSegmentOf } from "../../../src/core/tables/partition-segment.ts";
+import {
+  bucketLabel,
+  minOffsetFor,
+  parsePartitionSegment,
+  partitionColumnType,
+  partitionSegmentMeaning,
+  partitionSegmentOf,
+  partitionValueOfKey,
+} from "../../../src/core/tables/partition-segment.ts";
 import { MAX_PARTITION_STRING_LENGTH, validateRow } from "../../../src/core/tables/rows.ts";
 
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -106,5 +114,33 @@ describe("table PO: what a segment names in a table with some partitions", () =>
   test("PO4: a segment that is no value of the column is PS's invalid", () => {
     expect(partitionSegmentMeaning("int", "01", [1])).toMatchObject({ kind: "refused", error: { code: "invalid", details: { reason: "not_an_int" } } });
     expect(partitionSegmentMeaning("int", encodePartition(9), [5])).toMatchObject({ kind: "refused", error: { code: "invalid", details: { reason: "not_an_int" } } });
+  });
+});
+
+describe("answers and minOffsets name a bucket by its partition's value", () => {
+  test.each([
+    [null, 3, "3"],
+    ["2026-12-06", 1, "2026-12-06/1"],
+    ["eu/west side", 0, "eu/west side/0"],
+    [42, 1, "42/1"],
+    [-7, 0, "-7/0"],
+  ] as const)("bucketLabel: partition %j, bucket %i is %j", (value, bucket, label) => {
+    const id = { partition: value === null ? null : encodePartition(value), bucket };
+    expect(bucketLabel(id)).toBe(label);
+    expect(partitionValueOfKey(id.partition)).toBe(value);
+  });
+
+  test("partitionValueOfKey refuses a text that is no partition key", () => {
+    expect(() => partitionValueOfKey("2026-12-06")).toThrow(RangeError);
+  });
+
+  test.each([
+    ["the value form", { "2026-12-06/1": "a" }, "a"],
+    ["the old key form, when no value form is given", { [`${encodePartition("2026-12-06")}/1`]: "b" }, "b"],
+    ["the value form over the old key form", { "2026-12-06/1": "a", [`${encodePartition("2026-12-06")}/1`]: "b" }, "a"],
+    ["nothing for another bucket", { "2026-12-06/0": "a" }, undefined],
+    ["nothing from the prototype", JSON.parse('{"__proto__": {"2026-12-06/1": "x"}}') as Record<string, unknown>, undefined],
+  ] as const)("minOffsetFor reads %s", (_what, minOffsets, expected) => {
+    expect(minOffsetFor(minOffsets, { partition: encodePartition("2026-12-06"), bucket: 1 })).toBe(expected);
   });
 });
