@@ -50,8 +50,8 @@ export class TableClientError extends Error {
 
 /** One bucket's part of a write, as the bucket's leader acknowledged it. */
 export interface BucketWriteResult {
-  /** The partition's key (encodePartition of its value) in a partitioned table; null otherwise. */
-  readonly partition: string | null;
+  /** The partition's value in a partitioned table (as the table's rows hold it); null otherwise. */
+  readonly partition: string | number | null;
   readonly bucket: number;
   readonly leaderEpoch: number;
   /** The bucket's stream offset after this part; null when a repeat (204) did not say it. */
@@ -67,9 +67,10 @@ export interface BucketWriteResult {
  */
 export class TableWriteError extends TableClientError {
   readonly written: readonly BucketWriteResult[];
-  readonly failed: readonly { readonly partition: string | null; readonly bucket: number; readonly error: TableClientError }[];
+  /** The parts that failed, each partition by its value (null without partitions). */
+  readonly failed: readonly { readonly partition: string | number | null; readonly bucket: number; readonly error: TableClientError }[];
 
-  constructor(written: readonly BucketWriteResult[], failed: readonly { partition: string | null; bucket: number; error: TableClientError }[]) {
+  constructor(written: readonly BucketWriteResult[], failed: readonly { partition: string | number | null; bucket: number; error: TableClientError }[]) {
     const first = failed[0]!.error;
     super({
       code: first.code,

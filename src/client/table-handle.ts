@@ -5,6 +5,7 @@ import { HEADER } from "../core/protocol/headers.ts";
 import { encodePartition } from "../core/tables/bucketing.ts";
 import { bucketPath } from "../core/tables/bucket-paths.ts";
 import { parseTableDefinition } from "../core/tables/definition.ts";
+import { bucketLabel, partitionValueOfKey } from "../core/tables/partition-segment.ts";
 import { bucketIdText, compareBucketIds, type BucketId } from "../core/tables/requests.ts";
 import type { Row } from "../core/tables/rows.ts";
 import { MAX_LOOKUP_KEYS, MAX_SCAN_LIMIT } from "../core/tables/tablet-read.ts";
@@ -16,7 +17,7 @@ import { callLeader, callTable, checkBucket, tableUrl, type Answer, type ClientC
 import { bucketsOfKeys, checkPrefix, splitOps, type BucketPart, type WriteOp } from "./split.ts";
 import { parseBucketWrite, parseDescription, parseLookupRows, parsePrefixPage, type PrefixPage, type TableDescription } from "./wire.ts";
 
-/** Per bucket, the offset a read must wait for: `{"<bucket>": "<offset>"}` (`"<partition key>/<bucket>"` in a partitioned table). */
+/** Per bucket, the offset a read must wait for: `{"<bucket>": "<offset>"}` (`"<partition value>/<bucket>"` in a partitioned table, bucketLabel). */
 export type MinOffsets = Readonly<Record<string, string>>;
 
 export interface WriteResult {
@@ -85,15 +86,18 @@ export class TableHandle {
     const parts = split.filter((part) => this.#cache.has(part.id));
     const outcomes = await settleBounded(parts, MAX_PARALLEL_BUCKETS, (part) => this.#writeBucket(part.id, part.ops));
     const written: BucketWriteResult[] = [];
-    const failed: { partition: string | null; bucket: number; error: TableClientError }[] = [];
+    const failed: { partition: string | number | null; bucket: number; error: TableClientError }[] = [];
+    const minOffsets: Record<string, string> = {};
     outcomes.forEach((outcome, index) => {
       const { id } = parts[index]!;
-      if (outcome.status === "fulfilled") written.push(outcome.value);
-      else failed.push({ ...id, error: asClientError(outcome.reason) });
+      if (outcome.status === "fulfilled") {
+        written.push(outcome.value);
+        if (outcome.value.nextOffset !== null) minOffsets[bucketLabel(id)] = outcome.value.nextOffset;
+      } else {
+        failed.push({ partition: partitionValueOfKey(id.partition), bucket: id.bucket, error: asClientError(outcome.reason) });
+      }
     });
     if (failed.length > 0) throw new TableWriteError(written, failed);
-    const minOffsets: Record<string, string> = {};
-    for (const part of written) if (part.nextOffset !== null) minOffsets[bucketIdText(part)] = part.nextOffset;
     return { buckets: written, minOffsets };
   }
 
@@ -123,7 +127,7 @@ export class TableHandle {
     const chunks = chunkByBucket(placed.map((entry) => (known(entry.id) ? entry.id : null)), MAX_LOOKUP_KEYS);
     const answers = new Array<Row | null>(keys.length).fill(null);
     await allBounded(chunks, MAX_PARALLEL_BUCKETS, async ({ bucket, indexes }) => {
-      const minOffset = options.minOffsets?.[bucketIdText(bucket)];
+      const minOffset = options.minOffsets?.[bucketLabel(bucket)];
       const body = { keys: indexes.map((index) => placed[index]!.key), ...(minOffset === undefined ? {} : { minOffset }) };
       const answer = await callLeader(this.#context, this.#cache, { table: this.name, bucket, action: "lookup" }, body);
       parseLookupRows(answer.body, indexes.length).forEach((row, position) => {
@@ -171,7 +175,7 @@ export class TableHandle {
     );
     if (answer.status === STATUS_DUPLICATE) {
       const { leaderEpoch } = await this.#cache.leaderOf(bucket);
-      return { ...bucket, leaderEpoch, nextOffset: answer.headers.get(HEADER.streamNextOffset), count: ops.length, duplicate: true };
+      return { partition: partitionValueOfKey(bucket.partition), bucket: bucket.bucket, leaderEpoch, nextOffset: answer.headers.get(HEADER.streamNextOffset), count: ops.length, duplicate: true };
     }
     return { ...parseBucketWrite(answer.body), duplicate: false };
   }

@@ -116,11 +116,13 @@ export function parseTableList(body: unknown): TableSummary[] {
   });
 }
 
-/** The 200 body of a bucket-addressed write (`partition`: the partition's key, in a partitioned table). */
-export function parseBucketWrite(body: unknown): { partition: string | null; bucket: number; leaderEpoch: number; nextOffset: string; count: number } {
+/** The 200 body of a bucket-addressed write (`partition`: the partition's value, in a partitioned table). */
+export function parseBucketWrite(body: unknown): { partition: string | number | null; bucket: number; leaderEpoch: number; nextOffset: string; count: number } {
   const fields = object(body, "write");
+  const partition = fields["partition"];
+  if (partition !== undefined && typeof partition !== "string" && !Number.isSafeInteger(partition)) throw shape("write.partition is neither a string nor an int");
   return {
-    partition: fields["partition"] === undefined ? null : field(fields, "partition", isStringOrNull, "write"),
+    partition: (partition ?? null) as string | number | null,
     bucket: field(fields, "bucket", isCount, "write"),
     leaderEpoch: field(fields, "leaderEpoch", isCount, "write"),
     nextOffset: field(fields, "nextOffset", isString, "write"),

@@ -1,20 +1,23 @@
 // The bucket-addressed table API at a node (docs/tables.md, "HTTP API"): `/v1/table/<name>/bucket/<i>/`
-// (`/v1/table/<name>/p/<partition key>/bucket/<i>/` in a partition, bucket-paths.ts):
+// (`/v1/table/<name>/p/<partition value>/bucket/<i>/` in a partition, bucket-paths.ts):
 // `write`, `lookup`, `prefix` (POST, JSON bodies) and `changelog` (GET: the Durable Streams read protocol
 // over the bucket's stream, so any Durable Streams client tails a table). A bucket this node does not lead
 // answers `not_leader` (307 to the leader, the facts in the body). Served at the node's address
 // (`/n/<id>/v1/table/...`); the router forwards table requests here.
-import { domainError } from "../core/errors.ts";
+import { domainError, type DomainError } from "../core/errors.ts";
 import { parseAppendRequest } from "../core/protocol/append.ts";
 import { HEADER, QUERY } from "../core/protocol/headers.ts";
 import { parseOffsetParam } from "../core/protocol/offsets.ts";
 import { parseCursorParam, parseReadMode } from "../core/protocol/read.ts";
 import { MAX_TABLE_WRITE_BYTES } from "../core/tables/tablet-write.ts";
 import { checkBucketTarget, type BucketTarget } from "../core/tables/bucket-paths.ts";
+import { bucketStreamName, encodePartition, type PartitionValue } from "../core/tables/bucketing.ts";
+import { parseTableDefinition } from "../core/tables/definition.ts";
+import { parsePartitionSegment, partitionColumnType, partitionSegmentMeaning, type PartitionColumnType } from "../core/tables/partition-segment.ts";
 import { pathBelowNode } from "./request-target.ts";
 import type { NodeContext } from "../node/node-context.ts";
 import { readStream } from "../node/read-path.ts";
-import { errorReply, type Reply } from "../node/replies.ts";
+import { errorReply, unavailable, type Reply } from "../node/replies.ts";
 import { sseStream } from "../node/sse-path.ts";
 import { leadBucket, type BucketAddress } from "../node/table-leader.ts";
 import { lookupBucket, prefixBucket } from "../node/table-read-path.ts";
@@ -28,8 +31,10 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export async function tableNodeRequest(ctx: NodeContext, request: Request, url: URL, target: BucketTarget): Promise<Response> {
   const parsed = checkBucketTarget(target);
   if (parsed === null) return errorResponse(domainError("not_found", "no such table route (a node serves /v1/table/<name>[/p/<partition>]/bucket/<i>/...)"));
+  const partition = parsed.partition === null ? { key: null, value: null } : await resolvePartition(ctx, parsed.table, parsed.partition, parsed.bucket);
+  if ("code" in partition) return errorResponse(partition);
   const path = pathBelowNode(target);
-  const address: BucketAddress = { table: parsed.table, partition: parsed.partition, bucket: parsed.bucket, pathAndQuery: `${path}${url.search}` };
+  const address: BucketAddress = { table: parsed.table, partition: partition.key, partitionValue: partition.value, bucket: parsed.bucket, pathAndQuery: `${path}${url.search}` };
   const answer = (reply: Reply): Response => toResponse(reply, false, url);
   if (parsed.op === "changelog") {
     if (request.method !== "GET") return errorResponse(domainError("invalid", "a changelog is read with GET"));
@@ -38,6 +43,34 @@ export async function tableNodeRequest(ctx: NodeContext, request: Request, url: 
   if (request.method !== "POST") return errorResponse(domainError("invalid", `${parsed.op} is a POST`));
   return holdingBody(ctx, request, (hold) => bucketRequest(ctx, request, parsed.op, address, answer, hold));
 }
+
+/**
+ * The partition a bucket path's segment names (partition-segment.ts, table PO), by the partition column's
+ * type. A bucket loaded here answers without asking anyone: its definition says the type, and it exists.
+ * Otherwise the metadata log's table (definition and partitions) decides, the old internal spelling
+ * included (PO2). A partition the table lacks resolves to its key all the same: leadBucket answers 404.
+ */
+async function resolvePartition(ctx: NodeContext, table: string, text: string, bucket: number): Promise<{ key: string; value: PartitionValue } | DomainError> {
+  for (const type of PARTITION_TYPES) {
+    const value = parsePartitionSegment(type, text);
+    if (!value.ok) continue;
+    const key = encodePartition(value.value);
+    const stream = ctx.registry.byName(bucketStreamName(table, key, bucket));
+    const loaded = stream === undefined ? undefined : ctx.tables.current(stream);
+    if (loaded !== undefined && partitionColumnType(loaded.definition) === type) return { key, value: value.value };
+  }
+  const lookup = await ctx.meta.lookupTable(table);
+  if (lookup.table === null) return domainError("not_found", "no such table", { table });
+  const definition = parseTableDefinition(lookup.table.definition);
+  if (!definition.ok) return unavailable("the table's recorded definition does not parse", { table });
+  const type = partitionColumnType(definition.value);
+  if (type === null) return domainError("not_found", "the table is not partitioned: its buckets are /v1/table/<name>/bucket/<i>/...", { table, reason: "not_partitioned" });
+  const existing = lookup.buckets.flatMap((b) => (b.partition === null ? [] : [b.partition]));
+  const meaning = partitionSegmentMeaning(type, text, existing);
+  return meaning.kind === "refused" ? meaning.error : { key: meaning.key, value: meaning.value };
+}
+
+const PARTITION_TYPES: readonly PartitionColumnType[] = ["string", "int"];
 
 /** A write, lookup or prefix scan of a bucket, its body held in the node's pool (body-pool.ts) until answered. */
 async function bucketRequest(

@@ -27,7 +27,7 @@ import { TableBuckets } from "./table-buckets.ts";
 import { snapshotBucket, snapshotDueBuckets } from "./table-snapshotter.ts";
 import { leadBucket } from "./table-leader.ts";
 import type { LoadedBucket } from "./table-buckets.ts";
-import { parseBucketStreamName } from "../core/tables/bucketing.ts";
+import { decodePartitionKey, parseBucketStreamName } from "../core/tables/bucketing.ts";
 import type { TabletStorage } from "./tablet-storage.ts";
 import { asDomainError } from "./replies.ts";
 import { StreamObjectCache } from "./object-cache.ts";
@@ -278,7 +278,8 @@ export class NodeRuntime {
     const stream = this.ctx.registry.get(streamId);
     const address = stream === undefined ? null : parseBucketStreamName(stream.name);
     if (stream === undefined || address === null) return "not_loaded";
-    const led = await leadBucket(this.ctx, { ...address, pathAndQuery: "" });
+    const partitionValue = address.partition === null ? null : decodePartitionKey(address.partition);
+    const led = await leadBucket(this.ctx, { ...address, partitionValue, pathAndQuery: "" });
     if ("kind" in led) return led.kind === "error" ? led.error.code : "not_leader";
     return led.bucket.kind === "primary-key" ? led.bucket : "log_table";
   }

@@ -3,7 +3,7 @@
 // otherwise open the stream here and load the bucket (table-buckets.ts). A load that takes longer than
 // LOAD_WAIT_MS goes on in the background while the request gets 503 and Retry-After.
 import { domainError, type DomainError } from "../core/errors.ts";
-import { bucketStreamName } from "../core/tables/bucketing.ts";
+import { bucketStreamName, type PartitionValue } from "../core/tables/bucketing.ts";
 import { bucketStreamRequest } from "../core/tables/bucket-stream.ts";
 import { parseTableDefinition } from "../core/tables/definition.ts";
 import { createStream } from "./create-path.ts";
@@ -20,12 +20,14 @@ import type { StreamState } from "./stream-registry.ts";
 const LOAD_WAIT_MS = 2_000;
 
 /**
- * A bucket request: which bucket (its partition's key, null when the table has no partitions), and the
- * path and query it came with (a `not_leader` names the same at the leader).
+ * A bucket request: which bucket (its partition's key, null when the table has no partitions, and the
+ * partition's value, which answers name), and the path and query it came with (a `not_leader` names the
+ * same at the leader).
  */
 export interface BucketAddress {
   readonly table: string;
   readonly partition: string | null;
+  readonly partitionValue: PartitionValue | null;
   readonly bucket: number;
   readonly pathAndQuery: string;
 }
@@ -96,7 +98,12 @@ async function identify(ctx: NodeContext, stream: StreamState, address: BucketAd
 }
 
 function noSuchBucket(address: BucketAddress): DomainError {
-  return domainError("not_found", "no such table bucket", { table: address.table, partition: address.partition, bucket: address.bucket });
+  return domainError("not_found", "no such table bucket", { table: address.table, ...partitionDetail(address), bucket: address.bucket });
+}
+
+/** The partition as answers name it: its value, as users write it (docs/tables.md, "Partitions in URLs"). */
+function partitionDetail(address: BucketAddress): { partition?: PartitionValue } {
+  return address.partitionValue === null ? {} : { partition: address.partitionValue };
 }
 
 /** BR1: another node leads the bucket: its id, address and leader epoch, and the same request there. */
@@ -105,7 +112,7 @@ async function notLeader(ctx: NodeContext, address: BucketAddress, name: string,
   return errorReply(
     domainError("not_leader", "another node leads this bucket", {
       table: address.table,
-      partition: address.partition,
+      ...partitionDetail(address),
       bucket: address.bucket,
       leader,
       leaderAddr,

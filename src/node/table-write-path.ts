@@ -64,7 +64,8 @@ export async function writeBucket(ctx: NodeContext, input: BucketWriteInput): Pr
   // Not appended, with the producer's headers: a duplicate of a batch already written, answered as a stream
   // append's (204). Not appended without them: the ops changed nothing (the seq is not taken).
   if (!decided && appended.headers[HEADER.producerSeq] !== undefined) return appended;
-  const partition = input.partition === null ? {} : { partition: input.partition };
+  // The partition as users know it (its value), not its internal key (docs/tables.md, "Partitions in URLs").
+  const partition = input.partitionValue === null ? {} : { partition: input.partitionValue };
   const answer = { ...partition, bucket: input.bucket, leaderEpoch: stream.epoch, nextOffset, count: decided ? count : 0 };
   const headers: Record<string, string> = { ...appended.headers, [HEADER.contentType]: "application/json" };
   return reply(200, headers, JSON.stringify(answer));

@@ -5,6 +5,7 @@
 import { domainError } from "../core/errors.ts";
 import type { TableLookup } from "../core/meta/view.ts";
 import { isPlainObject, type TableDefinition } from "../core/tables/definition.ts";
+import { minOffsetFor, partitionValueOfKey } from "../core/tables/partition-segment.ts";
 import { bucketIdText, compareBucketIds, parseLookupKeys, parsePrefixBody, parseWriteBody, type BucketId } from "../core/tables/requests.ts";
 import type { Env } from "../env.ts";
 import { errorResponse } from "../http/responses.ts";
@@ -38,7 +39,8 @@ export async function writeTable(env: Env, origin: string, headers: Headers, tab
   const failed = answers.filter((a): a is PartAnswer & { ok: false } => !a.ok);
   if (failed.length === 0) return json(200, { buckets: done });
   const first = failed[0]!;
-  const failures = failed.map((f) => ({ ...(f.partition === null ? {} : { partition: f.partition }), bucket: f.bucket, error: f.error }));
+  // Each failed part names its partition as users know it (its value), as the leaders' answers do.
+  const failures = failed.map((f) => ({ ...(f.partition === null ? {} : { partition: partitionValueOfKey(f.partition) }), bucket: f.bucket, error: f.error }));
   return json(first.status, { buckets: done, failed: failures, error: first.error }, retryHeaders(first));
 }
 
@@ -78,7 +80,8 @@ function partitionValueOf(rawOp: unknown, column: string): string | number {
 
 /**
  * POST lookup: keys grouped by bucket, each group asked of its leader, the rows put back in request order.
- * `minOffsets` is keyed by bucketIdText: `"<bucket>"`, or `"<partition key>/<bucket>"` in a partition.
+ * `minOffsets` is keyed by bucketLabel: `"<bucket>"`, or `"<partition value>/<bucket>"` in a partition
+ * (minOffsetFor also reads the old `"<partition key>/<bucket>"`).
  */
 export async function lookupRows(env: Env, origin: string, headers: Headers, table: TableLookup, definition: TableDefinition, body: Record<string, unknown>): Promise<Response> {
   const keys = parseLookupKeys(definition, body["keys"]);
@@ -96,9 +99,9 @@ export async function lookupRows(env: Env, origin: string, headers: Headers, tab
     groups.set(text, group);
   });
   const list = [...groups];
-  const parts = list.map(([text, { id, at }]): Part => ({
+  const parts = list.map(([, { id, at }]): Part => ({
     ...id,
-    body: { keys: at.map((i) => raw[i]), ...(minOffsets[text] === undefined ? {} : { minOffset: minOffsets[text] }) },
+    body: { keys: at.map((i) => raw[i]), ...minOffsetOf(minOffsets, id) },
   }));
   const answers = await sendParts(env, origin, table, table.table!.name, "lookup", parts, headers);
   const failed = answers.find((a) => !a.ok);
@@ -109,6 +112,11 @@ export async function lookupRows(env: Env, origin: string, headers: Headers, tab
     list[p]![1].at.forEach((i, k) => (rows[i] = found[k] ?? null));
   });
   return json(200, { rows });
+}
+
+function minOffsetOf(minOffsets: Record<string, unknown>, id: BucketId): { minOffset?: unknown } {
+  const offset = minOffsetFor(minOffsets, id);
+  return offset === undefined ? {} : { minOffset: offset };
 }
 
 /** POST prefix: the one bucket the prefix names answers (a partition the table does not have: no rows). */

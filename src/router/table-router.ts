@@ -1,7 +1,7 @@
 // The table API at the router (docs/tables.md, "HTTP API"): `PUT|GET|DELETE /v1/table/<name>`,
 // `GET /v1/table`, and the table-addressed `write`, `lookup` and `prefix`, split by bucket and sent to the
 // leaders (table-data.ts), never redirected; `POST /v1/table/<name>/partitions` adds a partition;
-// bucket-addressed requests (`/v1/table/<name>[/p/<partition key>]/bucket/<i>/...`)
+// bucket-addressed requests (`/v1/table/<name>[/p/<partition value>]/bucket/<i>/...`)
 // go to the bucket's leader as they are. A create is the coordinator's: the router asks its local node,
 // and the lease holder when that node is not it.
 import { Hono, type Context } from "hono";
@@ -11,8 +11,9 @@ import type { TableLookup } from "../core/meta/view.ts";
 import { formatOffset } from "../core/protocol/offsets.ts";
 import type { JsonValue } from "../core/meta/json.ts";
 import { compareDefinitions, definitionJson, isPlainObject, parseTableDefinition, parseTableName, type TableDefinition } from "../core/tables/definition.ts";
-import { bucketIdText } from "../core/tables/requests.ts";
-import { checkBucketTarget } from "../core/tables/bucket-paths.ts";
+import { bucketIdText, type BucketId } from "../core/tables/requests.ts";
+import { checkBucketTarget, type BucketPath } from "../core/tables/bucket-paths.ts";
+import { partitionColumnType, partitionSegmentMeaning } from "../core/tables/partition-segment.ts";
 import { MAX_TABLE_WRITE_BYTES } from "../core/tables/tablet-write.ts";
 import { formatTarget } from "../core/protocol/request-target.ts";
 import { pathBelowNode, targetOf } from "../http/request-target.ts";
@@ -280,12 +281,28 @@ async function dropTable(c: Ctx, name: string): Promise<Response> {
  * A bucket-addressed request through the router: to the bucket's leader, as it is (its answer comes back
  * as it is); a path that names no bucket goes to the local node, which answers it (404, not_leader).
  */
+/**
+ * The bucket a bucket path names, its partition segment resolved by the cached definition (table PO); null
+ * when the cache cannot say (no such table or partition, a segment that is no value, the old spelling):
+ * the local node then answers, from the metadata log itself.
+ */
+function bucketOfPath(table: TableLookup, path: BucketPath): BucketId | null {
+  if (path.partition === null) return { partition: null, bucket: path.bucket };
+  const definition = table.table === null ? null : parseTableDefinition(table.table.definition);
+  const type = definition?.ok === true ? partitionColumnType(definition.value) : null;
+  if (type === null) return null;
+  const existing = table.buckets.flatMap((b) => (b.partition === null ? [] : [b.partition]));
+  const meaning = partitionSegmentMeaning(type, path.partition, existing);
+  return meaning.kind === "partition" ? { partition: meaning.key, bucket: path.bucket } : null;
+}
+
 async function toLeader(c: Ctx, name: string): Promise<Response> {
   const url = new URL(c.req.url);
   const target = targetOf(c.req.raw);
   const path = target.kind === "bucket" ? checkBucketTarget(target) : null;
   const table = await cachedTable(c.env, name);
-  const leader = path === null ? undefined : bucketsById(table).get(bucketIdText(path))?.leaderNode?.id;
+  const id = path === null ? null : bucketOfPath(table, path);
+  const leader = id === null ? undefined : bucketsById(table).get(bucketIdText(id))?.leaderNode?.id;
   const nodeId = leader ?? routerSettings(c.env).localNodeId;
   const atNode = target.kind === "bucket" ? formatTarget({ ...target, node: nodeId }) : `/n/${encodeURIComponent(nodeId)}${pathBelowNode(target)}`;
   return toNode(c.env, nodeId, new Request(`${url.origin}${atNode}${url.search}`, c.req.raw));

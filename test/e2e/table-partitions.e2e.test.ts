@@ -2,13 +2,13 @@
 // short leases, as tables.e2e.test.ts. A table with `partitionBy` has no bucket until a partition value
 // arrives; a write through the router has the coordinator add each new partition (AddPartition, table AP,
 // at most 16 per write), then splits by (partition, bucket). Each partition has its own bucket streams,
-// read and written at `/v1/table/<t>/p/<partition key>/bucket/<i>/` (bucket-paths.ts). Tests name the rule
-// they prove.
+// read and written at `/v1/table/<t>/p/<partition value>/bucket/<i>/` (the value as users write it,
+// percent-encoded: docs/tables.md "Partitions in URLs"). Tests name the rule they prove.
 //
 //   npx vitest run --project e2e test/e2e/table-partitions.e2e.test.ts
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { TableClient } from "../../src/client/index.ts";
 import { bucketOf, encodePartition } from "../../src/core/tables/bucketing.ts";
-import { bucketPath } from "../../src/core/tables/bucket-paths.ts";
 import { parseTableDefinition, type TableDefinition } from "../../src/core/tables/definition.ts";
 import { eventually, NotYet } from "../support/eventually.ts";
 import { startService, type Service } from "./service.ts";
@@ -58,9 +58,9 @@ interface PartitionedView {
   readonly buckets: readonly PartitionBucket[];
 }
 
-/** One bucket's part of a write's answer: `partition` is the partition key (encodePartition). */
+/** One bucket's part of a write's answer: `partition` is the partition's value. */
 interface WrittenPart {
-  readonly partition: string;
+  readonly partition: string | number;
   readonly bucket: number;
   readonly leaderEpoch: number;
   readonly nextOffset: string;
@@ -98,10 +98,10 @@ async function lookup(table: string, keys: unknown[], minOffsets?: Record<string
   return ((await expectStatus(service, 200, "POST", `/v1/table/${table}/lookup`, body)).body as { rows: unknown[] }).rows;
 }
 
-/** The changelog URL of a bucket of a partition at its leader. */
+/** The changelog URL of a bucket of a partition at its leader, the partition written as its value. */
 function changelogUrl(table: string, bucket: PartitionBucket): string {
   if (bucket.leaderAddr === null) throw new Error(`bucket ${JSON.stringify(bucket)} has no leader`);
-  return `${bucket.leaderAddr}${bucketPath(table, { partition: encodePartition(bucket.partition), bucket: bucket.bucket })}/changelog`;
+  return `${bucket.leaderAddr}/v1/table/${table}/p/${encodeURIComponent(String(bucket.partition))}/bucket/${bucket.bucket}/changelog`;
 }
 
 const byPartitionAndBucket = (a: PartitionBucket, b: PartitionBucket): number =>
@@ -133,11 +133,12 @@ describe("partitioned tables over three nodes", () => {
     expect(await listed("events")).toMatchObject({ partitions: 0 });
 
     const parts = await write("events", EVENT_ROWS.map((row) => ({ upsert: row })));
-    expect(new Set(parts.map((part) => part.partition))).toEqual(new Set([encodePartition(1), encodePartition(2)]));
+    // Each part names its partition by its value (the day), as GET /v1/table/<t> does.
+    expect(new Set(parts.map((part) => part.partition))).toEqual(new Set([1, 2]));
     expect(parts.reduce((sum, part) => sum + part.count, 0)).toBe(EVENT_ROWS.length); // one +I per new row
     const definition = parsed(EVENTS);
     for (const part of parts) {
-      const expected = EVENT_ROWS.filter((row) => encodePartition(row.day) === part.partition && bucketOf(definition, row) === part.bucket).length;
+      const expected = EVENT_ROWS.filter((row) => row.day === part.partition && bucketOf(definition, row) === part.bucket).length;
       expect(part.count).toBe(expected);
     }
 
@@ -148,7 +149,7 @@ describe("partitioned tables over three nodes", () => {
       expect(typeof bucket.leaderAddr).toBe("string");
     }
 
-    // minOffsets keyed "<partition key>/<bucket>", from the write's answer.
+    // minOffsets keyed "<partition value>/<bucket>", from the write's answer.
     const minOffsets = Object.fromEntries(parts.map((part) => [`${part.partition}/${part.bucket}`, part.nextOffset]));
     const keys = [{ day: 1, id: "a" }, { day: 2, id: "a" }, { day: 3, id: "a" }, { day: 2, id: "h" }, { day: 1, id: "zz" }];
     expect(await lookup("events", keys, minOffsets)).toEqual([event(1, "a", 100), event(2, "a", 200), null, event(2, "h", 207), null]);
@@ -271,7 +272,7 @@ describe("partitioned tables over three nodes", () => {
     expect(await listed("events")).toMatchObject({ buckets: 2, partitions: 1 });
   });
 
-  test("BR1: a bucket-addressed write to a partition's bucket at a node that does not lead it answers 307 not_leader, Location the same request at the leader, the leader and the partition key in the details, and writes nothing", async () => {
+  test("BR1: a bucket-addressed write to a partition's bucket at a node that does not lead it answers 307 not_leader, Location the same request at the leader, the leader and the partition's value in the details, and writes nothing", async () => {
     const definition = parsed(VISITS);
     const target = (await view("visits")).buckets.find((b) => b.partition === 1 && b.bucket === 1)!;
     const { leader, leaderAddr } = target;
@@ -279,8 +280,8 @@ describe("partitioned tables over three nodes", () => {
     const other = Array.from({ length: NODES }, (_, i) => `node-${i}`).find((id) => id !== leader)!;
     let tenant = "";
     for (let i = 0; tenant === ""; i++) if (bucketOf(definition, visit(`stray-${i}`, 1, 1)) === 1) tenant = `stray-${i}`;
-    const partition = encodePartition(1);
-    const path = `${bucketPath("visits", { partition, bucket: 1 })}/write`;
+    const partition = 1;
+    const path = "/v1/table/visits/p/1/bucket/1/write";
 
     const answer = await call(service, "POST", `/n/${other}${path}`, { ops: [{ upsert: visit(tenant, 1, 1) }] });
     expect(answer.status).toBe(307);
@@ -290,5 +291,42 @@ describe("partitioned tables over three nodes", () => {
     expect(error.details).toMatchObject({ table: "visits", partition, bucket: 1, leader, leaderAddr });
     expect(typeof error.details["leaderEpoch"]).toBe("number");
     expect(await lookup("visits", [{ tenant, day: 1, id: 1 }])).toEqual([null]);
+  });
+
+  test("PS, PO through the router: a date and a string with a space and a '/' address their buckets by value (write, lookup, prefix, changelog); the old internal spelling is 404 naming the segment; the client uses the values", async () => {
+    const DAYS = {
+      columns: [{ name: "day", type: "string" }, { name: "id", type: "string" }, { name: "v", type: "int", nullable: true }],
+      primaryKey: ["day", "id"],
+      buckets: 2,
+      partitionBy: "day",
+    };
+    expect((await call(service, "PUT", "/v1/table/days", DAYS)).status).toBe(201);
+    const definition = parsed(DAYS);
+    for (const [day, segment] of [["2026-12-06", "2026-12-06"], ["eu/west side", "eu%2Fwest%20side"]] as const) {
+      expect((await call(service, "POST", "/v1/table/days/partitions", { value: day })).status).toBe(201);
+      const row = { day, id: "k", v: 1 };
+      const base = `/v1/table/days/p/${segment}/bucket/${bucketOf(definition, row)}`;
+      const written = await expectStatus(service, 200, "POST", `${base}/write`, { ops: [{ upsert: row }] });
+      expect(written.body).toMatchObject({ partition: day, count: 1 });
+      expect((await expectStatus(service, 200, "POST", `${base}/lookup`, { keys: [{ day, id: "k" }] })).body).toEqual({ rows: [row] });
+      expect((await expectStatus(service, 200, "POST", `${base}/prefix`, { prefix: { day, id: "k" } })).body).toMatchObject({ rows: [row] });
+      expect(await readChangelogAt(service, `${service.baseUrl}${base}/changelog`)).toEqual([{ op: "+I", row }]);
+    }
+
+    const bucket = bucketOf(definition, { day: "2026-12-06", id: "k", v: 1 });
+    const old = await call(service, "GET", `/v1/table/days/p/${encodeURIComponent(encodePartition("2026-12-06"))}/bucket/${bucket}/changelog?offset=-1`);
+    expect(old.status).toBe(404);
+    expect(old.body).toMatchObject({ error: { code: "not_found", details: { reason: "internal_partition_key", partitionSegment: "2026-12-06" } } });
+    expect((old.body as { error: { message: string } }).error.message).toContain("/p/2026-12-06/");
+
+    const days = new TableClient({ baseUrl: service.baseUrl }).table("days");
+    const result = await days.write([{ upsert: { day: "eu/west side", id: "c", v: 2 } }]);
+    const cBucket = bucketOf(definition, { day: "eu/west side", id: "c", v: 2 });
+    expect(result.buckets).toMatchObject([{ partition: "eu/west side", bucket: cBucket, count: 1 }]);
+    expect(Object.keys(result.minOffsets)).toEqual([`eu/west side/${cBucket}`]);
+    expect(await days.lookup([{ day: "eu/west side", id: "c" }], { minOffsets: result.minOffsets })).toEqual([{ day: "eu/west side", id: "c", v: 2 }]);
+    const url = days.changelogUrl(cBucket, "eu/west side");
+    expect(url).toBe(`${service.baseUrl}/v1/table/days/p/eu%2Fwest%20side/bucket/${cBucket}/changelog`);
+    expect((await readChangelogAt(service, url)).map((record) => record.row)).toContainEqual({ day: "eu/west side", id: "c", v: 2 });
   });
 });

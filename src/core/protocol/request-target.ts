@@ -13,7 +13,7 @@
 // | RT5 | `/v1/stream/__ds/subscriptions/<id>[/streams[/<path>]|/callback|/ack|/claim|/release]` | subscription       |
 // | RT6 | anything else under `/v1/stream/__ds/`                                     | reserved (404)              |
 // | RT7 | `/v1/table`, `/v1/table/<name>[/write|lookup|prefix|partitions]`           | table (router only)         |
-// | RT8 | `/v1/table/<name>[/p/<partition key>]/bucket/<i>/<write|lookup|prefix|changelog>` | bucket              |
+// | RT8 | `/v1/table/<name>[/p/<partition value>]/bucket/<i>/<write|lookup|prefix|changelog>` | bucket            |
 // | RT9 | `/health`, `/metrics`, `/admin[/...]` (router only)                        | health, operator            |
 // | RT10| anything else                                                             | unknown (404)               |
 //
@@ -141,7 +141,10 @@ function tableTarget(at: AtNode, rest: readonly Segment[], all: readonly Segment
   return ok({ kind: "bucket", node: at.node, table, partition: partition?.text ?? null, bucket, op: op.text as BucketOp });
 }
 
-/** The partition key of `.../p/<key>/bucket/...` is a name, not a word of the API. */
+/**
+ * The partition of `.../p/<value>/bucket/...` is a name, not a word of the API: the partition column's value
+ * as text, decoded here once; the table layer reads it by the definition (partition-segment.ts).
+ */
 function isPartitionKeyAt(tail: readonly Segment[], index: number): boolean {
   return index === 1 && tail[0]?.text === "p";
 }

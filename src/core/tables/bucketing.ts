@@ -3,7 +3,7 @@
 import { RESERVED_SEGMENT } from "../protocol/headers.ts";
 import type { TableDefinition } from "./definition.ts";
 import { encodeKey } from "./key-encoding.ts";
-import { bucketKeyOf, MAX_PARTITION_STRING_LENGTH, type Row } from "./rows.ts";
+import { bucketKeyOf, type Row } from "./rows.ts";
 
 const FNV_OFFSET_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -71,9 +71,6 @@ export function encodePartition(value: PartitionValue): string {
   return encodeKey([value]);
 }
 
-/** The longest partition key: a string value of MAX_PARTITION_STRING_LENGTH units, each escaped to 5 characters, tag and end. */
-const MAX_PARTITION_KEY_LENGTH = 2 + 5 * MAX_PARTITION_STRING_LENGTH;
-
 /** The first segments of every bucket stream name: under the stream API's reserved `__ds` (NAME-3). */
 export const BUCKET_STREAM_PREFIX = `${RESERVED_SEGMENT}/table/`;
 
@@ -109,8 +106,16 @@ export function parseBucketStreamName(name: string): { table: string; partition:
   return match === null ? null : { table: match[1]!, partition: match[2] ?? null, bucket: Number(match[3]) };
 }
 
-/** A partition key (encodePartition's form) as a bucket path segment carries it, after percent-decoding; null if it is not one. */
-export function parsePartitionKey(text: string): string | null {
-  if (text.length > MAX_PARTITION_KEY_LENGTH) return null;
-  return /^(?:s(?:[0-}]|#[0-_]|~[0-9a-f]{4})*!|i[0-9a-f]{14})$/.test(text) ? text : null;
+/** The partition value whose key (encodePartition) is `key`; null when `key` is not one (encodePartition's inverse). */
+export function decodePartitionKey(key: string): PartitionValue | null {
+  if (/^i[0-9a-f]{14}$/.test(key)) {
+    // The top digit and the low 52 bits apart, as offsetHex writes them: each part is exact in a double.
+    const value = (parseInt(key.slice(1, 2), 16) - 2) * 2 ** 52 + parseInt(key.slice(2), 16);
+    return Number.isSafeInteger(value) && encodePartition(value) === key ? value : null;
+  }
+  if (!/^s(?:[0-}]|#[0-_]|~[0-9a-f]{4})*!$/.test(key)) return null;
+  const text = key.slice(1, -1).replace(/#(.)|~([0-9a-f]{4})/g, (_, low: string | undefined, high: string | undefined) =>
+    low !== undefined ? String.fromCharCode(low.charCodeAt(0) - 0x30) : String.fromCharCode(parseInt(high!, 16)),
+  );
+  return encodePartition(text) === key ? text : null;
 }

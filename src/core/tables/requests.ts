@@ -26,7 +26,7 @@ export interface BucketKey extends BucketId {
   readonly key: string;
 }
 
-/** One text per bucket of a table, for maps and for the `minOffsets` of a lookup: `<bucket>` or `<partition key>/<bucket>`. */
+/** One text per bucket of a table, for maps (its partition by key): `<bucket>` or `<partition key>/<bucket>`. Answers and `minOffsets` use bucketLabel (partition-segment.ts). */
 export function bucketIdText(id: BucketId): string {
   return id.partition === null ? String(id.bucket) : `${id.partition}/${id.bucket}`;
 }

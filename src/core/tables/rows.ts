@@ -1,4 +1,4 @@
-// Rows (rows R1..R9 of docs/tables.md): a row object checked against its table's definition, returned in
+// Rows (rows R1..R9 and R3b of docs/tables.md): a row object checked against its table's definition, returned in
 // canonical form (every column, definition order, a missing nullable column as null), and the key tuples
 // it carries.
 import { nestsDeeperThan } from "../json-depth.ts";
@@ -38,7 +38,7 @@ export function validateRow(definition: TableDefinition, raw: unknown): Parsed<R
     const maxStringLength = column.name === definition.partitionBy
       ? MAX_PARTITION_STRING_LENGTH
       : keyColumns.has(column.name) ? MAX_KEY_STRING_LENGTH : MAX_STRING_VALUE_LENGTH;
-    const problem = checkValue(column, value, maxStringLength);
+    const problem = checkValue(column, value, maxStringLength) ?? (column.name === definition.partitionBy ? partitionProblem(value) : null);
     if (problem !== null) return fail("invalid", `column '${column.name}' ${problem}`, { field: column.name });
     entries.push([column.name, (value ?? null) as RowValue]);
   }
@@ -59,6 +59,21 @@ export function bucketKeyOf(definition: TableDefinition, row: Row): KeyValue[] |
 function tupleOf(names: readonly string[], row: Row): KeyValue[] {
   // Key columns are non-nullable string, int or bool (definition.ts), so a checked row holds a KeyValue.
   return names.map((name) => row[name] as KeyValue);
+}
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * R3b: a partition value is written in URLs (`/p/<value>/`, docs/tables.md "Partitions in URLs"), so it must
+ * have a URL spelling: not empty, not `.` or `..`, no control character (request-target.ts RT1 refuses
+ * those segments) and no unpaired surrogate (it has no UTF-8, so no percent-encoding).
+ */
+function partitionProblem(value: unknown): string | null {
+  if (typeof value !== "string") return null;
+  if (value === "" || value === "." || value === "..") return "must not be empty, '.' or '..' (a partition value is a URL path segment)";
+  if (/[\u0000-\u001f\u007f]/.test(value)) return "must not contain control characters (a partition value is a URL path segment)";
+  return UNPAIRED_SURROGATE.test(value) ? "must not contain an unpaired surrogate (a partition value is a URL path segment)" : null;
 }
 
 /** Why the value does not fit the column, or null when it does. */

@@ -34,8 +34,13 @@ const byDay = definition({
 const logByDay = definition({ columns: [{ name: "day", type: "int" }, { name: "m", type: "string" }], partitionBy: "day", buckets: 4 });
 const unpartitioned = definition({ columns: [{ name: "id", type: "string" }], primaryKey: ["id"], buckets: 4 });
 
-const region = fc.oneof(fc.constantFrom("eu", "us", "eu/west", "5", "?#%", "日本"), fc.string({ maxLength: 12 }));
+/** Partition values: any string with a URL spelling (R3b). */
+const region = fc.oneof(fc.constantFrom("eu", "us", "eu/west", "5", "?#%", "日本"), fc.string({ minLength: 1, maxLength: 12 }).filter(hasUrlSpelling));
 const id = fc.string({ maxLength: 12 });
+
+function hasUrlSpelling(value: string): boolean {
+  return value !== "." && value !== ".." && !/[\u0000-\u001f\u007f]/.test(value);
+}
 const seq = fc.integer({ min: -1000, max: 1000 });
 
 function parsed<T>(result: { ok: true; value: T } | { ok: false; error: { message: string } }): T {

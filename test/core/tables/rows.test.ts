@@ -68,6 +68,27 @@ describe("rows", () => {
     expect(validateRow(keyed, { k: "k".repeat(MAX_KEY_STRING_LENGTH + 1) }).ok).toBe(false);
   });
 
+  test.each([
+    ["", false],
+    [".", false],
+    ["..", false],
+    ["a\u0000b", false],
+    ["tab\there", false],
+    ["\u007f", false],
+    ["x\ud800", false],
+    ["\udc00x", false],
+    ["...", true],
+    [".a", true],
+    ["eu/west side", true],
+    ["s2026#]12#]06!", true],
+    ["😀", true],
+  ] as const)("R3b: a partition string needs a URL spelling: %j accepted %s", (tenant, accepted) => {
+    if (accepted) expect(validateRow(table, { ...good, tenant }).ok).toBe(true);
+    else expect(field({ ...good, tenant })).toBe("tenant");
+    // Only the partition column: any other string column takes the same text.
+    expect(validateRow(table, { ...good, name: tenant }).ok).toBe(true);
+  });
+
   test.each([1.5, 2 ** 53, -(2 ** 53), "1", true, Number.NaN])("R4: %j is not an int", (id) => {
     expect(field({ ...good, id })).toBe("id");
   });
