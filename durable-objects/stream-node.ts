@@ -8,7 +8,7 @@ import type { Hono } from "hono";
 import { metaLogClient, type Env } from "../src/env.ts";
 import { streamRoutes } from "../src/http/stream-routes.ts";
 import type { CompactionReport } from "../src/node/compaction.ts";
-import type { NodeContext } from "../src/node/node-context.ts";
+import type { TableContext } from "../src/node/table-buckets.ts";
 import { NodeRuntime } from "../src/node/node-runtime.ts";
 import type { RecoveryResult } from "../src/node/recovery.ts";
 import { nodeSettings, type NodeSettings } from "../src/node/settings.ts";
@@ -81,7 +81,7 @@ export class StreamNode extends DurableObject<Env> {
   }
 
   /** The running incarnation's context (tests reach into it through runInDurableObject). */
-  get node(): NodeContext | null {
+  get node(): TableContext | null {
     return this.runtime?.ctx ?? null;
   }
 

@@ -20,7 +20,7 @@ import { requestNeeds } from "../core/auth/request-needs.ts";
 import { appendToStream } from "../node/append-path.ts";
 import { createStream } from "../node/create-path.ts";
 import { deleteStream } from "../node/delete-path.ts";
-import { type NodeContext } from "../node/node-context.ts";
+import type { TableContext } from "../node/table-buckets.ts";
 import { type Reply } from "../node/replies.ts";
 import { routeAtNode } from "../node/node-routing.ts";
 import { headStream, readStream } from "../node/read-path.ts";
@@ -37,10 +37,10 @@ const ROUTED_METHODS = new Set(["GET", "HEAD", "PUT", "POST", "DELETE"]);
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The protocol app of one node; `node()` is the node's context once it has started. */
-export function streamRoutes(node: () => NodeContext): Hono {
+export function streamRoutes(node: () => TableContext): Hono {
   const app = new Hono();
   app.all("*", async (c) => {
-    let ctx: NodeContext | null = null;
+    let ctx: TableContext | null = null;
     try {
       ctx = node();
       return await handle(ctx, c);
@@ -52,7 +52,7 @@ export function streamRoutes(node: () => NodeContext): Hono {
   return app;
 }
 
-async function handle(ctx: NodeContext, c: Context): Promise<Response> {
+async function handle(ctx: TableContext, c: Context): Promise<Response> {
   const request = c.req.raw;
   if (request.method === "OPTIONS") return preflightResponse();
   const url = new URL(request.url);
@@ -161,7 +161,7 @@ function textOf(body: Uint8Array, contentType: string | null): string | null {
 
 /** A create (PUT) or an append (POST), its body held in the node's pool (body-pool.ts) until answered. */
 /** A create or an append; `location` is the created stream's URL (the request's, canonical). */
-async function write(ctx: NodeContext, request: Request, name: string, at: { url: URL; location: string }, hold: BodyHold): Promise<Response> {
+async function write(ctx: TableContext, request: Request, name: string, at: { url: URL; location: string }, hold: BodyHold): Promise<Response> {
   const { url, location } = at;
   const header = (key: string): string | null => request.headers.get(key);
   const answer = (result: Reply): Response => toResponse(result, false, url);

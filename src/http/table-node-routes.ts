@@ -12,7 +12,7 @@ import { parseCursorParam, parseReadMode } from "../core/protocol/read.ts";
 import { MAX_TABLE_WRITE_BYTES } from "../core/tables/tablet-write.ts";
 import { checkBucketTarget, type BucketTarget } from "../core/tables/bucket-paths.ts";
 import { pathBelowNode } from "./request-target.ts";
-import type { NodeContext } from "../node/node-context.ts";
+import type { TableContext } from "../node/table-buckets.ts";
 import { readStream } from "../node/read-path.ts";
 import { errorReply, type Reply } from "../node/replies.ts";
 import { sseStream } from "../node/sse-path.ts";
@@ -25,7 +25,7 @@ import { errorResponse, readBody, toResponse, type BodyHold } from "./responses.
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** A bucket request at its node; `target` is the request's, as the Worker authorized it (request-target.ts). */
-export async function tableNodeRequest(ctx: NodeContext, request: Request, url: URL, target: BucketTarget): Promise<Response> {
+export async function tableNodeRequest(ctx: TableContext, request: Request, url: URL, target: BucketTarget): Promise<Response> {
   const parsed = checkBucketTarget(target);
   if (parsed === null) return errorResponse(domainError("not_found", "no such table route (a node serves /v1/table/<name>[/p/<partition>]/bucket/<i>/...)"));
   const path = pathBelowNode(target);
@@ -41,7 +41,7 @@ export async function tableNodeRequest(ctx: NodeContext, request: Request, url: 
 
 /** A write, lookup or prefix scan of a bucket, its body held in the node's pool (body-pool.ts) until answered. */
 async function bucketRequest(
-  ctx: NodeContext,
+  ctx: TableContext,
   request: Request,
   op: string,
   address: BucketAddress,
@@ -79,7 +79,7 @@ async function bucketRequest(
 }
 
 /** The bucket's stream read as a stream: catch-up, long-poll or SSE, at the leader. */
-async function readChangelog(ctx: NodeContext, request: Request, url: URL, address: BucketAddress): Promise<Reply> {
+async function readChangelog(ctx: TableContext, request: Request, url: URL, address: BucketAddress): Promise<Reply> {
   const led = await leadBucket(ctx, address);
   if ("kind" in led) return led;
   const offsets = url.searchParams.getAll(QUERY.offset);

@@ -10,7 +10,6 @@ import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
 import { settleWithin, type KeyedWaiters } from "../waits/keyed-waiters.ts";
 import type { Logger } from "../log/logger.ts";
-import type { TableBuckets } from "./table-buckets.ts";
 import type { KeyedLock } from "./keyed-lock.ts";
 import { asDomainError } from "./replies.ts";
 import type { NodeSettings } from "./settings.ts";
@@ -72,8 +71,6 @@ export interface NodeContext {
   readonly meta: MetaPort;
   readonly view: ViewPort;
   readonly locks: KeyedLock;
-  /** The table buckets this node leads, loaded (table-buckets.ts). */
-  readonly tables: TableBuckets;
   readonly takeovers: TakeoverStats;
   /** Structured log lines, bound to this node and epoch (docs/observability.md). Never on a hot path. */
   readonly log: Logger;

@@ -23,7 +23,7 @@ import { compactNode, type CompactionReport } from "./compaction.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
 import { type NodeContext, type ViewPort, type WalPort } from "./node-context.ts";
 import { KeyedLock } from "./keyed-lock.ts";
-import { TableBuckets } from "./table-buckets.ts";
+import { TableBuckets, type TableContext } from "./table-buckets.ts";
 import { snapshotBucket, snapshotDueBuckets } from "./table-snapshotter.ts";
 import { leadBucket } from "./table-leader.ts";
 import type { LoadedBucket } from "./table-buckets.ts";
@@ -101,7 +101,7 @@ export class NodeRuntime {
   private bytesAtCheckpoint = 0;
 
   private constructor(
-    readonly ctx: NodeContext,
+    readonly ctx: TableContext,
     readonly recovery: RecoveryResult,
     readonly wal: WalWriter,
     readonly watcher: TransferWatcher,
@@ -154,7 +154,7 @@ export class NodeRuntime {
         return ack;
       },
     };
-    const ctx: NodeContext = {
+    const ctx: TableContext = {
       nodeId,
       nodeEpoch,
       settings: deps.settings,

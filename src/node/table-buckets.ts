@@ -7,6 +7,7 @@ import type { TableDefinition } from "../core/tables/definition.ts";
 import type { BucketState } from "../core/tables/tablet.ts";
 import type { TableKind } from "../core/tables/tablet-write.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
+import type { NodeContext } from "./node-context.ts";
 import type { StreamState } from "./stream-registry.ts";
 import type { BucketTablet, TabletStorage } from "./tablet-storage.ts";
 import type { SnapshotRef } from "./table-snapshot-store.ts";
@@ -40,6 +41,15 @@ export interface LoadedBucket extends BucketIdentity {
   appliedPosition: number;
   readonly snapshot: SnapshotProgress;
 }
+
+/**
+ * What the table code takes: the node's context and the buckets it leads. The stream paths never see
+ * `tables`; only the table code and the runtime that builds both do.
+ */
+export type TableContext = NodeContext & {
+  /** The table buckets this node leads, loaded. */
+  readonly tables: TableBuckets;
+};
 
 export class TableBuckets {
   private readonly loaded = new Map<string, LoadedBucket>();

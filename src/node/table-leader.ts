@@ -8,11 +8,10 @@ import { bucketStreamRequest } from "../core/tables/bucket-stream.ts";
 import { parseTableDefinition } from "../core/tables/definition.ts";
 import { createStream } from "./create-path.ts";
 import { settleWithin } from "../waits/keyed-waiters.ts";
-import type { NodeContext } from "./node-context.ts";
 import { routeAtNode } from "./node-routing.ts";
 import { errorReply, unavailable, type Reply } from "./replies.ts";
 import { ensureOpened } from "./stream-lifecycle.ts";
-import type { LoadedBucket } from "./table-buckets.ts";
+import type { LoadedBucket, TableContext } from "./table-buckets.ts";
 import { loadBucket } from "./table-load.ts";
 import type { StreamState } from "./stream-registry.ts";
 
@@ -36,7 +35,7 @@ export interface LedBucket {
 }
 
 /** The bucket, opened and loaded here at its current epoch; or the reply (not_leader, 404, 503). */
-export async function leadBucket(ctx: NodeContext, address: BucketAddress): Promise<LedBucket | Reply> {
+export async function leadBucket(ctx: TableContext, address: BucketAddress): Promise<LedBucket | Reply> {
   const name = bucketStreamName(address.table, address.partition, address.bucket);
   const routed = await routeAtNode(ctx, name);
   if (routed !== null) return routed.kind === "redirect" ? notLeader(ctx, address, name, routed.node.id, routed.node.addr) : routed;
@@ -60,7 +59,7 @@ export async function leadBucket(ctx: NodeContext, address: BucketAddress): Prom
  * A bucket stream placed here and never opened (epoch 0: CreateTable placed it) is created by its leader at
  * its first request, as an empty JSON stream with the configuration CreateTable recorded.
  */
-async function createOnFirstUse(ctx: NodeContext, name: string): Promise<StreamState | Reply | undefined> {
+async function createOnFirstUse(ctx: TableContext, name: string): Promise<StreamState | Reply | undefined> {
   const { stream } = await ctx.view.lookup(name, true);
   if (stream === null || stream.owner !== ctx.nodeId || stream.ownership !== "placed" || stream.epoch !== 0) return undefined;
   const created = await createStream(ctx, { name, request: bucketStreamRequest(), body: new Uint8Array(0), bodyText: "", location: name });
@@ -68,7 +67,7 @@ async function createOnFirstUse(ctx: NodeContext, name: string): Promise<StreamS
   return ctx.registry.byName(name);
 }
 
-function startLoad(ctx: NodeContext, stream: StreamState, address: BucketAddress): Promise<LoadedBucket | DomainError> {
+function startLoad(ctx: TableContext, stream: StreamState, address: BucketAddress): Promise<LoadedBucket | DomainError> {
   const loads = ctx.tables.loads;
   const key = `${stream.id}@${stream.epoch}`;
   const running = loads.get(key);
@@ -86,7 +85,7 @@ function startLoad(ctx: NodeContext, stream: StreamState, address: BucketAddress
 }
 
 /** The table's definition from the metadata log, for the bucket whose stream this is. */
-async function identify(ctx: NodeContext, stream: StreamState, address: BucketAddress) {
+async function identify(ctx: TableContext, stream: StreamState, address: BucketAddress) {
   const lookup = await ctx.meta.lookupTable(address.table);
   const bucket = lookup.buckets.find((b) => b.streamId === stream.id);
   if (lookup.table === null || bucket === undefined || bucket.bucket !== address.bucket) return noSuchBucket(address);
@@ -100,7 +99,7 @@ function noSuchBucket(address: BucketAddress): DomainError {
 }
 
 /** BR1: another node leads the bucket: its id, address and leader epoch, and the same request there. */
-async function notLeader(ctx: NodeContext, address: BucketAddress, name: string, leader: string, leaderAddr: string): Promise<Reply> {
+async function notLeader(ctx: TableContext, address: BucketAddress, name: string, leader: string, leaderAddr: string): Promise<Reply> {
   const lookup = await ctx.view.lookup(name);
   return errorReply(
     domainError("not_leader", "another node leads this bucket", {

@@ -12,11 +12,10 @@ import { primaryKeyOf } from "../core/tables/rows.ts";
 import { openBucket } from "../core/tables/tablet.ts";
 import { netChanges } from "../core/tables/tablet-apply.ts";
 import type { TableKind } from "../core/tables/tablet-write.ts";
-import type { NodeContext } from "./node-context.ts";
 import { readPage } from "./read-path.ts";
 import { unavailable } from "./replies.ts";
 import type { StreamState } from "./stream-registry.ts";
-import type { BucketIdentity, LoadedBucket } from "./table-buckets.ts";
+import type { BucketIdentity, LoadedBucket, TableContext } from "./table-buckets.ts";
 import type { BucketTablet } from "./tablet-storage.ts";
 import { TabletRowsView } from "./tablet-rows-view.ts";
 import { restoreInto } from "./table-snapshot-store.ts";
@@ -33,7 +32,7 @@ function keyOfRow(definition: TableDefinition, row: Row): string | null {
  * Loads the bucket of `stream` (opened here) at its epoch: the stored tablet, then the stream replayed
  * from the tablet's mark to the tail. One load per stream at a time (the caller holds its lock).
  */
-export async function loadBucket(ctx: NodeContext, stream: StreamState, identity: BucketIdentity): Promise<LoadedBucket | DomainError> {
+export async function loadBucket(ctx: TableContext, stream: StreamState, identity: BucketIdentity): Promise<LoadedBucket | DomainError> {
   const startedMs = ctx.now();
   const tablet = ctx.tables.storage.open(stream.id);
   let mark = tablet.mark() ?? { appliedOffset: 0, appliedPosition: 0 };
@@ -80,7 +79,7 @@ export async function loadBucket(ctx: NodeContext, stream: StreamState, identity
 
 /** Applies the stream's records from `position` to its tail to the tablet, a page at a time. */
 async function replay(
-  ctx: NodeContext,
+  ctx: TableContext,
   stream: StreamState,
   definition: TableDefinition,
   tablet: BucketTablet,

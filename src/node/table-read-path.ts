@@ -7,10 +7,9 @@ import { parseOffset } from "../core/protocol/offsets.ts";
 import { HEADER } from "../core/protocol/headers.ts";
 import { parseLookupKeys, parsePrefixBody } from "../core/tables/requests.ts";
 import { ready } from "../core/tables/tablet-read.ts";
-import type { NodeContext } from "./node-context.ts";
 import { errorReply, reply, unavailable, type Reply } from "./replies.ts";
 import type { StreamState } from "./stream-registry.ts";
-import type { LoadedBucket } from "./table-buckets.ts";
+import type { LoadedBucket, TableContext } from "./table-buckets.ts";
 import { leadBucket, type BucketAddress } from "./table-leader.ts";
 
 /** How long a read waits for its bucket to apply up to `minOffset` before it is answered 503. */
@@ -24,7 +23,7 @@ export interface BucketReadInput extends BucketAddress {
 const JSON_HEADERS = { [HEADER.contentType]: "application/json" };
 
 /** `{"keys": [...], "minOffset"?: offset}` → `{"rows": [row | null, ...]}`, answer i for key i. */
-export async function lookupBucket(ctx: NodeContext, input: BucketReadInput): Promise<Reply> {
+export async function lookupBucket(ctx: TableContext, input: BucketReadInput): Promise<Reply> {
   const led = await leadBucket(ctx, input);
   if ("kind" in led) return led;
   const { bucket, stream } = led;
@@ -40,7 +39,7 @@ export async function lookupBucket(ctx: NodeContext, input: BucketReadInput): Pr
 }
 
 /** `{"prefix": {...}, "limit"?, "after"?, "minOffset"?}` → `{"rows": [...], "cursor": string | null}`. */
-export async function prefixBucket(ctx: NodeContext, input: BucketReadInput): Promise<Reply> {
+export async function prefixBucket(ctx: TableContext, input: BucketReadInput): Promise<Reply> {
   const led = await leadBucket(ctx, input);
   if ("kind" in led) return led;
   const { bucket, stream } = led;
@@ -58,7 +57,7 @@ export async function prefixBucket(ctx: NodeContext, input: BucketReadInput): Pr
 }
 
 /** R7: null once the bucket has applied up to `minOffset` (absent: at once); else the reply (400, 503). */
-async function waitApplied(ctx: NodeContext, stream: StreamState, bucket: LoadedBucket, minOffset: unknown): Promise<Reply | null> {
+async function waitApplied(ctx: TableContext, stream: StreamState, bucket: LoadedBucket, minOffset: unknown): Promise<Reply | null> {
   if (minOffset === undefined || minOffset === null) return null;
   const position = typeof minOffset === "string" ? parseOffset(minOffset) : null;
   if (position === null) return errorReply(domainError("invalid", "minOffset is an offset a write answered", { field: "minOffset" }));

@@ -5,20 +5,19 @@
 // changed meanwhile, see table-snapshot-store.ts), committed through the metadata log at the bucket's stream
 // epoch (a leader that lost the bucket is refused, CB3), and only then are parts no kept snapshot names collected.
 import type { DomainError } from "../core/errors.ts";
-import type { NodeContext } from "./node-context.ts";
 import { unavailable } from "./replies.ts";
-import type { LoadedBucket } from "./table-buckets.ts";
+import type { LoadedBucket, TableContext } from "./table-buckets.ts";
 import { collectSnapshots, writeSnapshotOf, type SnapshotRef } from "./table-snapshot-store.ts";
 
 /** Whether the bucket is due a snapshot now. */
-function snapshotDue(ctx: NodeContext, bucket: LoadedBucket, nowMs: number): boolean {
+function snapshotDue(ctx: TableContext, bucket: LoadedBucket, nowMs: number): boolean {
   if (bucket.kind !== "primary-key" || bucket.appliedPosition <= bucket.snapshot.position) return false;
   if (bucket.appliedPosition - bucket.snapshot.position >= ctx.settings.tableSnapshotBytes) return true;
   return nowMs - bucket.snapshot.atMs >= ctx.settings.tableSnapshotIntervalMs;
 }
 
 /** Snapshots one bucket: the ref committed, or why not. One snapshot per bucket at a time. */
-export async function snapshotBucket(ctx: NodeContext, bucket: LoadedBucket): Promise<SnapshotRef | DomainError> {
+export async function snapshotBucket(ctx: TableContext, bucket: LoadedBucket): Promise<SnapshotRef | DomainError> {
   if (bucket.snapshot.running !== null) return bucket.snapshot.running;
   const run = takeAndCommit(ctx, bucket).finally(() => {
     bucket.snapshot.running = null;
@@ -27,7 +26,7 @@ export async function snapshotBucket(ctx: NodeContext, bucket: LoadedBucket): Pr
   return run;
 }
 
-async function takeAndCommit(ctx: NodeContext, bucket: LoadedBucket): Promise<SnapshotRef | DomainError> {
+async function takeAndCommit(ctx: TableContext, bucket: LoadedBucket): Promise<SnapshotRef | DomainError> {
   const startedMs = ctx.now();
   // The mark before the first row is read: everything applied after it is replayed over the snapshot.
   const position = bucket.appliedPosition;
@@ -65,7 +64,7 @@ async function takeAndCommit(ctx: NodeContext, bucket: LoadedBucket): Promise<Sn
 }
 
 /** The heartbeat's round: every due bucket, one after the other (a snapshot is CPU and store bandwidth). */
-export async function snapshotDueBuckets(ctx: NodeContext): Promise<number> {
+export async function snapshotDueBuckets(ctx: TableContext): Promise<number> {
   let taken = 0;
   for (const bucket of ctx.tables.all()) {
     if (!snapshotDue(ctx, bucket, ctx.now())) continue;

@@ -12,9 +12,8 @@ import { parseWriteBody } from "../core/tables/requests.ts";
 import { netChanges, takeAcknowledged } from "../core/tables/tablet-apply.ts";
 import { writeStep } from "../core/tables/tablet-write.ts";
 import { appendToStream, type ComposedBody, type NothingToAppend } from "./append-path.ts";
-import type { NodeContext } from "./node-context.ts";
 import { errorReply, reply, unavailable, type Reply } from "./replies.ts";
-import type { LoadedBucket } from "./table-buckets.ts";
+import type { LoadedBucket, TableContext } from "./table-buckets.ts";
 import { leadBucket, type BucketAddress } from "./table-leader.ts";
 
 export interface BucketWriteInput extends BucketAddress {
@@ -26,7 +25,7 @@ export interface BucketWriteInput extends BucketAddress {
   readonly request: AppendRequest;
 }
 
-export async function writeBucket(ctx: NodeContext, input: BucketWriteInput): Promise<Reply> {
+export async function writeBucket(ctx: TableContext, input: BucketWriteInput): Promise<Reply> {
   const led = await leadBucket(ctx, input);
   if ("kind" in led) return led;
   const { stream, bucket } = led;
@@ -71,7 +70,7 @@ export async function writeBucket(ctx: NodeContext, input: BucketWriteInput): Pr
 }
 
 /** A batch the stream acknowledged: its records applied to the tablet with the new mark, in one transaction. */
-function applyAcknowledged(ctx: NodeContext, bucket: LoadedBucket, batchId: number, end: number): void {
+function applyAcknowledged(ctx: TableContext, bucket: LoadedBucket, batchId: number, end: number): void {
   const taken = takeAcknowledged(bucket.state, batchId);
   const changes = taken.ok ? netChanges(taken.value.records) : taken;
   if (!taken.ok || !changes.ok) {
