@@ -7,14 +7,14 @@ import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { metaLogClient, type Env } from "../src/env.ts";
 import { streamRoutes } from "../src/http/stream-routes.ts";
-import type { CompactionReport } from "../src/node/compaction.ts";
-import type { TableContext } from "../src/node/table-buckets.ts";
-import { NodeRuntime } from "../src/node/node-runtime.ts";
-import type { RecoveryResult } from "../src/node/recovery.ts";
+import type { CompactionReport } from "../src/node/streams/compaction.ts";
+import type { TableContext } from "../src/node/tables/buckets.ts";
+import { NodeRuntime } from "../src/node/runtime/node-runtime.ts";
+import type { RecoveryResult } from "../src/node/streams/recovery.ts";
 import { nodeSettings, type NodeSettings } from "../src/node/settings.ts";
-import { nodeObjectStore } from "../src/node/store-factory.ts";
-import { idleMeterSnapshots } from "../src/node/store-metrics.ts";
-import type { TransferWatcher } from "../src/node/transfer-watcher.ts";
+import { nodeObjectStore } from "../src/node/runtime/store-factory.ts";
+import { idleMeterSnapshots } from "../src/node/state/store-metrics.ts";
+import type { TransferWatcher } from "../src/node/ownership/transfer-watcher.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
 import type {
   BucketInfo,

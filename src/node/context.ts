@@ -2,7 +2,7 @@
 // log, the live readers, the settings and the clock. NodeRuntime builds one per incarnation (the Durable
 // Object in workerd, the node tier and the simulation in plain Node). Also here: how an acknowledged
 // change is announced, and how a path waits for the appends decided before it.
-import type { LiveSlots } from "./live-slots.ts";
+import type { LiveSlots } from "./state/live-slots.ts";
 import type { DomainError } from "../core/errors.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { WalRecord } from "../storage/record-codec.ts";
@@ -10,11 +10,11 @@ import type { MetaLogClient } from "../ports/meta-log-client.ts";
 import type { StreamLookup } from "../core/meta/view.ts";
 import { settleWithin, type KeyedWaiters } from "../waits/keyed-waiters.ts";
 import type { Logger } from "../log/logger.ts";
-import type { KeyedLock } from "./keyed-lock.ts";
-import { asDomainError } from "./replies.ts";
+import type { KeyedLock } from "./state/keyed-lock.ts";
+import { asDomainError } from "./state/replies.ts";
 import type { NodeSettings } from "./settings.ts";
-import type { NodeMeters } from "./store-metrics.ts";
-import type { StreamRegistry, StreamState } from "./stream-registry.ts";
+import type { NodeMeters } from "./state/store-metrics.ts";
+import type { StreamRegistry, StreamState } from "./state/stream-registry.ts";
 
 /** The part of the WAL writer the paths use. */
 export interface WalPort {

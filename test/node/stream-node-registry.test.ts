@@ -3,9 +3,9 @@
 // live-reader wake-ups.
 import { describe, expect, it } from "vitest";
 import { KeyedWaiters } from "../../src/waits/keyed-waiters.ts";
-import { KeyedLock } from "../../src/node/keyed-lock.ts";
-import { decodeRecordMeta, encodeRecordMeta, RecordMetaError } from "../../src/node/record-meta.ts";
-import { newStreamState, StreamRegistry, type StreamState } from "../../src/node/stream-registry.ts";
+import { KeyedLock } from "../../src/node/state/keyed-lock.ts";
+import { decodeRecordMeta, encodeRecordMeta, RecordMetaError } from "../../src/node/state/record-meta.ts";
+import { newStreamState, StreamRegistry, type StreamState } from "../../src/node/state/stream-registry.ts";
 import type { StreamConfig } from "../../src/core/protocol/stream-config.ts";
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);

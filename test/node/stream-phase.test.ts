@@ -2,7 +2,7 @@
 // other move throws, and the final phases free the name.
 import { describe, expect, it } from "vitest";
 import type { StreamConfig } from "../../src/core/protocol/stream-config.ts";
-import { isGone, moveTo, newStreamState, type StreamPhase, type StreamState } from "../../src/node/stream-registry.ts";
+import { isGone, moveTo, newStreamState, type StreamPhase, type StreamState } from "../../src/node/state/stream-registry.ts";
 
 type Kind = StreamPhase["kind"];
 const KINDS: readonly Kind[] = ["held", "opened", "handing-off", "moved-away", "removed"];

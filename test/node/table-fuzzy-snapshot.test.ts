@@ -9,10 +9,10 @@ import type { KeyedRecord } from "../../src/core/tables/changelog.ts";
 import { openBucket, type BucketState } from "../../src/core/tables/tablet.ts";
 import { netChanges, takeAcknowledged } from "../../src/core/tables/tablet-apply.ts";
 import { writeStep, type WriteOp } from "../../src/core/tables/tablet-write.ts";
-import { MemoryTabletStorage } from "../../src/node/memory-tablet-storage.ts";
-import { TabletRowsView } from "../../src/node/tablet-rows-view.ts";
-import { restoreInto, writeSnapshotOf } from "../../src/node/table-snapshot-store.ts";
-import type { BucketTablet } from "../../src/node/tablet-storage.ts";
+import { MemoryTabletStorage } from "../support/memory-tablet-storage.ts";
+import { TabletRowsView } from "../../src/node/tables/tablet-rows-view.ts";
+import { restoreInto, writeSnapshotOf } from "../../src/node/tables/snapshot-store.ts";
+import type { BucketTablet } from "../../src/ports/tablet-storage.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import type { ObjectStore } from "../../src/storage/object-store.ts";
 

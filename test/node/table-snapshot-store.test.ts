@@ -12,7 +12,7 @@ import {
   restoreLatest,
   writeSnapshot,
   type SnapshotRef,
-} from "../../src/node/table-snapshot-store.ts";
+} from "../../src/node/tables/snapshot-store.ts";
 import { tableManifestKey, tablePartKey, tablePartsPrefix, tableSnapshotPrefix } from "../../src/storage/keys.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import type { ObjectStore, PutOptions, PutResult } from "../../src/storage/object-store.ts";

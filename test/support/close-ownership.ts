@@ -2,10 +2,10 @@
 // (hand-off.ts) with no completion. The stream is then `closed` in the log: routing serves it where the
 // request lands (R7) and that node opens it from the object store (adopt.ts). Tests use it to show a closed
 // stream revived.
-import { domainError, type DomainError } from "../core/errors.ts";
-import { handOff, HandOffError } from "./hand-off.ts";
-import { type NodeContext } from "./node-context.ts";
-import { ensureOpened } from "./stream-lifecycle.ts";
+import { domainError, type DomainError } from "../../src/core/errors.ts";
+import { handOff, HandOffError } from "../../src/node/ownership/hand-off.ts";
+import { type NodeContext } from "../../src/node/context.ts";
+import { ensureOpened } from "../../src/node/streams/lifecycle.ts";
 
 export async function closeOwnership(ctx: NodeContext, name: string): Promise<DomainError | null> {
   const stream = ctx.registry.byName(name);

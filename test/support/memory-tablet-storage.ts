@@ -2,8 +2,8 @@
 // of the StreamNode Durable Object. Rows are kept as JSON text, as SQLite keeps them, so a row read back is
 // always a fresh copy; keys are kept in a chunked sorted list, so an insert, a remove and the start of a scan
 // cost O(log n + chunk size) however large the bucket grows.
-import type { Row } from "../core/tables/changelog.ts";
-import { checkedKey, pagedEntries, type BucketTablet, type TabletChanges, type TabletMark, type TabletStorage } from "./tablet-storage.ts";
+import type { Row } from "../../src/core/tables/changelog.ts";
+import { checkedKey, pagedEntries, type BucketTablet, type TabletChanges, type TabletMark, type TabletStorage } from "../../src/ports/tablet-storage.ts";
 
 /** A chunk of the sorted key list splits in two above this many keys. Inserting splices one chunk, which
  * costs more than the binary search over chunks: applying 500-key batches to a 1,000,000-key bucket was

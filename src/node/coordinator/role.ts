@@ -5,11 +5,11 @@
 // that lost the lease (a zombie, a paused node) is refused at its first command and changes nothing. The
 // schedule lives only in memory: a new holder starts from the log's state, with nothing to rebuild but
 // the time of its next tick.
-import type { DomainError } from "../core/errors.ts";
-import type { Logger } from "../log/logger.ts";
-import type { Coordinator } from "../core/meta/commands.ts";
-import type { CoordinatorTickAnswer, MetaLogClient } from "../ports/meta-log-client.ts";
-import type { ObjectStore } from "../storage/object-store.ts";
+import type { DomainError } from "../../core/errors.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { Coordinator } from "../../core/meta/commands.ts";
+import type { CoordinatorTickAnswer, MetaLogClient } from "../../ports/meta-log-client.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
 import { collectRound } from "./stream-gc.ts";
 
 export interface CoordinatorStats {

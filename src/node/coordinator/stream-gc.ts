@@ -2,13 +2,13 @@
 // manifest, and a table bucket's snapshots) of streams the log no longer has are deleted, one page of `streams/` per tick, so no round is unbounded. The
 // decision is the MetaLog's (table GC, fenced by the coordinator epoch like the tick); the chain of a
 // deleted fork source's own sources is only in manifests' sessions, so it is followed here, and kept.
-import type { Coordinator } from "../core/meta/commands.ts";
-import { forkSourceOf } from "../core/meta/collection.ts";
-import type { MetaLogClient } from "../ports/meta-log-client.ts";
-import { unescapeId } from "../storage/keys.ts";
-import { readManifest } from "../storage/manifest.ts";
-import type { ObjectStore } from "../storage/object-store.ts";
-import { deleteBucketSnapshots } from "./table-snapshot-store.ts";
+import type { Coordinator } from "../../core/meta/commands.ts";
+import { forkSourceOf } from "../../core/meta/collection.ts";
+import type { MetaLogClient } from "../../ports/meta-log-client.ts";
+import { unescapeId } from "../../storage/keys.ts";
+import { readManifest } from "../../storage/manifest.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { deleteBucketSnapshots } from "../tables/snapshot-store.ts";
 
 /** Keys listed per round (one S3 list page). */
 const PAGE_KEYS = 1_000;

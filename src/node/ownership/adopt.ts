@@ -3,17 +3,17 @@
 // pending or another node holds it), then the manifest raised to E+1 (fencing any older writer), then the
 // stream rebuilt from the session the last owner recorded with its close (hand-off.ts) over the stream
 // objects, and a snapshot record of it in this node's WAL, so a restart rebuilds it the same way.
-import type { DomainError } from "../core/errors.ts";
-import type { StreamConfig } from "../core/protocol/stream-config.ts";
-import type { StreamView } from "../core/meta/view.ts";
-import { openManifest, readManifest, type Manifest } from "../storage/manifest.ts";
-import type { WalRecord } from "../storage/record-codec.ts";
-import { decodeRecordMeta, encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
-import { STORE_WRITE_LOCK } from "./compaction.ts";
-import { pointAtObjects, replayRecord } from "./recovery.ts";
-import { moveTo, newStreamState, type StreamState } from "./stream-registry.ts";
-import { type NodeContext } from "./node-context.ts";
-import { unavailable } from "./replies.ts";
+import type { DomainError } from "../../core/errors.ts";
+import type { StreamConfig } from "../../core/protocol/stream-config.ts";
+import type { StreamView } from "../../core/meta/view.ts";
+import { openManifest, readManifest, type Manifest } from "../../storage/manifest.ts";
+import type { WalRecord } from "../../storage/record-codec.ts";
+import { decodeRecordMeta, encodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import { STORE_WRITE_LOCK } from "../streams/compaction.ts";
+import { pointAtObjects, replayRecord } from "../streams/recovery.ts";
+import { moveTo, newStreamState, type StreamState } from "../state/stream-registry.ts";
+import { type NodeContext } from "../context.ts";
+import { unavailable } from "../state/replies.ts";
 import { deadIncarnationIn, takeOverFor } from "./takeover-use.ts";
 
 const encoder = new TextEncoder();

@@ -13,16 +13,16 @@
 //  4. CompleteTransfer(E).
 // Each step is idempotent: a crash anywhere leaves a state from which the watcher's next run (T1, T2 or
 // T3) finishes the job, and a completion from an earlier attempt is refused by the log (CT5).
-import type { DomainError } from "../core/errors.ts";
-import { readManifest, updateManifest } from "../storage/manifest.ts";
-import { compactStream } from "../storage/compaction.ts";
-import { RECORD_FLAG_EOF, type WalRecord } from "../storage/record-codec.ts";
-import { ensureManifest, snapshotMeta, STORE_WRITE_LOCK } from "./compaction.ts";
-import { RECORD_META_VERSION } from "./record-meta.ts";
-import { settled, type NodeContext } from "./node-context.ts";
-import { forgetStale, releaseDurably } from "./release.ts";
-import { isGone, moveTo, type StreamState } from "./stream-registry.ts";
-import { ensureOpened } from "./stream-lifecycle.ts";
+import type { DomainError } from "../../core/errors.ts";
+import { readManifest, updateManifest } from "../../storage/manifest.ts";
+import { compactStream } from "../../storage/compaction.ts";
+import { RECORD_FLAG_EOF, type WalRecord } from "../../storage/record-codec.ts";
+import { ensureManifest, snapshotMeta, STORE_WRITE_LOCK } from "../streams/compaction.ts";
+import { RECORD_META_VERSION } from "../state/record-meta.ts";
+import { settled, type NodeContext } from "../context.ts";
+import { forgetStale, releaseDurably } from "../streams/release.ts";
+import { isGone, moveTo, type StreamState } from "../state/stream-registry.ts";
+import { ensureOpened } from "../streams/lifecycle.ts";
 
 /** A transfer step the log refused or that could not finish; the watcher tries again. */
 export class HandOffError extends Error {

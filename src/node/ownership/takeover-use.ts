@@ -1,9 +1,9 @@
 // Where a node meets a dead incarnation: an open refused by the takeover gate (row OS3b) names it, and the
 // node takes it over (or finds it taken over, or waits for the node that claimed it) before opening.
-import type { DomainError } from "../core/errors.ts";
-import type { MetaLogClient } from "../ports/meta-log-client.ts";
-import type { NodeContext } from "./node-context.ts";
-import { KeyedLock } from "./keyed-lock.ts";
+import type { DomainError } from "../../core/errors.ts";
+import type { MetaLogClient } from "../../ports/meta-log-client.ts";
+import type { NodeContext } from "../context.ts";
+import { KeyedLock } from "../state/keyed-lock.ts";
 import { takeOver, type DeadIncarnationRef, type TakeoverDeps, type TakeoverReport } from "./takeover.ts";
 
 /** The dead incarnation an open refusal names (the takeover gate's details), or null. */

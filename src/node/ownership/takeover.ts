@@ -16,18 +16,18 @@
 //     orphans open (table OS, row OS3b). One entry for the whole incarnation, not one close per stream.
 //  5. delete the dead chain's WAL below the seal, keeping every seal (deleteWalBelow).
 // Each step is idempotent: a crash or a lost claim leaves a state the next claimer finishes.
-import type { DomainError } from "../core/errors.ts";
-import type { Logger } from "../log/logger.ts";
-import type { StreamRecord } from "../core/meta/state.ts";
-import type { MetaLogClient } from "../ports/meta-log-client.ts";
-import { advanceCheckpoint, deleteWalBelow } from "../storage/checkpoint.ts";
-import { StaleEpochError } from "../storage/manifest.ts";
-import type { ObjectStore } from "../storage/object-store.ts";
+import type { DomainError } from "../../core/errors.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { StreamRecord } from "../../core/meta/state.ts";
+import type { MetaLogClient } from "../../ports/meta-log-client.ts";
+import { advanceCheckpoint, deleteWalBelow } from "../../storage/checkpoint.ts";
+import { StaleEpochError } from "../../storage/manifest.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
 import { flushToObjects, HandOffError } from "./hand-off.ts";
-import type { KeyedLock } from "./keyed-lock.ts";
-import { StreamObjectCache } from "./object-cache.ts";
-import { recoverChain } from "./recovery.ts";
-import { isGone, StreamRegistry, type StreamState } from "./stream-registry.ts";
+import type { KeyedLock } from "../state/keyed-lock.ts";
+import { StreamObjectCache } from "../state/object-cache.ts";
+import { recoverChain } from "../streams/recovery.ts";
+import { isGone, StreamRegistry, type StreamState } from "../state/stream-registry.ts";
 
 /** Streams closed at once by one takeover. */
 const CLOSE_CONCURRENCY = 16;

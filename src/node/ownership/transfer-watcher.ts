@@ -4,14 +4,14 @@
 // change and otherwise after `watchMs`, so a step runs as soon as the record appears and is retried about
 // once a second until the log shows it done; nothing is remembered that a crash could lose: a restarted
 // node asks for its duties from scratch.
-import type { StreamView } from "../core/meta/view.ts";
-import { transferStep, type TransferStep } from "../core/transfer-steps.ts";
-import type { MetaLogClient } from "../ports/meta-log-client.ts";
+import type { StreamView } from "../../core/meta/view.ts";
+import { transferStep, type TransferStep } from "../../core/transfer-steps.ts";
+import type { MetaLogClient } from "../../ports/meta-log-client.ts";
 import { adoptStream } from "./adopt.ts";
 import { complete, handOff } from "./hand-off.ts";
-import { forgetStale, heldCopyIsStale } from "./release.ts";
-import type { NodeContext } from "./node-context.ts";
-import { isGone } from "./stream-registry.ts";
+import { forgetStale, heldCopyIsStale } from "../streams/release.ts";
+import type { NodeContext } from "../context.ts";
+import { isGone } from "../state/stream-registry.ts";
 
 export interface WatcherOptions {
   /** How long one watch waits for a change before the loop retries what is still pending. */

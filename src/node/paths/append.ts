@@ -4,22 +4,22 @@
 // answer waits until the WAL object holding the record landed (docs/architecture.md, "Fencing"); only then does the data
 // become readable and live readers wake. Answers that do not append (duplicates, rejections) wait for
 // the appends decided before them, so no answer ever reflects state that might still be lost.
-import { domainError, type DomainError } from "../core/errors.ts";
-import { decideAppend, type AppendRequest } from "../core/protocol/append.ts";
-import { admitWalBytes } from "../core/protocol/bounds.ts";
-import { HEADER } from "../core/protocol/headers.ts";
-import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
-import { formatOffset } from "../core/protocol/offsets.ts";
-import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
+import { domainError, type DomainError } from "../../core/errors.ts";
+import { decideAppend, type AppendRequest } from "../../core/protocol/append.ts";
+import { admitWalBytes } from "../../core/protocol/bounds.ts";
+import { HEADER } from "../../core/protocol/headers.ts";
+import { encodeJsonMessages } from "../../core/protocol/json-mode.ts";
+import { formatOffset } from "../../core/protocol/offsets.ts";
+import { RECORD_FLAG_EOF } from "../../storage/record-codec.ts";
 
-import { afterHandOff } from "./node-routing.ts";
-import { announce, settled, type NodeContext } from "./node-context.ts";
-import { asDomainError, errorReply, reply, type Reply } from "./replies.ts";
-import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
-import { observeAck } from "./store-metrics.ts";
-import type { StreamState } from "./stream-registry.ts";
-import { ensureOpened, recordAccess, resolveLive } from "./stream-lifecycle.ts";
-import { missingStream } from "./missing-stream.ts";
+import { afterHandOff } from "./routing.ts";
+import { announce, settled, type NodeContext } from "../context.ts";
+import { asDomainError, errorReply, reply, type Reply } from "../state/replies.ts";
+import { encodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import { observeAck } from "../state/store-metrics.ts";
+import type { StreamState } from "../state/stream-registry.ts";
+import { ensureOpened, recordAccess, resolveLive } from "../streams/lifecycle.ts";
+import { missingStream } from "../streams/missing-stream.ts";
 
 const encoder = new TextEncoder();
 /** The message a composed body that turned out empty is decided over (never appended). */

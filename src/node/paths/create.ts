@@ -3,14 +3,14 @@
 // another node, the PUT is redirected there: see claimInMeta), then its create record (name, configuration,
 // initial body) is written to the WAL; only once that landed is the stream visible and the 201 sent.
 // Rules: docs/protocol-rules.md sections 3 and 4; the multi-node create: docs/router.md.
-import { domainError, type DomainError } from "../core/errors.ts";
-import type { JsonObject } from "../core/meta/index.ts";
-import type { NodeRecord, StreamRecord } from "../core/meta/state.ts";
-import { admitWalBytes, checkForkDepth } from "../core/protocol/bounds.ts";
-import { checkForkSource, resolveForkPoint, type ForkSourceView } from "../core/protocol/fork.ts";
-import { HEADER } from "../core/protocol/headers.ts";
-import { encodeJsonMessages } from "../core/protocol/json-mode.ts";
-import { formatOffset } from "../core/protocol/offsets.ts";
+import { domainError, type DomainError } from "../../core/errors.ts";
+import type { JsonObject } from "../../core/meta/index.ts";
+import type { NodeRecord, StreamRecord } from "../../core/meta/state.ts";
+import { admitWalBytes, checkForkDepth } from "../../core/protocol/bounds.ts";
+import { checkForkSource, resolveForkPoint, type ForkSourceView } from "../../core/protocol/fork.ts";
+import { HEADER } from "../../core/protocol/headers.ts";
+import { encodeJsonMessages } from "../../core/protocol/json-mode.ts";
+import { formatOffset } from "../../core/protocol/offsets.ts";
 import {
   checkInitialBody,
   decideCreate,
@@ -18,16 +18,16 @@ import {
   type CreateRequest,
   type ResolvedFork,
   type StreamConfig,
-} from "../core/protocol/stream-config.ts";
-import { readManifest } from "../storage/manifest.ts";
-import { RECORD_FLAG_EOF } from "../storage/record-codec.ts";
-import { adoptStream } from "./adopt.ts";
-import { announce, settled, type NodeContext } from "./node-context.ts";
-import { errorReply, redirectReply, reply, unavailable, type Reply } from "./replies.ts";
-import { routeAtNode } from "./node-routing.ts";
-import { encodeRecordMeta } from "./record-meta.ts";
-import { applyInitial, newStreamState, type StreamState } from "./stream-registry.ts";
-import { recordAccess, resolveLive } from "./stream-lifecycle.ts";
+} from "../../core/protocol/stream-config.ts";
+import { readManifest } from "../../storage/manifest.ts";
+import { RECORD_FLAG_EOF } from "../../storage/record-codec.ts";
+import { adoptStream } from "../ownership/adopt.ts";
+import { announce, settled, type NodeContext } from "../context.ts";
+import { errorReply, redirectReply, reply, unavailable, type Reply } from "../state/replies.ts";
+import { routeAtNode } from "./routing.ts";
+import { encodeRecordMeta } from "../state/record-meta.ts";
+import { applyInitial, newStreamState, type StreamState } from "../state/stream-registry.ts";
+import { recordAccess, resolveLive } from "../streams/lifecycle.ts";
 
 const encoder = new TextEncoder();
 

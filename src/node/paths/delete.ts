@@ -1,12 +1,12 @@
 // DELETE: a stream without forks is removed (its name is free at once); one that forks still read is
 // soft-deleted (410 from then on, its data kept for the forks). Serialized per name with creates.
-import { domainError } from "../core/errors.ts";
-import { deleteOutcome } from "../core/protocol/fork.ts";
+import { domainError } from "../../core/errors.ts";
+import { deleteOutcome } from "../../core/protocol/fork.ts";
 
-import { settled, type NodeContext } from "./node-context.ts";
-import { errorReply, reply, type Reply } from "./replies.ts";
-import { removeStream, resolveLive, softDeleteStream } from "./stream-lifecycle.ts";
-import { missingStream } from "./missing-stream.ts";
+import { settled, type NodeContext } from "../context.ts";
+import { errorReply, reply, type Reply } from "../state/replies.ts";
+import { removeStream, resolveLive, softDeleteStream } from "../streams/lifecycle.ts";
+import { missingStream } from "../streams/missing-stream.ts";
 
 export async function deleteStream(ctx: NodeContext, name: string): Promise<Reply> {
   return ctx.locks.run(`name:${name}`, async () => {

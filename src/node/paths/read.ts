@@ -1,23 +1,23 @@
 // GET (catch-up, long-poll) and HEAD. Readers see acknowledged data only. A long-poll at the tail waits
 // for the stream's next acknowledged append (ctx.readers, src/waits/keyed-waiters.ts) up to LONG_POLL_TIMEOUT_MS. SSE is in
 // sse-path.ts. Rules: docs/protocol-rules.md sections 6 to 8.
-import { domainError, type DomainError } from "../core/errors.ts";
-import { firstMessageEnd, jsonPageCut } from "../core/protocol/bounds.ts";
-import { cacheControl, ifNoneMatchMatches, NO_STORE, readEtag } from "../core/protocol/caching.ts";
-import { readEndFlags } from "../core/protocol/closure.ts";
-import { isJsonContentType } from "../core/protocol/content-type.ts";
-import { HEADER } from "../core/protocol/headers.ts";
-import { decodeJsonMessages, frameJsonArray } from "../core/protocol/json-mode.ts";
-import { formatOffset, resolveReadStart, type ReadStart } from "../core/protocol/offsets.ts";
-import { decideLiveStart, isTailProbe, responseCursor, type ReadMode } from "../core/protocol/read.ts";
-import { formatExpiresAt } from "../core/protocol/ttl.ts";
+import { domainError, type DomainError } from "../../core/errors.ts";
+import { firstMessageEnd, jsonPageCut } from "../../core/protocol/bounds.ts";
+import { cacheControl, ifNoneMatchMatches, NO_STORE, readEtag } from "../../core/protocol/caching.ts";
+import { readEndFlags } from "../../core/protocol/closure.ts";
+import { isJsonContentType } from "../../core/protocol/content-type.ts";
+import { HEADER } from "../../core/protocol/headers.ts";
+import { decodeJsonMessages, frameJsonArray } from "../../core/protocol/json-mode.ts";
+import { formatOffset, resolveReadStart, type ReadStart } from "../../core/protocol/offsets.ts";
+import { decideLiveStart, isTailProbe, responseCursor, type ReadMode } from "../../core/protocol/read.ts";
+import { formatExpiresAt } from "../../core/protocol/ttl.ts";
 
-import { type NodeContext } from "./node-context.ts";
-import { lostTouch } from "./node-routing.ts";
-import { errorReply, reply, type Reply } from "./replies.ts";
-import type { StreamState } from "./stream-registry.ts";
-import { recordAccess, resolveLive } from "./stream-lifecycle.ts";
-import { missingStream } from "./missing-stream.ts";
+import { type NodeContext } from "../context.ts";
+import { lostTouch } from "./routing.ts";
+import { errorReply, reply, type Reply } from "../state/replies.ts";
+import type { StreamState } from "../state/stream-registry.ts";
+import { recordAccess, resolveLive } from "../streams/lifecycle.ts";
+import { missingStream } from "../streams/missing-stream.ts";
 
 const decoder = new TextDecoder();
 

@@ -4,15 +4,15 @@
 // carries its node epoch; a restart or a takeover seals its WAL first), so while it is opened here the
 // view can only agree. Any other name is looked up afresh: that costs one metadata RPC on a misdirected
 // request or a create, and keeps two stale views from sending a request back and forth.
-import type { DomainError } from "../core/errors.ts";
-import { refusalError, routeStream } from "../core/routing.ts";
-import { opensFromStore } from "../core/transfer-steps.ts";
-import { adoptStream } from "./adopt.ts";
-import { type NodeContext } from "./node-context.ts";
-import { forgetStale, heldCopyIsStale } from "./release.ts";
-import { errorReply, redirectReply, unavailable, type Reply } from "./replies.ts";
-import type { StreamState } from "./stream-registry.ts";
-import { settleWithin } from "../waits/keyed-waiters.ts";
+import type { DomainError } from "../../core/errors.ts";
+import { refusalError, routeStream } from "../../core/routing.ts";
+import { opensFromStore } from "../../core/transfer-steps.ts";
+import { adoptStream } from "../ownership/adopt.ts";
+import { type NodeContext } from "../context.ts";
+import { forgetStale, heldCopyIsStale } from "../streams/release.ts";
+import { errorReply, redirectReply, unavailable, type Reply } from "../state/replies.ts";
+import type { StreamState } from "../state/stream-registry.ts";
+import { settleWithin } from "../../waits/keyed-waiters.ts";
 
 /** How long a request for a stream being transferred here waits for the transfer to settle (R2). */
 const PARK_TIMEOUT_MS = 10_000;

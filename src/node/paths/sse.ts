@@ -2,19 +2,19 @@
 // requested offset through the tail, then live: every acknowledged append is sent as it lands. A keep-alive
 // control is sent after LONG_POLL_TIMEOUT_MS without data; the response ends at EOF, on deletion, when the
 // client goes away, or after sseMaxDurationMs (clients reconnect from the last offset). Rules: SSE-1..10.
-import { readEndFlags } from "../core/protocol/closure.ts";
-import { sseDataEncoding } from "../core/protocol/content-type.ts";
-import { HEADER } from "../core/protocol/headers.ts";
-import { decodeJsonMessages, frameJsonArray } from "../core/protocol/json-mode.ts";
-import { formatOffset } from "../core/protocol/offsets.ts";
-import { responseCursor } from "../core/protocol/read.ts";
-import { encodeBase64, SSE_CONTENT_TYPE, sseControlEvent, sseDataEvent } from "../core/protocol/sse.ts";
-import { type NodeContext } from "./node-context.ts";
-import { lostTouch } from "./node-routing.ts";
-import { errorReply, reply, type Reply } from "./replies.ts";
-import { openRead, readPage, releaseLiveSlot, takeLiveSlot, type ReadInput } from "./read-path.ts";
-import { recordAccess } from "./stream-lifecycle.ts";
-import { isGone, type StreamState } from "./stream-registry.ts";
+import { readEndFlags } from "../../core/protocol/closure.ts";
+import { sseDataEncoding } from "../../core/protocol/content-type.ts";
+import { HEADER } from "../../core/protocol/headers.ts";
+import { decodeJsonMessages, frameJsonArray } from "../../core/protocol/json-mode.ts";
+import { formatOffset } from "../../core/protocol/offsets.ts";
+import { responseCursor } from "../../core/protocol/read.ts";
+import { encodeBase64, SSE_CONTENT_TYPE, sseControlEvent, sseDataEvent } from "../../core/protocol/sse.ts";
+import { type NodeContext } from "../context.ts";
+import { lostTouch } from "./routing.ts";
+import { errorReply, reply, type Reply } from "../state/replies.ts";
+import { openRead, readPage, releaseLiveSlot, takeLiveSlot, type ReadInput } from "./read.ts";
+import { recordAccess } from "../streams/lifecycle.ts";
+import { isGone, type StreamState } from "../state/stream-registry.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -5,41 +5,41 @@
 // forks to their sources, then start the transfer watcher and subscription delivery. If the WAL writer
 // stops (fenced, or the store kept failing) the incarnation acknowledges nothing more and tells its shell,
 // which replaces it with a new one.
-import { LiveSlots } from "./live-slots.ts";
-import type { DomainError } from "../core/errors.ts";
-import type { MetaLogClient } from "../ports/meta-log-client.ts";
-import { snapshotHistogram } from "../core/histogram.ts";
-import { seriesSamples } from "../core/series.ts";
-import { MAX_TAIL_IDS, type BucketInfo, type CreateTableAnswer, type NodeMetrics, type StreamTailInfo } from "../ports/stream-node-client.ts";
-import type { JsonObject, JsonValue } from "../core/meta/json.ts";
-import type { Coordinator } from "../core/meta/commands.ts";
-import { bucketStreamConfig } from "../core/tables/bucket-stream.ts";
-import { formatOffset } from "../core/protocol/offsets.ts";
-import type { ObjectStore } from "../storage/object-store.ts";
-import { WalFencedError, WalWriter } from "../storage/wal-writer.ts";
-import { createLogger, type LogSink } from "../log/logger.ts";
-import { attachMissingSources } from "./adopt.ts";
-import { compactNode, type CompactionReport } from "./compaction.ts";
-import { KeyedWaiters } from "../waits/keyed-waiters.ts";
-import { type NodeContext, type ViewPort, type WalPort } from "./node-context.ts";
-import { KeyedLock } from "./keyed-lock.ts";
-import { TableBuckets, type TableContext } from "./table-buckets.ts";
-import { snapshotBucket, snapshotDueBuckets } from "./table-snapshotter.ts";
-import { leadBucket } from "./table-leader.ts";
-import type { LoadedBucket } from "./table-buckets.ts";
-import { parseBucketStreamName } from "../core/tables/bucketing.ts";
-import type { TabletStorage } from "./tablet-storage.ts";
-import { asDomainError } from "./replies.ts";
-import { StreamObjectCache } from "./object-cache.ts";
-import { recoverNode, type RecoveryResult } from "./recovery.ts";
-import type { NodeSettings } from "./settings.ts";
-import { countAcknowledged, meteredStore, newNodeMeters, storeLatencySnapshots, type NodeMeters } from "./store-metrics.ts";
-import { isGone, StreamRegistry } from "./stream-registry.ts";
+import { LiveSlots } from "../state/live-slots.ts";
+import type { DomainError } from "../../core/errors.ts";
+import type { MetaLogClient } from "../../ports/meta-log-client.ts";
+import { snapshotHistogram } from "../../core/histogram.ts";
+import { seriesSamples } from "../../core/series.ts";
+import { MAX_TAIL_IDS, type BucketInfo, type CreateTableAnswer, type NodeMetrics, type StreamTailInfo } from "../../ports/stream-node-client.ts";
+import type { JsonObject, JsonValue } from "../../core/meta/json.ts";
+import type { Coordinator } from "../../core/meta/commands.ts";
+import { bucketStreamConfig } from "../../core/tables/bucket-stream.ts";
+import { formatOffset } from "../../core/protocol/offsets.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { WalFencedError, WalWriter } from "../../storage/wal-writer.ts";
+import { createLogger, type LogSink } from "../../log/logger.ts";
+import { attachMissingSources } from "../ownership/adopt.ts";
+import { compactNode, type CompactionReport } from "../streams/compaction.ts";
+import { KeyedWaiters } from "../../waits/keyed-waiters.ts";
+import { type NodeContext, type ViewPort, type WalPort } from "../context.ts";
+import { KeyedLock } from "../state/keyed-lock.ts";
+import { TableBuckets, type TableContext } from "../tables/buckets.ts";
+import { snapshotBucket, snapshotDueBuckets } from "../tables/snapshotter.ts";
+import { leadBucket } from "../tables/leader.ts";
+import type { LoadedBucket } from "../tables/buckets.ts";
+import { parseBucketStreamName } from "../../core/tables/bucketing.ts";
+import type { TabletStorage } from "../../ports/tablet-storage.ts";
+import { asDomainError } from "../state/replies.ts";
+import { StreamObjectCache } from "../state/object-cache.ts";
+import { recoverNode, type RecoveryResult } from "../streams/recovery.ts";
+import type { NodeSettings } from "../settings.ts";
+import { countAcknowledged, meteredStore, newNodeMeters, storeLatencySnapshots, type NodeMeters } from "../state/store-metrics.ts";
+import { isGone, StreamRegistry } from "../state/stream-registry.ts";
 import { subscriptionDelivery } from "./subscription-delivery.ts";
-import { expireIdle, removeStream } from "./stream-lifecycle.ts";
-import { TransferWatcher } from "./transfer-watcher.ts";
-import { takeOverOwnPast } from "./takeover-use.ts";
-import { CoordinatorRole } from "./coordinator.ts";
+import { expireIdle, removeStream } from "../streams/lifecycle.ts";
+import { TransferWatcher } from "../ownership/transfer-watcher.ts";
+import { takeOverOwnPast } from "../ownership/takeover-use.ts";
+import { CoordinatorRole } from "../coordinator/role.ts";
 
 /** The part of the metadata log a node uses. */
 export type NodeMetaPort = Pick<

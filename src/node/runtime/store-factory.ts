@@ -1,9 +1,9 @@
 // The object store a node writes to: the S3 endpoint from its settings, or, when S3_ENDPOINT is
 // `memory://<name>`, an in-memory store shared by everything in the isolate under that name (tests in the
 // workers pool use it to inject faults and to survive Durable Object restarts; never in production).
-import { MemoryStore } from "../storage/memory-store.ts";
-import type { ObjectStore } from "../storage/object-store.ts";
-import { objectStoreFromSettings, type ObjectStoreSettings } from "../storage/store-from-env.ts";
+import { MemoryStore } from "../../storage/memory-store.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { objectStoreFromSettings, type ObjectStoreSettings } from "../../storage/store-from-env.ts";
 
 const MEMORY_SCHEME = "memory://";
 const REGISTRY_KEY = Symbol.for("mink.memoryStores");

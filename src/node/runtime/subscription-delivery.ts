@@ -5,13 +5,13 @@
 // Ordering: the append's answer waits for the report to reach the MetaLog (bounded: announce in
 // node-context.ts), so a claim sent after the answer is ordered after the report (pull-wake's "append, then
 // claim at once"). The effects (webhooks, wake events) run in the background.
-import { parseAppendRequest } from "../core/protocol/append.ts";
-import { formatOffset } from "../core/protocol/offsets.ts";
-import type { StreamTail } from "../core/subscriptions/record.ts";
-import type { MetaLogClient, PreparedEffect, SubscriptionSet } from "../ports/meta-log-client.ts";
-import { appendWakeEventByFetch, performSubscriptionEffects, type EffectPorts } from "../subscriptions/effects.ts";
-import { appendToStream } from "./append-path.ts";
-import { type AcknowledgedChange, type NodeContext } from "./node-context.ts";
+import { parseAppendRequest } from "../../core/protocol/append.ts";
+import { formatOffset } from "../../core/protocol/offsets.ts";
+import type { StreamTail } from "../../core/subscriptions/record.ts";
+import type { MetaLogClient, PreparedEffect, SubscriptionSet } from "../../ports/meta-log-client.ts";
+import { appendWakeEventByFetch, performSubscriptionEffects, type EffectPorts } from "../../subscriptions/effects.ts";
+import { appendToStream } from "../paths/append.ts";
+import { type AcknowledgedChange, type NodeContext } from "../context.ts";
 
 const encoder = new TextEncoder();
 

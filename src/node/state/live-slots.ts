@@ -2,9 +2,9 @@
 // for the node and one per token id, so one tenant cannot take every slot. The decision is the pure
 // core's (src/core/protocol/reader-share.ts, rules RS-1..RS-4); this module only counts. The per-token map
 // holds only tokens with a reader now, so it is bounded by MAX_LIVE_READERS.
-import type { DomainError } from "../core/errors.ts";
-import { admitReader } from "../core/protocol/reader-share.ts";
-import type { NodeSettings } from "./settings.ts";
+import type { DomainError } from "../../core/errors.ts";
+import { admitReader } from "../../core/protocol/reader-share.ts";
+import type { NodeSettings } from "../settings.ts";
 
 export class LiveSlots {
   /** Long-polls waiting and SSE responses open on this node. */

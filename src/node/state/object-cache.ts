@@ -1,8 +1,8 @@
 // Decoded stream objects recently read back (compacted data is no longer in the tail cache), bounded by
 // total bytes; least recently used first out. Concurrent reads of one key share one GET.
-import type { ObjectStore } from "../storage/object-store.ts";
-import { readStreamObject } from "../storage/stream-object.ts";
-import type { WalRecord } from "../storage/record-codec.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { readStreamObject } from "../../storage/stream-object.ts";
+import type { WalRecord } from "../../storage/record-codec.ts";
 
 export class StreamObjectCache {
   private readonly entries = new Map<string, { records: Promise<readonly WalRecord[]>; bytes: number }>();

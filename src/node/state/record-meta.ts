@@ -2,7 +2,7 @@
 // stream from its WAL alone: the record's kind, and for a create the name and configuration, for an
 // append the producer state and Stream-Seq it commits (atomically with its data: docs/storage-format.md).
 // JSON, versioned by the `v` field; unknown kinds are corruption, never skipped.
-import type { StreamConfig } from "../core/protocol/stream-config.ts";
+import type { StreamConfig } from "../../core/protocol/stream-config.ts";
 
 export type RecordMeta =
   /** A stream created (its initial body is the record's data; `eof` if created closed). */

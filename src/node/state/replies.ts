@@ -1,7 +1,7 @@
 // What a node's paths answer, before the HTTP layer adds the headers every response carries: a reply, a
 // domain error (mapped to HTTP in one table, src/http/error-table.ts) or a redirect to another node.
-import { domainError, type DomainError } from "../core/errors.ts";
-import type { NodeRecord } from "../core/meta/state.ts";
+import { domainError, type DomainError } from "../../core/errors.ts";
+import type { NodeRecord } from "../../core/meta/state.ts";
 
 /** A reply before the HTTP layer adds the headers every response carries. */
 export type Reply =

@@ -5,11 +5,11 @@
 // its acknowledgement (its WAL object durable), as a histogram and in the recent series. Per incarnation:
 // a restart starts them at zero, which Prometheus counters and histograms allow (a reset). Failed store
 // requests count too: they cost a request all the same. The clock is a parameter (performance.now-like ms).
-import { newHistogram, observe, snapshotHistogram, type Histogram, type HistogramSnapshot } from "../core/histogram.ts";
-import { newSeriesRing, recordAck, recordAppends, type SeriesRing } from "../core/series.ts";
-import type { WalRecord } from "../storage/record-codec.ts";
-import type { ObjectStore } from "../storage/object-store.ts";
-import { STORE_REQUEST_KINDS, type NodeMetrics, type StoreRequestCounts } from "../ports/stream-node-client.ts";
+import { newHistogram, observe, snapshotHistogram, type Histogram, type HistogramSnapshot } from "../../core/histogram.ts";
+import { newSeriesRing, recordAck, recordAppends, type SeriesRing } from "../../core/series.ts";
+import type { WalRecord } from "../../storage/record-codec.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { STORE_REQUEST_KINDS, type NodeMetrics, type StoreRequestCounts } from "../../ports/stream-node-client.ts";
 import { decodeRecordMeta } from "./record-meta.ts";
 
 type StoreRequestKind = keyof StoreRequestCounts;

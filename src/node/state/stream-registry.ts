@@ -3,11 +3,11 @@
 // already includes appends whose WAL object is still in flight. Decisions (offsets, producers, Stream-Seq,
 // eof) read the decided state; readers see only acknowledged data. Reads stitch a fork's inherited range
 // from its source. This session keeps every record in memory (see docs/node.md, "What is left").
-import { producerBytes, type ProducerState } from "../core/protocol/producer.ts";
-import type { StreamConfig } from "../core/protocol/stream-config.ts";
-import type { Lifecycle, LifecycleView, RecordAtAnchor } from "../core/protocol/fork.ts";
-import { isJsonContentType } from "../core/protocol/content-type.ts";
-import { canMove } from "../core/stream-phase.ts";
+import { producerBytes, type ProducerState } from "../../core/protocol/producer.ts";
+import type { StreamConfig } from "../../core/protocol/stream-config.ts";
+import type { Lifecycle, LifecycleView, RecordAtAnchor } from "../../core/protocol/fork.ts";
+import { isJsonContentType } from "../../core/protocol/content-type.ts";
+import { canMove } from "../../core/stream-phase.ts";
 
 /**
  * A run of a stream's own acknowledged bytes [first, end): one record held in memory (the tail cache), or

@@ -11,17 +11,17 @@
 // A crash anywhere leaves a consistent store: before step 3 replay starts at the old checkpoint (records
 // already in stream objects are found in the manifest and skipped, and snapshot records of streams replay
 // already knows are passed over); after it, replay starts at the snapshot.
-import { advanceCheckpoint, deleteWalBelow, readCheckpoint } from "../storage/checkpoint.ts";
-import { compactStream } from "../storage/compaction.ts";
-import { openManifest, readManifest, StaleEpochError } from "../storage/manifest.ts";
-import { NonContiguousRecordsError } from "../storage/stream-object.ts";
+import { advanceCheckpoint, deleteWalBelow, readCheckpoint } from "../../storage/checkpoint.ts";
+import { compactStream } from "../../storage/compaction.ts";
+import { openManifest, readManifest, StaleEpochError } from "../../storage/manifest.ts";
+import { NonContiguousRecordsError } from "../../storage/stream-object.ts";
 import { forgetStale } from "./release.ts";
-import type { ObjectStore } from "../storage/object-store.ts";
-import { isEof, RECORD_FLAG_EOF, type WalRecord } from "../storage/record-codec.ts";
-import { replayChain } from "../storage/wal-chain.ts";
-import { type NodeContext } from "./node-context.ts";
-import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
-import { isGone, type StreamState } from "./stream-registry.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { isEof, RECORD_FLAG_EOF, type WalRecord } from "../../storage/record-codec.ts";
+import { replayChain } from "../../storage/wal-chain.ts";
+import { type NodeContext } from "../context.ts";
+import { encodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import { isGone, type StreamState } from "../state/stream-registry.ts";
 
 /** The stream id of the `mark` record (not a stream: ids from the metadata log look like `s<n>`). */
 const MARK_STREAM_ID = "~mark";

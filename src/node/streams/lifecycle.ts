@@ -2,14 +2,14 @@
 // the lazy open of a replayed stream at its first write, soft delete, removal (DELETE, expiry, the last
 // fork of a soft-deleted source gone) with its cascade up a chain of sources, and the control records
 // that make each of them durable. The request paths call these; none of them decides a rule itself.
-import type { DomainError } from "../core/errors.ts";
-import { checkAccess, sourceAfterForkRemoved } from "../core/protocol/fork.ts";
-import { renewsTtl, type AccessKind } from "../core/protocol/ttl.ts";
-import type { WalRecord } from "../storage/record-codec.ts";
-import { type NodeContext } from "./node-context.ts";
-import { unavailable } from "./replies.ts";
-import { encodeRecordMeta, type RecordMeta } from "./record-meta.ts";
-import { isGone, lifecycleView, moveTo, type StreamState } from "./stream-registry.ts";
+import type { DomainError } from "../../core/errors.ts";
+import { checkAccess, sourceAfterForkRemoved } from "../../core/protocol/fork.ts";
+import { renewsTtl, type AccessKind } from "../../core/protocol/ttl.ts";
+import type { WalRecord } from "../../storage/record-codec.ts";
+import { type NodeContext } from "../context.ts";
+import { unavailable } from "../state/replies.ts";
+import { encodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import { isGone, lifecycleView, moveTo, type StreamState } from "../state/stream-registry.ts";
 
 /** A successful access of `kind`: renews the sliding TTL clock when the core's rule says it does. */
 export function recordAccess(ctx: NodeContext, stream: StreamState, kind: AccessKind): void {

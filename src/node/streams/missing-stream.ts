@@ -3,10 +3,10 @@
 // it here and answered the PUT with a 307 that the client did not follow (curl without -L), so the PUT
 // never reached this node and the stream does not exist yet. Repeating the PUT, following the redirect,
 // completes it (create-path.ts opens a stream placed here by the same configuration).
-import { domainError } from "../core/errors.ts";
-import type { StreamView } from "../core/meta/view.ts";
-import type { NodeContext } from "./node-context.ts";
-import { errorReply, type Reply } from "./replies.ts";
+import { domainError } from "../../core/errors.ts";
+import type { StreamView } from "../../core/meta/view.ts";
+import type { NodeContext } from "../context.ts";
+import { errorReply, type Reply } from "../state/replies.ts";
 
 /** Placed on `nodeId` by a create, never opened there, not moving: the create's PUT never arrived. */
 function isUnfinishedCreate(stream: StreamView, nodeId: string): boolean {

@@ -3,15 +3,15 @@
 // rebuilds, per stream, what the records carry: configuration (create), data and offsets, eof, producer
 // state and Stream-Seq (append meta), soft deletes and removals. Lost: TTL idle clocks (every stream's
 // last access becomes the restart time) and in-memory stream epochs (streams re-open lazily).
-import type { StreamConfig } from "../core/protocol/stream-config.ts";
-import { readCheckpoint } from "../storage/checkpoint.ts";
-import type { ObjectStore } from "../storage/object-store.ts";
-import { isEof, type WalRecord } from "../storage/record-codec.ts";
-import { readManifest, type Manifest } from "../storage/manifest.ts";
-import { replayChain, sealChain } from "../storage/wal-chain.ts";
+import type { StreamConfig } from "../../core/protocol/stream-config.ts";
+import { readCheckpoint } from "../../storage/checkpoint.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { isEof, type WalRecord } from "../../storage/record-codec.ts";
+import { readManifest, type Manifest } from "../../storage/manifest.ts";
+import { replayChain, sealChain } from "../../storage/wal-chain.ts";
 
-import { decodeRecordMeta } from "./record-meta.ts";
-import { isGone, applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "./stream-registry.ts";
+import { decodeRecordMeta } from "../state/record-meta.ts";
+import { isGone, applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "../state/stream-registry.ts";
 
 /** Streams whose compacted data is read at once during start-up. */
 const LOAD_CONCURRENCY = 16;

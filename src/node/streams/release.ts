@@ -1,10 +1,10 @@
 // A stream leaving this node without being deleted (a transfer's hand-off, or a stale copy found after a
 // crash): forgotten here (its name is free on this node, forks here keep reading it), its live readers
 // sent on. Its data is in stream objects already: the hand-off flushed it.
-import type { StreamView } from "../core/meta/view.ts";
-import { type NodeContext } from "./node-context.ts";
-import { isGone, type StreamState } from "./stream-registry.ts";
-import { writeControlRecord } from "./stream-lifecycle.ts";
+import type { StreamView } from "../../core/meta/view.ts";
+import { type NodeContext } from "../context.ts";
+import { isGone, type StreamState } from "../state/stream-registry.ts";
+import { writeControlRecord } from "./lifecycle.ts";
 
 /**
  * Whether a copy of `view`'s stream that this node holds but has not opened is stale: the log shows that

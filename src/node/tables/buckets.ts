@@ -2,15 +2,15 @@
 // TabletStorage port), the batches in flight (the core's BucketState), how far the tablet has applied the
 // bucket's stream, and its snapshots. A bucket opened at a new stream epoch (a restart, a move back) is
 // loaded again (docs/tables.md, "Tablets on the leader").
-import type { DomainError } from "../core/errors.ts";
-import type { TableDefinition } from "../core/tables/definition.ts";
-import type { BucketState } from "../core/tables/tablet.ts";
-import type { TableKind } from "../core/tables/tablet-write.ts";
-import { KeyedWaiters } from "../waits/keyed-waiters.ts";
-import type { NodeContext } from "./node-context.ts";
-import type { StreamState } from "./stream-registry.ts";
-import type { BucketTablet, TabletStorage } from "./tablet-storage.ts";
-import type { SnapshotRef } from "./table-snapshot-store.ts";
+import type { DomainError } from "../../core/errors.ts";
+import type { TableDefinition } from "../../core/tables/definition.ts";
+import type { BucketState } from "../../core/tables/tablet.ts";
+import type { TableKind } from "../../core/tables/tablet-write.ts";
+import { KeyedWaiters } from "../../waits/keyed-waiters.ts";
+import type { NodeContext } from "../context.ts";
+import type { StreamState } from "../state/stream-registry.ts";
+import type { BucketTablet, TabletStorage } from "../../ports/tablet-storage.ts";
+import type { SnapshotRef } from "./snapshot-store.ts";
 
 /** What the metadata log says of a bucket, enough to load it. */
 export interface BucketIdentity {

@@ -2,18 +2,18 @@
 // (node-routing.ts), answer `not_leader` with the leader's address when another node leads it, and
 // otherwise open the stream here and load the bucket (table-buckets.ts). A load that takes longer than
 // LOAD_WAIT_MS goes on in the background while the request gets 503 and Retry-After.
-import { domainError, type DomainError } from "../core/errors.ts";
-import { bucketStreamName } from "../core/tables/bucketing.ts";
-import { bucketStreamRequest } from "../core/tables/bucket-stream.ts";
-import { parseTableDefinition } from "../core/tables/definition.ts";
-import { createStream } from "./create-path.ts";
-import { settleWithin } from "../waits/keyed-waiters.ts";
-import { routeAtNode } from "./node-routing.ts";
-import { errorReply, unavailable, type Reply } from "./replies.ts";
-import { ensureOpened } from "./stream-lifecycle.ts";
-import type { LoadedBucket, TableContext } from "./table-buckets.ts";
-import { loadBucket } from "./table-load.ts";
-import type { StreamState } from "./stream-registry.ts";
+import { domainError, type DomainError } from "../../core/errors.ts";
+import { bucketStreamName } from "../../core/tables/bucketing.ts";
+import { bucketStreamRequest } from "../../core/tables/bucket-stream.ts";
+import { parseTableDefinition } from "../../core/tables/definition.ts";
+import { createStream } from "../paths/create.ts";
+import { settleWithin } from "../../waits/keyed-waiters.ts";
+import { routeAtNode } from "../paths/routing.ts";
+import { errorReply, unavailable, type Reply } from "../state/replies.ts";
+import { ensureOpened } from "../streams/lifecycle.ts";
+import type { LoadedBucket, TableContext } from "./buckets.ts";
+import { loadBucket } from "./load.ts";
+import type { StreamState } from "../state/stream-registry.ts";
 
 /** How long a request waits for its bucket to load before it is answered 503 (the load goes on). */
 const LOAD_WAIT_MS = 2_000;

@@ -2,23 +2,23 @@
 // sound snapshot when it covers more than the tablet's mark, then the bucket's stream replayed from the mark
 // to the tail, a page at a time. What a tablet holds stays valid across epochs: a stream only grows and its
 // positions never change.
-import type { DomainError } from "../core/errors.ts";
-import { formatOffset } from "../core/protocol/offsets.ts";
-import { decodeJsonMessages } from "../core/protocol/json-mode.ts";
-import { parseChangeRecord, type KeyedRecord, type Row } from "../core/tables/changelog.ts";
-import type { TableDefinition } from "../core/tables/definition.ts";
-import { encodeKey } from "../core/tables/key-encoding.ts";
-import { primaryKeyOf } from "../core/tables/rows.ts";
-import { openBucket } from "../core/tables/tablet.ts";
-import { netChanges } from "../core/tables/tablet-apply.ts";
-import type { TableKind } from "../core/tables/tablet-write.ts";
-import { readPage } from "./read-path.ts";
-import { unavailable } from "./replies.ts";
-import type { StreamState } from "./stream-registry.ts";
-import type { BucketIdentity, LoadedBucket, TableContext } from "./table-buckets.ts";
-import type { BucketTablet } from "./tablet-storage.ts";
+import type { DomainError } from "../../core/errors.ts";
+import { formatOffset } from "../../core/protocol/offsets.ts";
+import { decodeJsonMessages } from "../../core/protocol/json-mode.ts";
+import { parseChangeRecord, type KeyedRecord, type Row } from "../../core/tables/changelog.ts";
+import type { TableDefinition } from "../../core/tables/definition.ts";
+import { encodeKey } from "../../core/tables/key-encoding.ts";
+import { primaryKeyOf } from "../../core/tables/rows.ts";
+import { openBucket } from "../../core/tables/tablet.ts";
+import { netChanges } from "../../core/tables/tablet-apply.ts";
+import type { TableKind } from "../../core/tables/tablet-write.ts";
+import { readPage } from "../paths/read.ts";
+import { unavailable } from "../state/replies.ts";
+import type { StreamState } from "../state/stream-registry.ts";
+import type { BucketIdentity, LoadedBucket, TableContext } from "./buckets.ts";
+import type { BucketTablet } from "../../ports/tablet-storage.ts";
 import { TabletRowsView } from "./tablet-rows-view.ts";
-import { restoreInto } from "./table-snapshot-store.ts";
+import { restoreInto } from "./snapshot-store.ts";
 
 const decoder = new TextDecoder();
 

@@ -1,16 +1,16 @@
 // Reads of one bucket at its leader (docs/tables.md, table R): lookups and prefix scans over the applied
 // tablet only (never a batch in flight, so never a row the stream has not acknowledged), after waiting,
 // bounded, until the bucket has applied up to `minOffset` (read your writes: an offset a write answered).
-import { domainError } from "../core/errors.ts";
-import { isPlainObject } from "../core/tables/definition.ts";
-import { parseOffset } from "../core/protocol/offsets.ts";
-import { HEADER } from "../core/protocol/headers.ts";
-import { parseLookupKeys, parsePrefixBody } from "../core/tables/requests.ts";
-import { ready } from "../core/tables/tablet-read.ts";
-import { errorReply, reply, unavailable, type Reply } from "./replies.ts";
-import type { StreamState } from "./stream-registry.ts";
-import type { LoadedBucket, TableContext } from "./table-buckets.ts";
-import { leadBucket, type BucketAddress } from "./table-leader.ts";
+import { domainError } from "../../core/errors.ts";
+import { isPlainObject } from "../../core/tables/definition.ts";
+import { parseOffset } from "../../core/protocol/offsets.ts";
+import { HEADER } from "../../core/protocol/headers.ts";
+import { parseLookupKeys, parsePrefixBody } from "../../core/tables/requests.ts";
+import { ready } from "../../core/tables/tablet-read.ts";
+import { errorReply, reply, unavailable, type Reply } from "../state/replies.ts";
+import type { StreamState } from "../state/stream-registry.ts";
+import type { LoadedBucket, TableContext } from "./buckets.ts";
+import { leadBucket, type BucketAddress } from "./leader.ts";
 
 /** How long a read waits for its bucket to apply up to `minOffset` before it is answered 503. */
 const MIN_OFFSET_WAIT_MS = 10_000;

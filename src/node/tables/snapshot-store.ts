@@ -2,13 +2,13 @@
 // content-addressed parts plus a JSON manifest, read back verified, restored newest-sound-first, and what no
 // kept snapshot references is collected. Cutting, checks and restore are the pure core's (snapshot.ts); every
 // key comes from keys.ts.
-import { rejectResult, type TableResult } from "../core/tables/changelog.ts";
-import type { Row } from "../core/tables/changelog.ts";
-import { cutParts, partRows, restoreSnapshot, type PartRef, type SnapshotCut, type SnapshotManifest } from "../core/tables/snapshot.ts";
-import type { BucketTablet, TabletMark } from "./tablet-storage.ts";
-import type { Tablet } from "../core/tables/tablet.ts";
-import { tableManifestKey, tableManifestsPrefix, tablePartKey, tablePartsPrefix, tableSnapshotPrefix } from "../storage/keys.ts";
-import { isStoreError, listAll, type ObjectStore } from "../storage/object-store.ts";
+import { rejectResult, type TableResult } from "../../core/tables/changelog.ts";
+import type { Row } from "../../core/tables/changelog.ts";
+import { cutParts, partRows, restoreSnapshot, type PartRef, type SnapshotCut, type SnapshotManifest } from "../../core/tables/snapshot.ts";
+import type { BucketTablet, TabletMark } from "../../ports/tablet-storage.ts";
+import type { Tablet } from "../../core/tables/tablet.ts";
+import { tableManifestKey, tableManifestsPrefix, tablePartKey, tablePartsPrefix, tableSnapshotPrefix } from "../../storage/keys.ts";
+import { isStoreError, listAll, type ObjectStore } from "../../storage/object-store.ts";
 
 /** Part requests (HEAD, PUT, GET) and deletes in flight at once for one call. */
 const REQUESTS_IN_FLIGHT = 8;

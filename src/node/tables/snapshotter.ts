@@ -4,10 +4,10 @@
 // written a part at a time while writes go on (a fuzzy snapshot: replay from the mark repairs whatever
 // changed meanwhile, see table-snapshot-store.ts), committed through the metadata log at the bucket's stream
 // epoch (a leader that lost the bucket is refused, CB3), and only then are parts no kept snapshot names collected.
-import type { DomainError } from "../core/errors.ts";
-import { unavailable } from "./replies.ts";
-import type { LoadedBucket, TableContext } from "./table-buckets.ts";
-import { collectSnapshots, writeSnapshotOf, type SnapshotRef } from "./table-snapshot-store.ts";
+import type { DomainError } from "../../core/errors.ts";
+import { unavailable } from "../state/replies.ts";
+import type { LoadedBucket, TableContext } from "./buckets.ts";
+import { collectSnapshots, writeSnapshotOf, type SnapshotRef } from "./snapshot-store.ts";
 
 /** Whether the bucket is due a snapshot now. */
 function snapshotDue(ctx: TableContext, bucket: LoadedBucket, nowMs: number): boolean {

@@ -1,8 +1,8 @@
 // A stored tablet seen as the read-only map the pure core's write step reads rows through (it reads what a
 // key holds before an op). Only `get` and `has` are on the write path; iteration walks the stored rows in
 // key order, for the rare caller that needs every row.
-import type { Row } from "../core/tables/changelog.ts";
-import type { BucketTablet } from "./tablet-storage.ts";
+import type { Row } from "../../core/tables/changelog.ts";
+import type { BucketTablet } from "../../ports/tablet-storage.ts";
 
 export class TabletRowsView implements ReadonlyMap<string, Row> {
   constructor(private readonly tablet: BucketTablet) {}

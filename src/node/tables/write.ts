@@ -4,17 +4,17 @@
 // (exactly once per bucket). The step runs inside the append's decision (append-path.ts, `compose`), so
 // batches take their images in the order the stream takes their records; the tablet applies a batch only
 // once the stream acknowledged it, in WAL order.
-import { domainError } from "../core/errors.ts";
-import type { AppendRequest } from "../core/protocol/append.ts";
-import { HEADER } from "../core/protocol/headers.ts";
-import { encodeChangeRecord } from "../core/tables/changelog.ts";
-import { parseWriteBody } from "../core/tables/requests.ts";
-import { netChanges, takeAcknowledged } from "../core/tables/tablet-apply.ts";
-import { writeStep } from "../core/tables/tablet-write.ts";
-import { appendToStream, type ComposedBody, type NothingToAppend } from "./append-path.ts";
-import { errorReply, reply, unavailable, type Reply } from "./replies.ts";
-import type { LoadedBucket, TableContext } from "./table-buckets.ts";
-import { leadBucket, type BucketAddress } from "./table-leader.ts";
+import { domainError } from "../../core/errors.ts";
+import type { AppendRequest } from "../../core/protocol/append.ts";
+import { HEADER } from "../../core/protocol/headers.ts";
+import { encodeChangeRecord } from "../../core/tables/changelog.ts";
+import { parseWriteBody } from "../../core/tables/requests.ts";
+import { netChanges, takeAcknowledged } from "../../core/tables/tablet-apply.ts";
+import { writeStep } from "../../core/tables/tablet-write.ts";
+import { appendToStream, type ComposedBody, type NothingToAppend } from "../paths/append.ts";
+import { errorReply, reply, unavailable, type Reply } from "../state/replies.ts";
+import type { LoadedBucket, TableContext } from "./buckets.ts";
+import { leadBucket, type BucketAddress } from "./leader.ts";
 
 export interface BucketWriteInput extends BucketAddress {
   /** The JSON body, parsed: `{"ops": [...]}`. */

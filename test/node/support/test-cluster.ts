@@ -6,12 +6,12 @@
 import { fromWorker } from "../../support/from-worker.ts";
 import { ViewCache } from "../../../src/router/view-cache.ts";
 import { streamRoutes } from "../../../src/http/stream-routes.ts";
-import { NodeRuntime, type NodeMetaPort } from "../../../src/node/node-runtime.ts";
+import { NodeRuntime, type NodeMetaPort } from "../../../src/node/runtime/node-runtime.ts";
 import { nodeSettings, type NodeSettings, type SettingsVars } from "../../../src/node/settings.ts";
 import { MemoryStore } from "../../../src/storage/memory-store.ts";
 import type { ObjectStore } from "../../../src/storage/object-store.ts";
 import { MemoryMetaLog } from "./memory-meta-log.ts";
-import { MemoryTabletStorage } from "../../../src/node/memory-tablet-storage.ts";
+import { MemoryTabletStorage } from "../../support/memory-tablet-storage.ts";
 import { consoleSink, type LogSink } from "../../../src/log/logger.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
