@@ -53,7 +53,7 @@ export default defineConfig({
         },
       },
       {
-        // Stream nodes write to an in-memory object store shared by the isolate (src/node/store-factory.ts),
+        // Stream nodes write to an in-memory object store shared by the isolate (src/node/runtime/store-factory.ts),
         // so tests can inject store faults and restart nodes without an S3 endpoint.
         plugins: [
           cloudflareTest({

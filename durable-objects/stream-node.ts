@@ -1,4 +1,4 @@
-// StreamNode: one owning node, a thin shell over src/node/node-runtime.ts (start-up, the WAL writer, the
+// StreamNode: one owning node, a thin shell over src/node/runtime/node-runtime.ts (start-up, the WAL writer, the
 // watcher, compaction), src/http (the protocol app) and the ports. Identity is the Durable Object's name;
 // the epoch is the wall clock at construction, so every start is a new epoch. A heartbeat alarm keeps the
 // node live and awake and triggers compaction. If the WAL writer stops (fenced, or the store kept failing)
@@ -40,7 +40,7 @@ const CRASHED_KEY = "crashed";
 
 /**
  * How long the node trusts a cached lookup of a stream it holds but has not opened since its start. Names it
- * does not hold are always looked up afresh (node-routing.ts).
+ * does not hold are always looked up afresh (paths/routing.ts).
  */
 const NODE_VIEW_TTL_MS = 1_000;
 

@@ -1,7 +1,7 @@
 // The Durable Streams protocol over HTTP (hono), as served by the node that owns the streams: parses
 // requests (every stateless check: name, method, headers, parameters, body size), calls the node's
 // paths, and writes their replies with the headers every response carries. A stream the node does not own
-// is answered with a 307 to its owner, decided from the node's own view (src/node/node-routing.ts). Mounted at `/v1/stream/*`
+// is answered with a 307 to its owner, decided from the node's own view (src/node/paths/routing.ts). Mounted at `/v1/stream/*`
 // (and `/n/<node-id>/v1/stream/*`, the node's advertised address). Order of evaluation:
 // docs/protocol-rules.md section 0.
 import { workerLog } from "../log/logger.ts";
@@ -64,7 +64,7 @@ async function handle(ctx: TableContext, c: Context): Promise<Response> {
   if (target.value.kind !== "stream") return errorResponse(domainError("not_found", "no such route"));
   const name = checkStreamName(target.value.name);
   if (!name.ok) return errorResponse(name.error);
-  // Streams this node does not own go back to the client as a 307 to their owner (node-routing.ts).
+  // Streams this node does not own go back to the client as a 307 to their owner (paths/routing.ts).
   const routed = ROUTED_METHODS.has(request.method) ? await routeAtNode(ctx, name.value) : null;
   if (routed !== null) {
     const refused = routed.kind === "redirect" ? await readBeforeRedirect(request, ctx.settings.maxBodyBytes) : null;

@@ -1,6 +1,6 @@
 // Where a bucket's applied tablet is kept on its leader (docs/tables.md): the port the table paths use.
 // The StreamNode Durable Object keeps tablets in its SQLite database (durable-objects/sqlite-tablet-storage.ts);
-// the node test tier and the simulation keep them in memory (memory-tablet-storage.ts). Only acknowledged
+// the node test tier and the simulation keep them in memory (test/support/memory-tablet-storage.ts). Only acknowledged
 // records reach a tablet, so whatever it holds is a prefix of the bucket's stream, up to its mark.
 import type { Row } from "../core/tables/changelog.ts";
 

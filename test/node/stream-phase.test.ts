@@ -1,4 +1,4 @@
-// The stream phase table (src/node/stream-registry.ts, StreamPhase): every legal move is allowed, every
+// The stream phase table (src/node/state/stream-registry.ts, StreamPhase): every legal move is allowed, every
 // other move throws, and the final phases free the name.
 import { describe, expect, it } from "vitest";
 import type { StreamConfig } from "../../src/core/protocol/stream-config.ts";

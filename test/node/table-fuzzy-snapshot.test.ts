@@ -1,4 +1,4 @@
-// S-P2: a snapshot written a part at a time while writes go on (table-snapshot-store.ts, writeSnapshotOf:
+// S-P2: a snapshot written a part at a time while writes go on (tables/snapshot-store.ts, writeSnapshotOf:
 // the rows read from the tablet in key order, batches applied between the parts), restored and replayed
 // from the mark read before its first row, equals the tablet after every batch. The changelog's records are
 // whole images and applying them is idempotent, which is what makes such a fuzzy snapshot sufficient.

@@ -1,6 +1,6 @@
 // Giving up ownership of a stream this node holds without a transfer: the hand-off's flush and close
-// (hand-off.ts) with no completion. The stream is then `closed` in the log: routing serves it where the
-// request lands (R7) and that node opens it from the object store (adopt.ts). Tests use it to show a closed
+// (ownership/hand-off.ts) with no completion. The stream is then `closed` in the log: routing serves it where the
+// request lands (R7) and that node opens it from the object store (ownership/adopt.ts). Tests use it to show a closed
 // stream revived.
 import { domainError, type DomainError } from "../../src/core/errors.ts";
 import { handOff, HandOffError } from "../../src/node/ownership/hand-off.ts";

@@ -1,7 +1,7 @@
 // The target side of a transfer, and the revival of a closed stream (R7): this node opens a stream it does
 // not hold from the object store alone. OpenStream in the log (epoch E+1; refused while a transfer is
 // pending or another node holds it), then the manifest raised to E+1 (fencing any older writer), then the
-// stream rebuilt from the session the last owner recorded with its close (hand-off.ts) over the stream
+// stream rebuilt from the session the last owner recorded with its close (ownership/hand-off.ts) over the stream
 // objects, and a snapshot record of it in this node's WAL, so a restart rebuilds it the same way.
 import type { DomainError } from "../../core/errors.ts";
 import type { StreamConfig } from "../../core/protocol/stream-config.ts";
@@ -106,7 +106,7 @@ function sessionOf(previous: Manifest | null, view: StreamView, config: StreamCo
 /**
  * A fork whose source is not held here reads the inherited bytes from the source's stream objects: a
  * read-only stand-in of the source (removed: never served, compacted or snapshotted), from its manifest.
- * The source's owner flushed them before the fork left it (hand-off.ts).
+ * The source's owner flushed them before the fork left it (ownership/hand-off.ts).
  */
 async function attachSource(ctx: NodeContext, fork: StreamState): Promise<void> {
   const sourceId = fork.config.fork?.sourceStreamId;

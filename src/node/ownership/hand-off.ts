@@ -1,6 +1,6 @@
 // The source side of a transfer (docs/transfers.md; the steps are table T in src/core/transfer-steps.ts). No data
 // moves between nodes: the source makes the stream's whole state readable from the object store and gives
-// it up, and the target opens it from there (adopt.ts).
+// it up, and the target opens it from there (ownership/adopt.ts).
 //
 // T1, hand off a stream this node holds, under the stream's name lock:
 //  1. stop: the stream moves to phase `handing-off`, so no append is decided from here on (the append path checks

@@ -67,7 +67,7 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   if (stream.phase.kind === "removed") return errorReply(domainError("not_found", "no such stream"));
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
   // A hand-off that began since the open (or ended with the stream moved away): no append is decided once
-  // it has (hand-off.ts, step 1).
+  // it has (ownership/hand-off.ts, step 1).
   if (stream.phase.kind !== "opened") return afterHandOff(ctx, stream);
 
   // From here to wal.append: no await, so this decision and the offsets it assigns are serialized.
@@ -163,7 +163,7 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   decided.tail = first + data.byteLength;
   decided.eof = close;
   if (producer !== null) {
-    // In place, in the same step as the record (recovery.ts replays `x` then `p` the same way).
+    // In place, in the same step as the record (streams/recovery.ts replays `x` then `p` the same way).
     for (const producerId of producer.pruned) decided.producers.delete(producerId);
     decided.producers.set(producer.producerId, producer.state);
   }

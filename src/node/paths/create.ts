@@ -247,7 +247,7 @@ async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig)
     }
     if (!sameConfig) return fail(domainError("conflict", "the stream is being created with another configuration"));
     // Handed here by a transfer, re-led here after a failover, or taken over: its data is in the store, and
-    // it opens from there (adopt.ts), never as a new empty stream. The caller then answers from the copy.
+    // it opens from there (ownership/adopt.ts), never as a new empty stream. The caller then answers from the copy.
     if (record.ownership !== "placed" || record.epoch > 0) {
       if ((await readManifest(ctx.store, record.id)) !== null) return { kind: "adopt", view: record };
     }

@@ -1,6 +1,6 @@
 // GET (catch-up, long-poll) and HEAD. Readers see acknowledged data only. A long-poll at the tail waits
 // for the stream's next acknowledged append (ctx.readers, src/waits/keyed-waiters.ts) up to LONG_POLL_TIMEOUT_MS. SSE is in
-// sse-path.ts. Rules: docs/protocol-rules.md sections 6 to 8.
+// paths/sse.ts. Rules: docs/protocol-rules.md sections 6 to 8.
 import { domainError, type DomainError } from "../../core/errors.ts";
 import { firstMessageEnd, jsonPageCut } from "../../core/protocol/bounds.ts";
 import { cacheControl, ifNoneMatchMatches, NO_STORE, readEtag } from "../../core/protocol/caching.ts";
@@ -74,7 +74,7 @@ export async function readStream(ctx: NodeContext, input: ReadInput): Promise<Re
     if (isTailProbe(input.mode, input.start)) return tailProbe(stream);
     return page(ctx, stream, startOffset, input, null);
   }
-  if (input.mode !== "long-poll") throw new Error("SSE reads go through sse-path.ts");
+  if (input.mode !== "long-poll") throw new Error("SSE reads go through paths/sse.ts");
 
   let slot = false;
   try {

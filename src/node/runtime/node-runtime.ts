@@ -159,7 +159,7 @@ export class NodeRuntime {
       nodeEpoch,
       settings: deps.settings,
       registry,
-      // Every waiter is an admitted live reader (read-path.ts, takeLiveSlot): the cap is never reached first.
+      // Every waiter is an admitted live reader (paths/read.ts, takeLiveSlot): the cap is never reached first.
       readers: new KeyedWaiters(deps.settings.maxLiveReaders),
       liveReaders: new LiveSlots(),
       bodies: { heldBytes: 0 },

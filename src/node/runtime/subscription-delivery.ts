@@ -3,7 +3,7 @@
 // and performs the effects it answers: signed webhooks, wake events appended to wake streams.
 //
 // Ordering: the append's answer waits for the report to reach the MetaLog (bounded: announce in
-// node-context.ts), so a claim sent after the answer is ordered after the report (pull-wake's "append, then
+// context.ts), so a claim sent after the answer is ordered after the report (pull-wake's "append, then
 // claim at once"). The effects (webhooks, wake events) run in the background.
 import { parseAppendRequest } from "../../core/protocol/append.ts";
 import { formatOffset } from "../../core/protocol/offsets.ts";

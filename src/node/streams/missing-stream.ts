@@ -2,7 +2,7 @@
 // stream placed on this node and never opened, which is a create that stopped halfway. The router placed
 // it here and answered the PUT with a 307 that the client did not follow (curl without -L), so the PUT
 // never reached this node and the stream does not exist yet. Repeating the PUT, following the redirect,
-// completes it (create-path.ts opens a stream placed here by the same configuration).
+// completes it (paths/create.ts opens a stream placed here by the same configuration).
 import { domainError } from "../../core/errors.ts";
 import type { StreamView } from "../../core/meta/view.ts";
 import type { NodeContext } from "../context.ts";

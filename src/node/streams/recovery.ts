@@ -88,7 +88,7 @@ export function replayRecord(
   const existing = registry.get(record.streamId);
   if (meta.k === "snapshot" && (existing === undefined || isGone(existing))) {
     // A compaction's snapshot replayed from its checkpoint, or a stream handed to this node (adopted: see
-    // adopt.ts), possibly one it handed away before and still keeps for its forks.
+    // ownership/adopt.ts), possibly one it handed away before and still keeps for its forks.
     const stream = replayedStream(record, meta);
     // Data below the snapshot's tail is in stream objects: loadCompacted reads it after the replay.
     stream.tail = meta.tail;
@@ -134,7 +134,7 @@ export function replayRecord(
       const decided = existing.decided;
       decided.tail = existing.tail;
       decided.eof = existing.eof;
-      // The same steps as the append that wrote the record (append-path.ts): pruned ids first, then `p`.
+      // The same steps as the append that wrote the record (paths/append.ts): pruned ids first, then `p`.
       for (const producerId of meta.x ?? []) decided.producers.delete(producerId);
       if (meta.p !== undefined) {
         const [producerId, epoch, lastSeq] = meta.p;

@@ -1,4 +1,4 @@
-// The buckets this node leads, loaded (table-load.ts loads them): each bucket's tablet (kept behind the
+// The buckets this node leads, loaded (tables/load.ts loads them): each bucket's tablet (kept behind the
 // TabletStorage port), the batches in flight (the core's BucketState), how far the tablet has applied the
 // bucket's stream, and its snapshots. A bucket opened at a new stream epoch (a restart, a move back) is
 // loaded again (docs/tables.md, "Tablets on the leader").
@@ -53,7 +53,7 @@ export type TableContext = NodeContext & {
 
 export class TableBuckets {
   private readonly loaded = new Map<string, LoadedBucket>();
-  /** Loads in progress, by `<stream id>@<epoch>`: one load per bucket and epoch, whoever asks (table-leader.ts). */
+  /** Loads in progress, by `<stream id>@<epoch>`: one load per bucket and epoch, whoever asks (tables/leader.ts). */
   readonly loads = new Map<string, Promise<LoadedBucket | DomainError>>();
   /** Readers waiting for a bucket to apply up to an offset, by stream id. */
   readonly appliedWaiters: KeyedWaiters;

@@ -1,6 +1,6 @@
 // A bucket request at a node (docs/tables.md, table BR): route it like a request for the bucket's stream
-// (node-routing.ts), answer `not_leader` with the leader's address when another node leads it, and
-// otherwise open the stream here and load the bucket (table-buckets.ts). A load that takes longer than
+// (paths/routing.ts), answer `not_leader` with the leader's address when another node leads it, and
+// otherwise open the stream here and load the bucket (tables/buckets.ts). A load that takes longer than
 // LOAD_WAIT_MS goes on in the background while the request gets 503 and Retry-After.
 import { domainError, type DomainError } from "../../core/errors.ts";
 import { bucketStreamName } from "../../core/tables/bucketing.ts";

@@ -2,7 +2,7 @@
 // snapshotted once TABLE_SNAPSHOT_BYTES of changelog came since its last snapshot, or TABLE_SNAPSHOT_INTERVAL_MS
 // passed with any change. The mark is read first, then the rows are read from the tablet in key order and
 // written a part at a time while writes go on (a fuzzy snapshot: replay from the mark repairs whatever
-// changed meanwhile, see table-snapshot-store.ts), committed through the metadata log at the bucket's stream
+// changed meanwhile, see tables/snapshot-store.ts), committed through the metadata log at the bucket's stream
 // epoch (a leader that lost the bucket is refused, CB3), and only then are parts no kept snapshot names collected.
 import type { DomainError } from "../../core/errors.ts";
 import { unavailable } from "../state/replies.ts";

@@ -1,7 +1,7 @@
 // A write to one bucket, at its leader (docs/tables.md, tables W and A): the ops are checked against the
 // table, the core's write step turns them into changelog records reading through the batches in flight, and
 // the records are appended to the bucket's stream as one JSON append, with the request's producer headers
-// (exactly once per bucket). The step runs inside the append's decision (append-path.ts, `compose`), so
+// (exactly once per bucket). The step runs inside the append's decision (paths/append.ts, `compose`), so
 // batches take their images in the order the stream takes their records; the tablet applies a batch only
 // once the stream acknowledged it, in WAL order.
 import { domainError } from "../../core/errors.ts";
