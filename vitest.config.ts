@@ -1,7 +1,8 @@
 // Three test projects, each with its own job:
 // - node:    the pure core, storage formats and the contract suite against the in-memory store and the
-//            embedded S3 endpoint, and the mink CLI against a small HTTP server (milliseconds to seconds,
-//            no outside service);
+//            embedded S3 endpoint, the node tier (test/cluster: nodes in plain Node over the in-memory store
+//            and MetaLog), and the mink CLI against a small HTTP server (milliseconds to seconds, no outside
+//            service);
 // - workers: Durable Objects and the Worker inside workerd (vitest pool: eviction, alarms, restarts);
 // - s3:      the same contract and storage suites against a real S3 server (radosgw in CI), selected by
 //            MINK_TEST_S3_ENDPOINT; `npm run test:s3`.
@@ -23,7 +24,7 @@ export default defineConfig({
             "test/storage/**/*.test.ts",
             "test/contract/**/*.test.ts",
             "test/cli/**/*.test.ts",
-            "test/node/**/*.test.ts",
+            "test/cluster/**/*.test.ts",
             "test/sim/**/*.test.ts",
             "test/docs/**/*.test.ts",
             "test/status-page/**/*.test.ts",

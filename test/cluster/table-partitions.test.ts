@@ -1,7 +1,7 @@
 // Partitions in the node tier (docs/tables.md; table AP of src/core/meta/table-rules.ts): a partitioned
 // table is created without buckets, each partition value added gets the definition's bucket count of bucket
 // streams `__ds/table/<t>/p/<key>/b/<i>`, served at `/v1/table/<t>/p/<key>/bucket/<i>/` (bucketPath). Three
-// nodes in plain Node over the in-memory store and the real MetaLogService, as test/node/tables.test.ts.
+// nodes in plain Node over the in-memory store and the real MetaLogService, as test/cluster/tables.test.ts.
 import { describe, expect, it } from "vitest";
 import { bucketPath } from "../../src/core/tables/bucket-paths.ts";
 import { bucketOf, bucketStreamName, encodePartition } from "../../src/core/tables/bucketing.ts";
