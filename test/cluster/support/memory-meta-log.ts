@@ -5,7 +5,7 @@
 import { emptyState } from "../../../src/core/meta/index.ts";
 import { MemoryJournal } from "../../../src/metadata/memory-journal.ts";
 import { MetaLogService } from "../../../src/metadata/meta-log-service.ts";
-import type { NodeMetaPort } from "../../../src/node/runtime/node-runtime.ts";
+import type { NodeMetaPort } from "../../../src/node/runtime/wiring.ts";
 import type { SubscriptionSet } from "../../../src/ports/meta-log-client.ts";
 
 export class MemoryMetaLog {

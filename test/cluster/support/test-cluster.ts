@@ -6,7 +6,8 @@
 import { fromWorker } from "../../support/from-worker.ts";
 import { ViewCache } from "../../../src/router/view-cache.ts";
 import { streamRoutes } from "../../../src/http/stream-routes.ts";
-import { NodeRuntime, type NodeMetaPort } from "../../../src/node/runtime/node-runtime.ts";
+import { NodeRuntime } from "../../../src/node/runtime/node-runtime.ts";
+import type { NodeMetaPort } from "../../../src/node/runtime/wiring.ts";
 import { nodeSettings, type NodeSettings, type SettingsVars } from "../../../src/node/settings.ts";
 import { MemoryStore } from "../../../src/storage/memory-store.ts";
 import type { ObjectStore } from "../../../src/storage/object-store.ts";
