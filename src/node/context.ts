@@ -43,16 +43,6 @@ export interface AcknowledgedChange {
   readonly eof: boolean;
 }
 
-/** Takeovers this incarnation ran (for /metrics). */
-interface TakeoverStats {
-  completed: number;
-  streamsClosed: number;
-  walObjectsReplayed: number;
-  walBytesReplayed: number;
-  totalDurationMs: number;
-  maxDurationMs: number;
-}
-
 export interface NodeContext {
   readonly nodeId: string;
   readonly nodeEpoch: number;
@@ -71,7 +61,6 @@ export interface NodeContext {
   readonly meta: MetaPort;
   readonly view: ViewPort;
   readonly locks: KeyedLock;
-  readonly takeovers: TakeoverStats;
   /** Structured log lines, bound to this node and epoch (docs/observability.md). Never on a hot path. */
   readonly log: Logger;
   /** Counters, latency histograms and the recent series for /metrics and GET /admin/series. */

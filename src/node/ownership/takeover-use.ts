@@ -52,7 +52,7 @@ export async function takeOverFor(ctx: NodeContext, dead: DeadIncarnationRef): P
 }
 
 function recordTakeover(ctx: NodeContext, report: TakeoverReport): void {
-  const stats = ctx.takeovers;
+  const stats = ctx.meters.takeovers;
   stats.completed++;
   stats.streamsClosed += report.streamsClosed;
   stats.walObjectsReplayed += report.walObjectsReplayed;

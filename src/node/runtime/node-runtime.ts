@@ -169,7 +169,7 @@ export class NodeRuntime {
         failovers: this.coordinator.stats.failovers,
         reassigned: this.coordinator.stats.reassigned,
       },
-      takeovers: { ...this.ctx.takeovers },
+      takeovers: { ...this.meters.takeovers },
     };
   }
 }

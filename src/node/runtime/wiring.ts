@@ -163,7 +163,6 @@ interface ContextParts {
 }
 
 function buildContext(deps: NodeRuntimeDeps, parts: ContextParts): TableContext {
-  const takeovers = { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 };
   return {
     nodeId: deps.nodeId,
     nodeEpoch: deps.nodeEpoch,
@@ -180,7 +179,6 @@ function buildContext(deps: NodeRuntimeDeps, parts: ContextParts): TableContext 
     view: deps.view,
     locks: new KeyedLock(),
     tables: new TableBuckets(deps.tablets, deps.settings.maxLiveReaders),
-    takeovers,
     log: parts.log,
     meters: parts.meters,
     observers: new Set(),

@@ -26,12 +26,23 @@ interface AppendCounts {
 }
 
 /** Everything one incarnation meters, from its start on (recovery's store requests included). */
+/** Takeovers this incarnation ran (ownership/takeover-use.ts counts them). */
+interface TakeoverStats {
+  completed: number;
+  streamsClosed: number;
+  walObjectsReplayed: number;
+  walBytesReplayed: number;
+  totalDurationMs: number;
+  maxDurationMs: number;
+}
+
 export interface NodeMeters {
   readonly storeRequests: StoreRequestCounts;
   readonly storeLatency: Record<StoreRequestKind, Histogram>;
   readonly appendCounts: AppendCounts;
   readonly ack: Histogram;
   readonly series: SeriesRing;
+  readonly takeovers: TakeoverStats;
   /** Monotonic ms (performance.now in workerd and Node; virtual time in the simulation). */
   readonly clockMs: () => number;
 }
@@ -44,6 +55,7 @@ export function newNodeMeters(startedAtMs: number, clockMs: () => number): NodeM
     appendCounts: { appends: 0, bytes: 0 },
     ack: newHistogram(),
     series: newSeriesRing(startedAtMs),
+    takeovers: { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 },
     clockMs,
   };
 }
