@@ -59,6 +59,57 @@ module.exports = {
       from: { path: "^src/node/" },
       to: { path: "^(src/(http|router|cli|env\\.ts|index\\.ts)|durable-objects/)" },
     },
+    // src/node by concern, in layers (docs/node.md): state < context < streams < ownership < paths < tables <
+    // coordinator < runtime. A layer imports only the layers below it; the runtime, at the top, wires them.
+    {
+      name: "node-state-below-context",
+      comment: "the node's state: the registry, record meta, the object cache, locks, settings, replies, meters, live slots. It knows no path, no stream step and no context.",
+      severity: "error",
+      from: { path: "^src/node/(state/|settings\\.ts$)" },
+      to: { path: "^src/node/(context\\.ts$|(streams|ownership|paths|tables|coordinator|runtime)/)" },
+    },
+    {
+      name: "node-context-below-streams",
+      comment: "the node's ports and what every path shares (NodeContext), over the state alone: no stream step, path or table.",
+      severity: "error",
+      from: { path: "^src/node/context\\.ts$" },
+      to: { path: "^src/node/((streams|ownership|paths|tables|coordinator|runtime)/)" },
+    },
+    {
+      name: "node-streams-below-ownership",
+      comment: "a stream's life on this node (recovery, compaction, lifecycle, release): over the state and the context, never ownership, paths or tables.",
+      severity: "error",
+      from: { path: "^src/node/streams/" },
+      to: { path: "^src/node/((ownership|paths|tables|coordinator|runtime)/)" },
+    },
+    {
+      name: "node-ownership-below-paths",
+      comment: "streams changing hands (hand-off, adopt, transfer watcher, takeover): over streams, never the request paths or tables.",
+      severity: "error",
+      from: { path: "^src/node/ownership/" },
+      to: { path: "^src/node/((paths|tables|coordinator|runtime)/)" },
+    },
+    {
+      name: "node-paths-below-tables",
+      comment: "the request paths (routing at the node, create, append, read, SSE, delete): over ownership and streams, never tables.",
+      severity: "error",
+      from: { path: "^src/node/paths/" },
+      to: { path: "^src/node/((tables|coordinator|runtime)/)" },
+    },
+    {
+      name: "node-tables-below-coordinator",
+      comment: "table buckets on their leader: built on the stream paths (a bucket is a stream); never the coordinator or the runtime.",
+      severity: "error",
+      from: { path: "^src/node/tables/" },
+      to: { path: "^src/node/((coordinator|runtime)/)" },
+    },
+    {
+      name: "node-coordinator-below-runtime",
+      comment: "the coordinator role and stream collection: may use the tables' snapshot store, never the runtime.",
+      severity: "error",
+      from: { path: "^src/node/coordinator/" },
+      to: { path: "^src/node/((runtime)/)" },
+    },
     {
       name: "auth-over-core-and-ports",
       comment: "src/auth verifies and signs access tokens and keeps revocations: over the core and the ports only.",

@@ -1,7 +1,8 @@
 // Three test projects, each with its own job:
 // - node:    the pure core, storage formats and the contract suite against the in-memory store and the
-//            embedded S3 endpoint, the mink CLI against a small HTTP server, and `npm run dev`'s refusals
-//            before it starts anything (milliseconds to seconds, no outside service);
+//            embedded S3 endpoint, the node tier (test/cluster: nodes in plain Node over the in-memory store
+//            and MetaLog), the mink CLI against a small HTTP server, and `npm run dev`'s refusals before it
+//            starts anything (milliseconds to seconds, no outside service);
 // - workers: Durable Objects and the Worker inside workerd (vitest pool: eviction, alarms, restarts);
 // - s3:      the same contract and storage suites against a real S3 server (radosgw in CI), selected by
 //            MINK_TEST_S3_ENDPOINT; `npm run test:s3`.
@@ -23,7 +24,7 @@ export default defineConfig({
             "test/storage/**/*.test.ts",
             "test/contract/**/*.test.ts",
             "test/cli/**/*.test.ts",
-            "test/node/**/*.test.ts",
+            "test/cluster/**/*.test.ts",
             "test/sim/**/*.test.ts",
             "test/docs/**/*.test.ts",
             "test/status-page/**/*.test.ts",
@@ -54,7 +55,7 @@ export default defineConfig({
         },
       },
       {
-        // Stream nodes write to an in-memory object store shared by the isolate (src/node/store-factory.ts),
+        // Stream nodes write to an in-memory object store shared by the isolate (src/node/runtime/store-factory.ts),
         // so tests can inject store faults and restart nodes without an S3 endpoint.
         plugins: [
           cloudflareTest({

@@ -3,7 +3,7 @@
 //   tablet_marks  one row per stored tablet: its mark and its row count (kept here so count() reads one row)
 // A tablet exists while its mark row does; rows and mark change together in transactionSync.
 import type { Row } from "../src/core/tables/changelog.ts";
-import { checkedKey, pagedEntries, type BucketTablet, type TabletChanges, type TabletMark, type TabletStorage } from "../src/node/tablet-storage.ts";
+import { checkedKey, pagedEntries, type BucketTablet, type TabletChanges, type TabletMark, type TabletStorage } from "../src/ports/tablet-storage.ts";
 
 /**
  * Rows one statement sets: 3 bound values each, within the 100 bound parameters a Durable Object's SQL

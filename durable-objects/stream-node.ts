@@ -1,4 +1,4 @@
-// StreamNode: one owning node, a thin shell over src/node/node-runtime.ts (start-up, the WAL writer, the
+// StreamNode: one owning node, a thin shell over src/node/runtime/node-runtime.ts (start-up, the WAL writer, the
 // watcher, compaction), src/http (the protocol app) and the ports. Identity is the Durable Object's name;
 // the epoch is the wall clock at construction, so every start is a new epoch. A heartbeat alarm keeps the
 // node live and awake and triggers compaction. If the WAL writer stops (fenced, or the store kept failing)
@@ -7,14 +7,14 @@ import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { metaLogClient, type Env } from "../src/env.ts";
 import { streamRoutes } from "../src/http/stream-routes.ts";
-import type { CompactionReport } from "../src/node/compaction.ts";
-import type { NodeContext } from "../src/node/node-context.ts";
-import { NodeRuntime } from "../src/node/node-runtime.ts";
-import type { RecoveryResult } from "../src/node/recovery.ts";
+import type { CompactionReport } from "../src/node/streams/compaction.ts";
+import type { TableContext } from "../src/node/tables/buckets.ts";
+import { NodeRuntime } from "../src/node/runtime/node-runtime.ts";
+import type { RecoveryResult } from "../src/node/streams/recovery.ts";
 import { nodeSettings, type NodeSettings } from "../src/node/settings.ts";
-import { nodeObjectStore } from "../src/node/store-factory.ts";
-import { idleMeterSnapshots } from "../src/node/store-metrics.ts";
-import type { TransferWatcher } from "../src/node/transfer-watcher.ts";
+import { nodeObjectStore } from "../src/node/runtime/store-factory.ts";
+import { idleMeterSnapshots } from "../src/node/state/store-metrics.ts";
+import type { TransferWatcher } from "../src/node/ownership/transfer-watcher.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
 import type {
   BucketInfo,
@@ -40,7 +40,7 @@ const CRASHED_KEY = "crashed";
 
 /**
  * How long the node trusts a cached lookup of a stream it holds but has not opened since its start. Names it
- * does not hold are always looked up afresh (node-routing.ts).
+ * does not hold are always looked up afresh (paths/routing.ts).
  */
 const NODE_VIEW_TTL_MS = 1_000;
 
@@ -81,7 +81,7 @@ export class StreamNode extends DurableObject<Env> {
   }
 
   /** The running incarnation's context (tests reach into it through runInDurableObject). */
-  get node(): NodeContext | null {
+  get node(): TableContext | null {
     return this.runtime?.ctx ?? null;
   }
 

@@ -1,5 +1,5 @@
 // The mink Worker: the router in front of the metadata log and the stream nodes.
-import { workerLog } from ".//log/logger.ts";
+import { workerLog } from "./log/logger.ts";
 import { Hono, type Context } from "hono";
 import { domainError } from "./core/errors.ts";
 import type { Env } from "./env.ts";

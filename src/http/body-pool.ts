@@ -6,7 +6,7 @@
 // a client still sending sees the answer. A lone body is always taken (admitBodyBytes, B-8).
 import { admitBodyBytes } from "../core/protocol/bounds.ts";
 import type { DomainError } from "../core/errors.ts";
-import type { NodeContext } from "../node/node-context.ts";
+import type { NodeContext } from "../node/context.ts";
 import { declaredLength } from "../subscriptions/bounded-read.ts";
 import { dropBody, errorResponse, type BodyHold } from "./responses.ts";
 

@@ -5,7 +5,7 @@
 // is `GET /admin/health`, behind the admin token like the other operations endpoints.
 import { Hono } from "hono";
 import type { Env } from "../env.ts";
-import { nodeObjectStore } from "../node/store-factory.ts";
+import { nodeObjectStore } from "../node/runtime/store-factory.ts";
 import { requireAdmin } from "./admin-routes.ts";
 
 export const healthRoutes = new Hono<{ Bindings: Env }>();

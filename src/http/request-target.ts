@@ -14,7 +14,7 @@ import { fail, ok } from "../core/protocol/parsed.ts";
 export const AUTHORIZED_HEADER = "x-mink-authorized";
 /**
  * The verified token's id (`jti`), by which a node counts each token's live readers against
- * MAX_LIVE_READERS_PER_TOKEN (src/node/live-slots.ts); removed from every client request.
+ * MAX_LIVE_READERS_PER_TOKEN (src/node/state/live-slots.ts); removed from every client request.
  */
 export const FORWARDED_TOKEN_ID = "x-mink-token-id";
 

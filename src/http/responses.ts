@@ -3,7 +3,7 @@
 // (and drained before a redirect or a refusal, so a client still sending sees the answer, not a reset).
 import type { DomainError } from "../core/errors.ts";
 import { domainError } from "../core/errors.ts";
-import type { Reply } from "../node/replies.ts";
+import type { Reply } from "../node/state/replies.ts";
 import { declaredLength, discardAtMost, readAtMost } from "../subscriptions/bounded-read.ts";
 import { errorResponseParts } from "./error-table.ts";
 import { withSecurityHeaders } from "./security-headers.ts";

@@ -1,7 +1,7 @@
 // The Durable Streams protocol over HTTP (hono), as served by the node that owns the streams: parses
 // requests (every stateless check: name, method, headers, parameters, body size), calls the node's
 // paths, and writes their replies with the headers every response carries. A stream the node does not own
-// is answered with a 307 to its owner, decided from the node's own view (src/node/node-routing.ts). Mounted at `/v1/stream/*`
+// is answered with a 307 to its owner, decided from the node's own view (src/node/paths/routing.ts). Mounted at `/v1/stream/*`
 // (and `/n/<node-id>/v1/stream/*`, the node's advertised address). Order of evaluation:
 // docs/protocol-rules.md section 0.
 import { workerLog } from "../log/logger.ts";
@@ -17,14 +17,14 @@ import { parseCreateRequest } from "../core/protocol/stream-config.ts";
 import { checkStreamName, parseForkSourcePath } from "../core/protocol/stream-name.ts";
 import { formatTarget } from "../core/protocol/request-target.ts";
 import { requestNeeds } from "../core/auth/request-needs.ts";
-import { appendToStream } from "../node/append-path.ts";
-import { createStream } from "../node/create-path.ts";
-import { deleteStream } from "../node/delete-path.ts";
-import { type NodeContext } from "../node/node-context.ts";
-import { type Reply } from "../node/replies.ts";
-import { routeAtNode } from "../node/node-routing.ts";
-import { headStream, readStream } from "../node/read-path.ts";
-import { sseStream } from "../node/sse-path.ts";
+import { appendToStream } from "../node/paths/append.ts";
+import { createStream } from "../node/paths/create.ts";
+import { deleteStream } from "../node/paths/delete.ts";
+import type { TableContext } from "../node/tables/buckets.ts";
+import { type Reply } from "../node/state/replies.ts";
+import { routeAtNode } from "../node/paths/routing.ts";
+import { headStream, readStream } from "../node/paths/read.ts";
+import { sseStream } from "../node/paths/sse.ts";
 import { holdingBody } from "./body-pool.ts";
 import { errorResponse, readBeforeRedirect, readBody, toResponse, type BodyHold } from "./responses.ts";
 import { tableNodeRequest } from "./table-node-routes.ts";
@@ -37,10 +37,10 @@ const ROUTED_METHODS = new Set(["GET", "HEAD", "PUT", "POST", "DELETE"]);
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The protocol app of one node; `node()` is the node's context once it has started. */
-export function streamRoutes(node: () => NodeContext): Hono {
+export function streamRoutes(node: () => TableContext): Hono {
   const app = new Hono();
   app.all("*", async (c) => {
-    let ctx: NodeContext | null = null;
+    let ctx: TableContext | null = null;
     try {
       ctx = node();
       return await handle(ctx, c);
@@ -52,7 +52,7 @@ export function streamRoutes(node: () => NodeContext): Hono {
   return app;
 }
 
-async function handle(ctx: NodeContext, c: Context): Promise<Response> {
+async function handle(ctx: TableContext, c: Context): Promise<Response> {
   const request = c.req.raw;
   if (request.method === "OPTIONS") return preflightResponse();
   const url = new URL(request.url);
@@ -64,7 +64,7 @@ async function handle(ctx: NodeContext, c: Context): Promise<Response> {
   if (target.value.kind !== "stream") return errorResponse(domainError("not_found", "no such route"));
   const name = checkStreamName(target.value.name);
   if (!name.ok) return errorResponse(name.error);
-  // Streams this node does not own go back to the client as a 307 to their owner (node-routing.ts).
+  // Streams this node does not own go back to the client as a 307 to their owner (paths/routing.ts).
   const routed = ROUTED_METHODS.has(request.method) ? await routeAtNode(ctx, name.value) : null;
   if (routed !== null) {
     const refused = routed.kind === "redirect" ? await readBeforeRedirect(request, ctx.settings.maxBodyBytes) : null;
@@ -161,7 +161,7 @@ function textOf(body: Uint8Array, contentType: string | null): string | null {
 
 /** A create (PUT) or an append (POST), its body held in the node's pool (body-pool.ts) until answered. */
 /** A create or an append; `location` is the created stream's URL (the request's, canonical). */
-async function write(ctx: NodeContext, request: Request, name: string, at: { url: URL; location: string }, hold: BodyHold): Promise<Response> {
+async function write(ctx: TableContext, request: Request, name: string, at: { url: URL; location: string }, hold: BodyHold): Promise<Response> {
   const { url, location } = at;
   const header = (key: string): string | null => request.headers.get(key);
   const answer = (result: Reply): Response => toResponse(result, false, url);

@@ -15,20 +15,20 @@ import { bucketStreamName, encodePartition, type PartitionValue } from "../core/
 import { parseTableDefinition } from "../core/tables/definition.ts";
 import { parsePartitionSegment, partitionColumnType, partitionSegmentMeaning, type PartitionColumnType } from "../core/tables/partition-segment.ts";
 import { pathBelowNode } from "./request-target.ts";
-import type { NodeContext } from "../node/node-context.ts";
-import { readStream } from "../node/read-path.ts";
-import { errorReply, unavailable, type Reply } from "../node/replies.ts";
-import { sseStream } from "../node/sse-path.ts";
-import { leadBucket, type BucketAddress } from "../node/table-leader.ts";
-import { lookupBucket, prefixBucket } from "../node/table-read-path.ts";
-import { writeBucket } from "../node/table-write-path.ts";
+import type { TableContext } from "../node/tables/buckets.ts";
+import { readStream } from "../node/paths/read.ts";
+import { errorReply, unavailable, type Reply } from "../node/state/replies.ts";
+import { sseStream } from "../node/paths/sse.ts";
+import { leadBucket, type BucketAddress } from "../node/tables/leader.ts";
+import { lookupBucket, prefixBucket } from "../node/tables/read.ts";
+import { writeBucket } from "../node/tables/write.ts";
 import { holdingBody } from "./body-pool.ts";
 import { errorResponse, readBody, toResponse, type BodyHold } from "./responses.ts";
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** A bucket request at its node; `target` is the request's, as the Worker authorized it (request-target.ts). */
-export async function tableNodeRequest(ctx: NodeContext, request: Request, url: URL, target: BucketTarget): Promise<Response> {
+export async function tableNodeRequest(ctx: TableContext, request: Request, url: URL, target: BucketTarget): Promise<Response> {
   const parsed = checkBucketTarget(target);
   if (parsed === null) return errorResponse(domainError("not_found", "no such table route (a node serves /v1/table/<name>[/p/<partition>]/bucket/<i>/...)"));
   const partition = parsed.partition === null ? { key: null, value: null } : await resolvePartition(ctx, parsed.table, parsed.partition, parsed.bucket);
@@ -50,7 +50,7 @@ export async function tableNodeRequest(ctx: NodeContext, request: Request, url: 
  * Otherwise the metadata log's table (definition and partitions) decides, the old internal spelling
  * included (PO2). A partition the table lacks resolves to its key all the same: leadBucket answers 404.
  */
-async function resolvePartition(ctx: NodeContext, table: string, text: string, bucket: number): Promise<{ key: string; value: PartitionValue } | DomainError> {
+async function resolvePartition(ctx: TableContext, table: string, text: string, bucket: number): Promise<{ key: string; value: PartitionValue } | DomainError> {
   for (const type of PARTITION_TYPES) {
     const value = parsePartitionSegment(type, text);
     if (!value.ok) continue;
@@ -74,7 +74,7 @@ const PARTITION_TYPES: readonly PartitionColumnType[] = ["string", "int"];
 
 /** A write, lookup or prefix scan of a bucket, its body held in the node's pool (body-pool.ts) until answered. */
 async function bucketRequest(
-  ctx: NodeContext,
+  ctx: TableContext,
   request: Request,
   op: string,
   address: BucketAddress,
@@ -112,7 +112,7 @@ async function bucketRequest(
 }
 
 /** The bucket's stream read as a stream: catch-up, long-poll or SSE, at the leader. */
-async function readChangelog(ctx: NodeContext, request: Request, url: URL, address: BucketAddress): Promise<Reply> {
+async function readChangelog(ctx: TableContext, request: Request, url: URL, address: BucketAddress): Promise<Reply> {
   const led = await leadBucket(ctx, address);
   if ("kind" in led) return led;
   const offsets = url.searchParams.getAll(QUERY.offset);

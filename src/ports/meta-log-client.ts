@@ -1,7 +1,7 @@
 // The metadata log as its callers see it: the port the stream nodes, the router and the admin API depend
 // on, and every type that crosses it. The MetaLog Durable Object implements it (checked by the compiler in
 // durable-objects/meta-log.ts); tests and the simulation implement it in memory over the same `apply`
-// (test/node/). This module imports only the pure core, so no caller depends on the Durable Object.
+// (test/cluster/). This module imports only the pure core, so no caller depends on the Durable Object.
 import type {
   Command,
   Coordinator,

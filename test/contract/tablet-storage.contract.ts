@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Row } from "../../src/core/tables/changelog.ts";
 import { encodeKey, type KeyValue } from "../../src/core/tables/key-encoding.ts";
-import type { BucketTablet, TabletChanges, TabletMark, TabletStorage } from "../../src/node/tablet-storage.ts";
+import type { BucketTablet, TabletChanges, TabletMark, TabletStorage } from "../../src/ports/tablet-storage.ts";
 
 /** Runs `body` over a fresh, empty storage (inside the Durable Object, for SQLite). */
 export type TabletStorageRunner = (body: (storage: TabletStorage) => void) => Promise<void>;

@@ -10,10 +10,10 @@
 // A heartbeat loop per incarnation mirrors the Durable Object's alarm: heartbeat (a `stale_epoch` answer
 // aborts the incarnation) and compaction when due.
 import { fromWorker } from "../support/from-worker.ts";
-import { MemoryTabletStorage } from "../../src/node/memory-tablet-storage.ts";
+import { MemoryTabletStorage } from "../support/memory-tablet-storage.ts";
 import type { Hono } from "hono";
 import { streamRoutes } from "../../src/http/stream-routes.ts";
-import { NodeRuntime } from "../../src/node/node-runtime.ts";
+import { NodeRuntime } from "../../src/node/runtime/node-runtime.ts";
 import { nodeSettings, type SettingsVars } from "../../src/node/settings.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";
 import type { MemoryStore } from "../../src/storage/memory-store.ts";

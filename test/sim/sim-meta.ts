@@ -8,7 +8,7 @@ import type { LogEntry, Touched } from "../../src/core/meta/index.ts";
 import { emptyState } from "../../src/core/meta/index.ts";
 import { MemoryJournal } from "../../src/metadata/memory-journal.ts";
 import { DEFAULT_TIMINGS, MetaLogService } from "../../src/metadata/meta-log-service.ts";
-import type { NodeMetaPort } from "../../src/node/node-runtime.ts";
+import type { NodeMetaPort } from "../../src/node/runtime/wiring.ts";
 import type { FaultPlan } from "./faults.ts";
 import { EPOCH_BASE_MS, incarnationLabel, type History, type IncarnationId, type Ownership } from "./history.ts";
 import type { IoQueue } from "./scheduler.ts";

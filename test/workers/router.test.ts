@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
 import { metaLogClient, type Env } from "../../src/env.ts";
-import { closeOwnership } from "../../src/node/ownership.ts";
+import { closeOwnership } from "../support/close-ownership.ts";
 import { routeRequest, toNodeAddress, type RouterDeps } from "./router-as-worker.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";
 

@@ -8,7 +8,7 @@ import { SqliteTabletStorage } from "../../durable-objects/sqlite-tablet-storage
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
 import { encodeKey } from "../../src/core/tables/key-encoding.ts";
 import type { Env } from "../../src/env.ts";
-import type { TabletStorage } from "../../src/node/tablet-storage.ts";
+import type { TabletStorage } from "../../src/ports/tablet-storage.ts";
 import { tabletStorageContract } from "../contract/tablet-storage.contract.ts";
 
 const nodes = (env as unknown as Env).STREAM_NODE;

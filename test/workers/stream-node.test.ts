@@ -7,7 +7,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env.ts";
-import { memoryStore } from "../../src/node/store-factory.ts";
+import { memoryStore } from "../../src/node/runtime/store-factory.ts";
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
 import { eventually } from "../support/eventually.ts";
 

@@ -4,8 +4,8 @@
 // acknowledged byte at its offset.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { STORE_WRITE_LOCK } from "../../src/node/compaction.ts";
-import { flushToObjects, handOff } from "../../src/node/hand-off.ts";
+import { STORE_WRITE_LOCK } from "../../src/node/streams/compaction.ts";
+import { flushToObjects, handOff } from "../../src/node/ownership/hand-off.ts";
 import { begin, call, crash, createOn, meta, openedBy, pauseWatcher, record, stub, text, TEXT, waitFor } from "./transfer-support.ts";
 
 /** A stream on tr-0 with acknowledged appends after its create; returns its record and its bytes. */

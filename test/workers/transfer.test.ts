@@ -5,7 +5,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { metricsResponse } from "../../src/http/admin-metrics.ts";
-import { handOff } from "../../src/node/hand-off.ts";
+import { handOff } from "../../src/node/ownership/hand-off.ts";
 import { eventually } from "../support/eventually.ts";
 import { begin, call, createOn, e, follow, meta, openedBy, ORIGIN, pauseWatcher, record, stub, text, TEXT } from "./transfer-support.ts";
 

@@ -46,7 +46,7 @@ export interface ProducerLimits {
 /**
  * What one producer costs a node, in bytes: its id (a header value, so a ByteString: one byte a character,
  * as V8 holds it) and the table entry with its state (measured at about 130 bytes in
- * test/node/memory-budget.test.ts). O(1): a node sums it over every producer it keeps.
+ * test/cluster/memory-budget.test.ts). O(1): a node sums it over every producer it keeps.
  */
 export function producerBytes(producerId: string): number {
   return producerId.length + PRODUCER_ENTRY_BYTES;

@@ -1,0 +1,75 @@
+// The node's background upkeep, started from the heartbeat: compaction of the WAL when it has grown past
+// a threshold since the checkpoint (docs/node.md, "Compaction"), and snapshots of the table buckets due
+// one (docs/tables.md, "Snapshots"). One run of each at a time; neither holds a heartbeat back.
+import type { WalWriter } from "../../storage/wal-writer.ts";
+import { compactNode, type CompactionReport } from "../streams/compaction.ts";
+import type { RecoveryResult } from "../streams/recovery.ts";
+import type { TableContext } from "../tables/buckets.ts";
+import { snapshotDueBuckets } from "../tables/snapshotter.ts";
+import { roundMs } from "./wiring.ts";
+
+export class Maintenance {
+  private compacting: Promise<CompactionReport> | null = null;
+  /** The WAL seq replay starts at (the checkpoint), as far as this incarnation knows. */
+  private checkpointSeq: number;
+  /** WAL bytes this incarnation had written when its last compaction began. */
+  private bytesAtCheckpoint = 0;
+  private snapshotting: Promise<unknown> | null = null;
+
+  constructor(
+    private readonly ctx: TableContext,
+    private readonly wal: WalWriter,
+    private readonly recovery: RecoveryResult,
+  ) {
+    this.checkpointSeq = recovery.fromSeq;
+  }
+
+  /** Whether the WAL has grown past a compaction threshold since the last checkpoint. */
+  compactionDue(): boolean {
+    const { settings } = this.ctx;
+    return (
+      this.wal.nextSeq - this.checkpointSeq >= settings.compactAfterWalObjects ||
+      this.wal.stats.bytesWritten - this.bytesAtCheckpoint >= settings.compactAfterWalBytes
+    );
+  }
+
+  /**
+   * Compacts the WAL into stream objects, moves the checkpoint and deletes the WAL below it (one run at
+   * a time; a call during a run waits for it). Null once the node stopped serving.
+   */
+  compact(): Promise<CompactionReport | null> {
+    if (this.ctx.stopped !== null) return Promise.resolve(null);
+    // Out of touch with the metadata log: a takeover may be sealing this chain; no clean-up under its feet.
+    if (this.compacting === null && this.ctx.now() >= this.ctx.liveUntilMs) return Promise.resolve(null);
+    if (this.compacting === null) this.bytesAtCheckpoint = this.wal.stats.bytesWritten;
+    const startedMs = this.ctx.meters.clockMs();
+    this.compacting ??= compactNode(this.ctx, this.ctx.store, { fromSeq: this.recovery.fromSeq, seals: this.recovery.seals })
+      .then(
+        (report) => {
+          this.checkpointSeq = report.snapshotSeq;
+          this.ctx.log.log("compaction.done", { ...report, durationMs: roundMs(this.ctx.meters.clockMs() - startedMs) });
+          return report;
+        },
+        (error: unknown) => {
+          // Nothing is lost: the WAL stays until a compaction lands; the next heartbeat tries again.
+          this.ctx.log.log("compaction.failed", { durationMs: roundMs(this.ctx.meters.clockMs() - startedMs) }, error);
+          throw error;
+        },
+      )
+      .finally(() => {
+        this.compacting = null;
+      });
+    return this.compacting;
+  }
+
+  /** The table buckets due a snapshot, one round at a time, beside the heartbeats (never holding one back). */
+  snapshotInBackground(): void {
+    if (this.snapshotting !== null || this.ctx.stopped !== null) return;
+    this.snapshotting = snapshotDueBuckets(this.ctx)
+      .catch((error: unknown) => this.ctx.log.log("node.error", { during: "table_snapshot" }, error))
+      .finally(() => {
+        this.snapshotting = null;
+      });
+    this.ctx.background(this.snapshotting);
+  }
+}

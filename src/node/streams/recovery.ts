@@ -1,0 +1,196 @@
+// Start-up of a node incarnation: fence the node's own WAL chain with a seal at the new epoch, replay
+// [checkpoint, seal) into stream state, and hand back the seq the new WAL writer starts at. Replay
+// rebuilds, per stream, what the records carry: configuration (create), data and offsets, eof, producer
+// state and Stream-Seq (append meta), soft deletes and removals. Lost: TTL idle clocks (every stream's
+// last access becomes the restart time) and in-memory stream epochs (streams re-open lazily).
+import type { StreamConfig } from "../../core/protocol/stream-config.ts";
+import { readCheckpoint } from "../../storage/checkpoint.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { isEof, type WalRecord } from "../../storage/record-codec.ts";
+import { readManifest, type Manifest } from "../../storage/manifest.ts";
+import { replayChain, sealChain } from "../../storage/wal-chain.ts";
+
+import { decodeRecordMeta } from "../state/record-meta.ts";
+import { isGone, applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "../state/stream-registry.ts";
+
+/** Streams whose compacted data is read at once during start-up. */
+const LOAD_CONCURRENCY = 16;
+
+export interface RecoveryResult {
+  readonly fromSeq: number;
+  readonly sealSeq: number;
+  readonly objectsReplayed: number;
+  readonly recordsReplayed: number;
+  readonly streams: number;
+  /** Every seal in [fromSeq, sealSeq], the top one included: a WAL clean-up keeps them (deleteWalBelow). */
+  readonly seals: ReadonlySet<number>;
+  /** WAL bytes read by the replay. */
+  readonly bytesReplayed: number;
+}
+
+/** A node's own start: it seals its chain at its new epoch. */
+export function recoverNode(store: ObjectStore, registry: StreamRegistry, nodeId: string, nodeEpoch: number, nowMs: number): Promise<RecoveryResult> {
+  return recoverChain(store, registry, { nodeId, sealedBy: nodeId, sealEpoch: nodeEpoch }, nowMs);
+}
+
+/** Whose chain is recovered, by whom, fencing which epochs (a takeover seals a dead node's chain at its epoch + 1). */
+export interface ChainRecovery {
+  readonly nodeId: string;
+  readonly sealedBy: string;
+  readonly sealEpoch: number;
+}
+
+/** Seals the chain of `chain.nodeId` and replays [checkpoint, seal) into `registry`. */
+export async function recoverChain(store: ObjectStore, registry: StreamRegistry, chain: ChainRecovery, nowMs: number): Promise<RecoveryResult> {
+  const { nodeId } = chain;
+  const checkpoint = await readCheckpoint(store, nodeId);
+  const fromSeq = checkpoint?.checkpoint.walSeq ?? 0;
+  const { sealSeq } = await sealChain(store, { nodeId, fromSeq, sealedBy: chain.sealedBy, sealEpoch: chain.sealEpoch });
+  const seals = new Set([sealSeq]);
+  let bytesReplayed = 0;
+  let objectsReplayed = 0;
+  let recordsReplayed = 0;
+  const snapshotted = new Set<string>();
+  // The tail a snapshotted stream had at its snapshot: its stream objects end there.
+  const snapshotTails = new Map<string, number>();
+  for await (const object of replayChain(store, { nodeId, fromSeq, toSeq: sealSeq, onSeal: (seq) => seals.add(seq) })) {
+    objectsReplayed++;
+    for (const record of object.records) {
+      bytesReplayed += record.data.byteLength;
+      if (replayRecord(registry, record, nowMs, snapshotted)) snapshotTails.set(record.streamId, record.firstOffset);
+      recordsReplayed++;
+    }
+  }
+  const toLoad = [...snapshotted];
+  for (let i = 0; i < toLoad.length; i += LOAD_CONCURRENCY) {
+    await Promise.all(
+      toLoad.slice(i, i + LOAD_CONCURRENCY).map(async (streamId) => {
+        const stream = registry.get(streamId);
+        if (stream !== undefined && !isGone(stream)) await loadCompacted(store, stream, snapshotTails.get(streamId) ?? stream.base);
+      }),
+    );
+  }
+  return { fromSeq, sealSeq, objectsReplayed, recordsReplayed, streams: registry.size, seals, bytesReplayed };
+}
+
+/**
+ * Applies one replayed record; records of streams already removed are passed over. True when the record
+ * (re)built a stream from a snapshot: its data below the record's offset is in stream objects.
+ */
+export function replayRecord(
+  registry: StreamRegistry,
+  record: WalRecord,
+  nowMs: number,
+  snapshotted?: Set<string>,
+): boolean {
+  const meta = decodeRecordMeta(record.meta);
+  if (meta.k === "mark") return false;
+  const existing = registry.get(record.streamId);
+  if (meta.k === "snapshot" && (existing === undefined || isGone(existing))) {
+    // A compaction's snapshot replayed from its checkpoint, or a stream handed to this node (adopted: see
+    // ownership/adopt.ts), possibly one it handed away before and still keeps for its forks.
+    const stream = replayedStream(record, meta);
+    // Data below the snapshot's tail is in stream objects: loadCompacted reads it after the replay.
+    stream.tail = meta.tail;
+    stream.eof = meta.eof;
+    stream.lifecycle = meta.softDeleted ? "soft-deleted" : "live";
+    stream.lastAccessMs = nowMs;
+    const decided = stream.decided;
+    decided.tail = meta.tail;
+    decided.eof = meta.eof;
+    decided.lastStreamSeq = meta.q;
+    for (const [producerId, epoch, lastSeq, lastUpdatedMs] of meta.producers) {
+      decided.producers.set(producerId, { epoch, lastSeq, lastUpdatedMs });
+    }
+    stream.forkCount = existing?.forkCount ?? 0;
+    registry.add(stream);
+    registry.attachFork(stream);
+    snapshotted?.add(stream.id);
+    return true;
+  }
+  if (meta.k === "create") {
+    if (existing !== undefined) throw new Error(`replay: stream ${record.streamId} created twice`);
+    const stream = replayedStream(record, meta);
+    if (record.firstOffset !== stream.base) throw new Error(`replay: ${record.streamId} created at ${record.firstOffset}`);
+    applyInitial(stream, record.data, isEof(record));
+    stream.lastAccessMs = nowMs;
+    registry.add(stream);
+    registry.attachFork(stream);
+    return false;
+  }
+  if (existing === undefined || isGone(existing)) return false;
+  existing.epoch = Math.max(existing.epoch, record.streamEpoch);
+  switch (meta.k) {
+    case "append": {
+      if (record.firstOffset !== existing.tail) {
+        throw new Error(`replay: ${record.streamId} record at ${record.firstOffset}, tail ${existing.tail}`);
+      }
+      if (record.data.byteLength > 0) {
+        existing.records.push(memoryRecord(record.firstOffset, record.data));
+        existing.memoryBytes += record.data.byteLength;
+      }
+      existing.tail += record.data.byteLength;
+      if (isEof(record)) existing.eof = true;
+      const decided = existing.decided;
+      decided.tail = existing.tail;
+      decided.eof = existing.eof;
+      // The same steps as the append that wrote the record (paths/append.ts): pruned ids first, then `p`.
+      for (const producerId of meta.x ?? []) decided.producers.delete(producerId);
+      if (meta.p !== undefined) {
+        const [producerId, epoch, lastSeq] = meta.p;
+        decided.producers.set(producerId, { epoch, lastSeq, lastUpdatedMs: meta.at });
+      }
+      if (meta.q !== undefined) decided.lastStreamSeq = meta.q;
+      return false;
+    }
+    case "soft-delete":
+      existing.lifecycle = "soft-deleted";
+      return false;
+    case "snapshot":
+      return false; // replay began before this compaction: the stream's state is already rebuilt
+    case "delete":
+    case "release": {
+      registry.remove(existing);
+      registry.detachFork(existing);
+      return false;
+    }
+  }
+}
+
+/** A stream rebuilt from its create or snapshot record: not opened by this incarnation yet. */
+function replayedStream(record: WalRecord, meta: { readonly name: string; readonly config: StreamConfig; readonly at: number }): StreamState {
+  return newStreamState({
+    id: record.streamId,
+    name: meta.name,
+    config: meta.config,
+    createdAtMs: meta.at,
+    epoch: record.streamEpoch,
+    opened: false,
+  });
+}
+
+/**
+ * Points a snapshotted stream's compacted range [base, snapshotTail) at its stream objects (read on demand),
+ * ahead of the records replayed after the snapshot. Its manifest must cover exactly that range.
+ */
+async function loadCompacted(store: ObjectStore, stream: StreamState, snapshotTail: number): Promise<void> {
+  if (snapshotTail === stream.base) return;
+  const manifest = await readManifest(store, stream.id);
+  if (manifest === null) throw new Error(`recovery: stream ${stream.id} has data below its snapshot but no manifest`);
+  pointAtObjects(stream, manifest.manifest, snapshotTail);
+}
+
+/** Puts the manifest's stream objects covering [base, upTo) ahead of the stream's records. */
+export function pointAtObjects(stream: StreamState, manifest: Manifest, upTo: number): void {
+  if (upTo === stream.base) return;
+  const extents: CachedRecord[] = [];
+  let at = stream.base;
+  for (const ref of manifest.objects) {
+    if (ref.firstOffset >= upTo) break;
+    if (ref.firstOffset !== at) throw new Error(`stream ${stream.id}: objects jump from ${at} to ${ref.firstOffset}`);
+    extents.push({ first: ref.firstOffset, end: ref.endOffset, data: null, objectKey: ref.key });
+    at = ref.endOffset;
+  }
+  if (at < upTo) throw new Error(`stream ${stream.id}: objects end at ${at}, its data at ${upTo}`);
+  stream.records.unshift(...extents);
+}
