@@ -60,7 +60,8 @@ import { DEFAULT_ADMISSION, DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal
 import { leaseTtlMs } from "../src/node/settings.ts";
 import { DEFAULT_EDGE_LIMITS, edgeLimits } from "../src/core/edge-limits.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore } from "./meta-log-store.ts";
-import { MetaLogSubscriptions } from "./meta-log-subscriptions.ts";
+import { SqliteSubscriptionStorage } from "./meta-log-subscription-tables.ts";
+import { SubscriptionService } from "../src/metadata/subscriptions/subscription-service.ts";
 import { MetaLogTokens } from "./meta-log-tokens.ts";
 import { wakeAppendAuthorization } from "../src/auth/internal-token.ts";
 import { DEFAULT_MAX_TOKENS, type RegistryStep, type RevokeStep, type TokenRecord } from "../src/core/auth/token-registry.ts";
@@ -100,7 +101,7 @@ export class MetaLog extends DurableObject<Env> {
   private readonly store: MetaLogStore;
   private readonly log: MetaLogService;
   private snapshotVersion: number;
-  private readonly subscriptions: MetaLogSubscriptions;
+  private readonly subscriptions: SubscriptionService;
   private readonly tokens: MetaLogTokens;
   /** WEBHOOK_MAX_REPLY_BYTES, for the webhooks the alarm sends. */
   private readonly webhookMaxReplyBytes: number;
@@ -138,12 +139,12 @@ export class MetaLog extends DurableObject<Env> {
     const state = replay(base, this.store.entriesAfter(base.version));
     this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning, admission: this.tuning });
     this.tokens = new MetaLogTokens(ctx.storage.sql, positiveIntOr(env.MAX_TOKENS, DEFAULT_MAX_TOKENS));
-    this.subscriptions = new MetaLogSubscriptions(
-      ctx.storage.sql,
-      (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs),
-      this.tuning,
-      (stream) => ((env.AUTH_MODE ?? "token").trim() === "open" ? Promise.resolve(null) : wakeAppendAuthorization(env.TOKEN_SECRET, stream, Date.now())),
-    );
+    this.subscriptions = new SubscriptionService(new SqliteSubscriptionStorage(ctx.storage.sql), {
+      limits: this.tuning,
+      onDeadline: (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs),
+      wakeAuthorization: (stream) =>
+        (env.AUTH_MODE ?? "token").trim() === "open" ? Promise.resolve(null) : wakeAppendAuthorization(env.TOKEN_SECRET, stream, Date.now()),
+    });
     this.scheduleSubscriptionAlarm(this.subscriptions.earliestDeadlineMs());
   }
 
@@ -246,7 +247,7 @@ export class MetaLog extends DurableObject<Env> {
   }
 
   // Subscriptions (docs/subscriptions.md): records and wake/lease state in their own tables
-  // (meta-log-subscriptions.ts), not log entries. Each answer carries the effects the caller performs.
+  // (src/metadata/subscriptions, over meta-log-subscription-tables.ts), not log entries. Each answer carries the effects the caller performs.
 
   putSubscription(id: string, config: SubscriptionConfig, origin: string): Promise<SubscriptionAnswer<PutOutcome>> {
     return this.subscriptions.put(id, config, origin);
