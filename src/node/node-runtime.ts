@@ -91,6 +91,8 @@ export interface NodeRuntimeDeps {
   readonly background: (work: Promise<unknown>) => void;
   /** Called once when the WAL writer stopped: the shell must replace this incarnation. */
   readonly onStopped: (error: DomainError) => void;
+  /** How subscription effects reach webhooks and other nodes' wake streams (default: the global fetch; the simulation's network). */
+  readonly effectsFetch?: typeof fetch;
 }
 
 export class NodeRuntime {
@@ -181,7 +183,7 @@ export class NodeRuntime {
       // The registration counts as a heartbeat (the log records it as one).
       liveUntilMs: registeredAtMs + selfLeaseMs(deps.settings),
     };
-    ctx.observers.add(subscriptionDelivery(ctx, deps.meta));
+    ctx.observers.add(subscriptionDelivery(ctx, deps.meta, deps.effectsFetch));
     await attachMissingSources(ctx);
     // Transfers this node takes part in, from now on and left over from before a crash (docs/transfers.md).
     const watcher = new TransferWatcher(ctx, deps.meta);

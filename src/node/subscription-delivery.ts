@@ -26,12 +26,14 @@ const WATCH_RETRY_MS = 1_000;
 export function subscriptionDelivery(
   ctx: NodeContext,
   meta: DeliveryMetaPort,
+  /** Webhooks and wake events for streams held elsewhere go out through this (default: the global fetch). */
+  doFetch: typeof fetch = (input, init) => fetch(input, init),
 ): (change: AcknowledgedChange) => Promise<unknown> | undefined {
   // Wake streams this node owns are appended through its own append path (no network hop); others, and
   // one that moved away meanwhile, go through the public origin, which routes them to their owner.
   const ports: EffectPorts = {
     appendWakeEvent: async (effect) => {
-      if (ctx.registry.byName(effect.stream) === undefined) return appendWakeEventByFetch(effect);
+      if (ctx.registry.byName(effect.stream) === undefined) return appendWakeEventByFetch(effect, doFetch);
       const body = encoder.encode(effect.rawBody);
       const headers = { contentType: "application/json", closed: null, streamSeq: null, producerId: null, producerEpoch: null, producerSeq: null };
       const request = parseAppendRequest(headers, body.byteLength, ctx.settings.maxBodyBytes);
@@ -40,11 +42,12 @@ export function subscriptionDelivery(
       if (answer.kind === "reply" || (answer.kind === "error" && answer.error.code === "not_found")) return;
       // Not served here after all (moved, held by another node, being transferred): through its owner.
       if (answer.kind === "redirect" || ["held_by", "conflict", "unavailable"].includes(answer.error.code)) {
-        return appendWakeEventByFetch(effect);
+        return appendWakeEventByFetch(effect, doFetch);
       }
       throw new Error(`wake event append to ${effect.stream} failed: ${answer.error.code} ${answer.error.message}`);
     },
     webhookReplied: (id, ref, done) => meta.onWebhookReply(id, ref, done),
+    fetch: doFetch,
     maxReplyBytes: ctx.settings.webhookMaxReplyBytes,
   };
   // The cached set of subscriptions: appends are not reported while none exist. Unknown (null) until the
