@@ -40,10 +40,11 @@ module.exports = {
     },
     {
       name: "metadata-over-core-and-ports",
-      comment: "src/metadata is the metadata log's behaviour over a journal port: the core, the ports, the waits.",
+      comment:
+        "src/metadata is the metadata log's behaviour over its storage ports (the journal, the subscription book): the core, the ports, the waits, the log, and webhook signing (src/subscriptions).",
       severity: "error",
       from: { path: "^src/metadata/" },
-      to: { pathNot: "^src/(core|ports|waits|metadata)/" },
+      to: { pathNot: "^src/(core|ports|waits|metadata|log|subscriptions)/" },
     },
     {
       name: "storage-imports-core-and-storage",

@@ -6,9 +6,8 @@
 // Every method is synchronous; callers group writes with ctx.storage.transactionSync.
 import type { Command, LogEntry, Touched } from "../src/core/meta/index.ts";
 
-export const DEFAULT_SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
-
 import type { LogStats, SnapshotInfo } from "../src/ports/meta-log-client.ts";
+import { DEFAULT_SNAPSHOT_CHUNK_BYTES } from "../src/metadata/meta-log-tuning.ts";
 
 export class MetaLogStore {
   constructor(

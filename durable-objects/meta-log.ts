@@ -1,20 +1,17 @@
 // MetaLog: the metadata log Durable Object. A thin shell over src/metadata/meta-log-service.ts (the pure
 // `apply`, watches, duties, drain, liveness): it loads the latest snapshot and the log after it from
 // SQLite, journals each accepted change there in the step that makes it visible, snapshots to bound the
-// log, and holds the subscription tables. Node heartbeats are soft state, never log entries.
+// log, and wires the subscription book (src/metadata/subscriptions) to its SQLite tables and its alarm.
+// Node heartbeats are soft state, never log entries.
 // The API is documented in docs/metadata-log.md.
 import { workerLog } from "../src/log/logger.ts";
 import type { JsonObject, JsonValue } from "../src/core/meta/json.ts";
 import { DurableObject } from "cloudflare:workers";
 import {
-  decodeSnapshot,
-  emptyState,
   encodeSnapshot,
-  replay,
   type Command,
   type Coordinator,
   type DrainProgress,
-  type AdmissionLimits,
   type MetaState,
   type MetaView,
   type NodeRecord,
@@ -56,40 +53,18 @@ import type {
   WebhookJwks,
 } from "../src/ports/meta-log-client.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects } from "../src/subscriptions/effects.ts";
-import { DEFAULT_ADMISSION, DEFAULT_TIMINGS, MetaLogService, type MetaLogJournal, type MetaLogTimings } from "../src/metadata/meta-log-service.ts";
+import { MetaLogService, type MetaLogJournal } from "../src/metadata/meta-log-service.ts";
+import { metaLogTuning, snapshotDue, type MetaLogTuning } from "../src/metadata/meta-log-tuning.ts";
+import { metaLogStats, restoreState } from "../src/metadata/meta-log-restore.ts";
 import { leaseTtlMs } from "../src/node/settings.ts";
-import { DEFAULT_EDGE_LIMITS, edgeLimits } from "../src/core/edge-limits.ts";
-import { DEFAULT_SNAPSHOT_CHUNK_BYTES, MetaLogStore } from "./meta-log-store.ts";
-import { MetaLogSubscriptions } from "./meta-log-subscriptions.ts";
+import { edgeLimits } from "../src/core/edge-limits.ts";
+import { MetaLogStore } from "./meta-log-store.ts";
+import { SqliteSubscriptionStorage } from "./meta-log-subscription-tables.ts";
+import { SubscriptionService } from "../src/metadata/subscriptions/subscription-service.ts";
 import { MetaLogTokens } from "./meta-log-tokens.ts";
 import { wakeAppendAuthorization } from "../src/auth/internal-token.ts";
 import { DEFAULT_MAX_TOKENS, type RegistryStep, type RevokeStep, type TokenRecord } from "../src/core/auth/token-registry.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
-
-export interface MetaLogTuning extends MetaLogTimings, AdmissionLimits {
-  /** MAX_STREAMS (table AD); tests lower it on a running log. */
-  maxStreams: number;
-  /** MAX_SUBSCRIPTIONS, MAX_SUBSCRIPTION_STREAMS and MAX_SUBSCRIPTION_BOOK_BYTES (src/core/subscriptions/limits.ts). */
-  maxSubscriptions: number;
-  maxSubscriptionStreams: number;
-  maxSubscriptionBookBytes: number;
-  /** Snapshot once this many entries were appended since the last snapshot. */
-  snapshotEveryEntries: number;
-  /** Entries kept after a snapshot so watchers a little behind get a delta instead of a full view. */
-  watchRetainEntries: number;
-  snapshotChunkBytes: number;
-}
-
-const DEFAULT_TUNING: MetaLogTuning = {
-  ...DEFAULT_TIMINGS,
-  ...DEFAULT_ADMISSION,
-  maxSubscriptions: DEFAULT_EDGE_LIMITS.maxSubscriptions,
-  maxSubscriptionStreams: DEFAULT_EDGE_LIMITS.maxSubscriptionStreams,
-  maxSubscriptionBookBytes: DEFAULT_EDGE_LIMITS.maxSubscriptionBookBytes,
-  snapshotEveryEntries: 1000,
-  watchRetainEntries: 1000,
-  snapshotChunkBytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
-};
 
 export class MetaLog extends DurableObject<Env> {
   /**
@@ -100,7 +75,7 @@ export class MetaLog extends DurableObject<Env> {
   private readonly store: MetaLogStore;
   private readonly log: MetaLogService;
   private snapshotVersion: number;
-  private readonly subscriptions: MetaLogSubscriptions;
+  private readonly subscriptions: SubscriptionService;
   private readonly tokens: MetaLogTokens;
   /** WEBHOOK_MAX_REPLY_BYTES, for the webhooks the alarm sends. */
   private readonly webhookMaxReplyBytes: number;
@@ -114,36 +89,25 @@ export class MetaLog extends DurableObject<Env> {
     // LEASE_TTL_MS and the bounds of docs/limits.md (MAX_STREAMS here) come from the Worker's vars, which every
     // Durable Object of the deployment is given too.
     this.webhookMaxReplyBytes = limits.webhookMaxReplyBytes;
-    this.tuning = {
-      ...DEFAULT_TUNING,
-      leaseTtlMs: leaseTtlMs(env),
-      maxStreams: limits.maxStreams,
-      maxMetaBytes: limits.maxMetaBytes,
-      maxSubscriptions: limits.maxSubscriptions,
-      maxSubscriptionStreams: limits.maxSubscriptionStreams,
-      maxSubscriptionBookBytes: limits.maxSubscriptionBookBytes,
-    };
+    this.tuning = metaLogTuning(limits, leaseTtlMs(env));
     this.store = new MetaLogStore(ctx.storage.sql, this.tuning.snapshotChunkBytes);
     // SQLite calls are synchronous: the whole load happens before any request is delivered.
     this.store.migrate();
-    const snapshot = this.store.readSnapshot();
-    const base = snapshot === null ? emptyState() : decodeSnapshot(snapshot.text);
-    if (snapshot !== null && base.version !== snapshot.version) throw new Error("metadata snapshot version mismatch");
-    this.snapshotVersion = base.version;
+    const { state, snapshotVersion } = restoreState(this.store.readSnapshot(), (version) => this.store.entriesAfter(version));
+    this.snapshotVersion = snapshotVersion;
     const journal: MetaLogJournal = {
       append: (entry, touched) => ctx.storage.transactionSync(() => this.store.append(entry, touched)),
       touchedBetween: (since, upTo) => this.store.touchedBetween(since, upTo),
       afterAppend: (state) => this.maybeSnapshot(state),
     };
-    const state = replay(base, this.store.entriesAfter(base.version));
     this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning, admission: this.tuning });
     this.tokens = new MetaLogTokens(ctx.storage.sql, positiveIntOr(env.MAX_TOKENS, DEFAULT_MAX_TOKENS));
-    this.subscriptions = new MetaLogSubscriptions(
-      ctx.storage.sql,
-      (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs),
-      this.tuning,
-      (stream) => ((env.AUTH_MODE ?? "token").trim() === "open" ? Promise.resolve(null) : wakeAppendAuthorization(env.TOKEN_SECRET, stream, Date.now())),
-    );
+    this.subscriptions = new SubscriptionService(new SqliteSubscriptionStorage(ctx.storage.sql), {
+      limits: this.tuning,
+      onDeadline: (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs),
+      wakeAuthorization: (stream) =>
+        (env.AUTH_MODE ?? "token").trim() === "open" ? Promise.resolve(null) : wakeAppendAuthorization(env.TOKEN_SECRET, stream, Date.now()),
+    });
     this.scheduleSubscriptionAlarm(this.subscriptions.earliestDeadlineMs());
   }
 
@@ -229,24 +193,11 @@ export class MetaLog extends DurableObject<Env> {
   }
 
   stats(): MetaLogStats {
-    const { state } = this.log;
-    return {
-      version: state.version,
-      nodes: state.nodes.size,
-      streams: state.streams.size,
-      pendingTransfers: state.transfers.size,
-      coordinatorEpoch: state.lease?.coordinatorEpoch ?? 0,
-      takeoversPending: [...state.nodes.values()].filter((node) => node.dead !== undefined).length,
-      ...this.log.failoverCounts,
-      metaBytes: this.log.metaBytesHeld,
-      subscriptionBytes: this.subscriptions.heldBytes,
-      log: this.store.logStats(),
-      snapshot: this.store.snapshotInfo(),
-    };
+    return metaLogStats(this.log, { subscriptionBytes: this.subscriptions.heldBytes, log: this.store.logStats(), snapshot: this.store.snapshotInfo() });
   }
 
   // Subscriptions (docs/subscriptions.md): records and wake/lease state in their own tables
-  // (meta-log-subscriptions.ts), not log entries. Each answer carries the effects the caller performs.
+  // (src/metadata/subscriptions, over meta-log-subscription-tables.ts), not log entries. Each answer carries the effects the caller performs.
 
   putSubscription(id: string, config: SubscriptionConfig, origin: string): Promise<SubscriptionAnswer<PutOutcome>> {
     return this.subscriptions.put(id, config, origin);
@@ -336,7 +287,7 @@ export class MetaLog extends DurableObject<Env> {
 
   private maybeSnapshot(state: MetaState): void {
     const { version } = state;
-    if (version - this.snapshotVersion < this.tuning.snapshotEveryEntries) return;
+    if (!snapshotDue(version, this.snapshotVersion, this.tuning)) return;
     // The entry that triggered this is already durable: a failed snapshot must not fail the proposal. The
     // transaction leaves the previous snapshot and the whole log in place, and the next change retries.
     try {

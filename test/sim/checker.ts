@@ -5,13 +5,14 @@
 // and 6 (a transfer completion applies only to the close it names). A final read that never completed
 // is a liveness failure. A long-poll that timed out although an append at its offset was acknowledged
 // while it waited is reported as a notice (a lost wake-up), not a failure. The table invariants are in
-// table-checker.ts.
+// table-checker.ts, the subscription invariants in subscription-checker.ts.
 import type { Command, MetaState } from "../../src/core/meta/index.ts";
 import { decodeManifest } from "../../src/storage/manifest.ts";
 import { decodeStreamObject } from "../../src/storage/stream-object.ts";
 import { decodeWalObject } from "../../src/storage/wal-format.ts";
 import { parseWalKey } from "../../src/storage/keys.ts";
 import { incarnationLabel, superseded, type AppendRecord, type History, type Ownership, type StoreWrite, type WalDataRecord } from "./history.ts";
+import { checkSubscriptions } from "./subscription-checker.ts";
 import { checkTables } from "./table-checker.ts";
 
 export interface Violation {
@@ -53,6 +54,7 @@ export function check(history: History, options: { readonly longPollTimeoutMs: n
   checkTransfers(history, violations);
   checkWakeUps(history, options.longPollTimeoutMs, notices);
   checkTables(history, violations, notices);
+  checkSubscriptions(history, violations);
   return { violations, notices };
 }
 

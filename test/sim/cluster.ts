@@ -150,6 +150,7 @@ export class SimCluster {
           work.catch((error: unknown) => trace.write(`  node ${inc.label} background work failed: ${String(error)}`));
         },
         onStopped: (error) => this.end(inc, `stopped (${error.code}: ${error.message})`),
+        effectsFetch: meta.subscriptions.fetchFor(inc.label, () => inc.gate.crashed),
       });
       if (inc.ended) {
         runtime.watcher.stop();

@@ -2,6 +2,7 @@
 // reads, table writes by outcome, transfers completed, crashes, fenced writers, compactions...), summed over seeds by main.ts, so
 // a change that quietly stops the simulation from reaching something shows up in its summary.
 import type { History } from "./history.ts";
+import { WAKE_STREAM } from "./subscription-consumers.ts";
 
 const COUNTED: ReadonlySet<string> = new Set([
   "CompleteTransfer",
@@ -29,6 +30,13 @@ export function coverage(history: History): Map<string, number> {
     add("table partitioned write acked", history.tables.writes.filter((write) => write.outcome === "acked").length);
   }
   for (const write of history.writes) if (/^tables\/[^/]+\/snapshots\//.test(write.key)) add("table snapshot");
+  const subscriptions = history.subscriptions;
+  if (subscriptions.followed.length > 0) {
+    add("subscription seed");
+    add("subscription offer", subscriptions.offers.length);
+    if (subscriptions.caughtUp === true) add("subscription caught up");
+    for (const write of history.writes) for (const record of write.walData) if (record.ownership.name === WAKE_STREAM) add("subscription wake event landed");
+  }
   for (const { entry } of history.journal) {
     const type = entry.command.type;
     if (COUNTED.has(type)) add(`log ${type}`);

@@ -72,6 +72,11 @@ export class FaultPlan {
     return "none";
   }
 
+  /** A webhook delivery that gets no answer (the receiver down or the connection lost). */
+  webhookDropped(): boolean {
+    return this.prng.chance(this.healed ? 0 : Math.min(0.3, 0.05 + 2 * this.profile.storeFail));
+  }
+
   split(): boolean {
     return this.prng.chance(this.active.split);
   }

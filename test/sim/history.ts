@@ -2,6 +2,7 @@
 // metadata log accepted and what the object store took. The checker (checker.ts) reads only this (and the
 // final read-back), never the live system.
 import type { LogEntry, MetaState } from "../../src/core/meta/index.ts";
+import { SubscriptionHistory } from "./subscription-history.ts";
 import { TableHistory } from "./table-history.ts";
 
 export interface IncarnationId {
@@ -155,6 +156,9 @@ export class History {
 
   /** The table workload's writes, lookups and final read-back (empty when the seed has no tables). */
   readonly tables = new TableHistory();
+
+  /** The subscription book's rows, the consumers' offers and acks (empty when the seed has no subscriptions). */
+  readonly subscriptions = new SubscriptionHistory();
 
   /** Event counts (coverage: how often the run reached each interesting situation). */
   readonly counts = new Map<string, number>();

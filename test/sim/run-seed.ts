@@ -22,11 +22,12 @@ import { Operator } from "./operator.ts";
 import { Prng } from "./prng.ts";
 import { Scheduler, type Phase, type Weights } from "./scheduler.ts";
 import { SimMetaLog } from "./sim-meta.ts";
+import { drawSubscriptionShape, startSubscriptions, type SubscriptionShape } from "./subscription-consumers.ts";
 import { TableWorld, TableWriter, type TableDeps } from "./table-clients.ts";
 import { TableCreator } from "./table-creator.ts";
 import { FinalTableReader } from "./table-final.ts";
-import { Trace } from "./trace.ts";
-import { VirtualClock } from "./virtual-time.ts";
+import { captureConsole, Trace } from "./trace.ts";
+import { drainMicrotasks, VirtualClock } from "./virtual-time.ts";
 
 /** Virtual time starts here (node epochs are wall-clock milliseconds). */
 const START_MS = EPOCH_BASE_MS;
@@ -40,6 +41,11 @@ const PARTITIONED_SEEDS = 0.5;
 /** Mixed into the seed for that choice alone, so a table seed without partitions runs as it did before there were any. */
 const PARTITION_STREAM = 0x9a471000;
 const FINAL_STEPS = 8_000;
+/** The share of seeds that run the subscription workload, drawn from a generator of its own (the seed mixed with this). */
+const SUBSCRIPTION_SEEDS = 0.5;
+const SUBSCRIPTION_STREAM = 0x5ab5c000;
+/** Steps after the final read for the consumers to catch up. */
+const CATCH_UP_STEPS = 4_000;
 
 /** Failover settings short enough that leases run out within a seed (as the end-to-end tests set them). */
 const LEASE_TTL_MS = 1_000;
@@ -69,6 +75,7 @@ export interface SeedShape {
   readonly faults: FaultProfile;
   readonly weights: Weights;
   readonly tables: TableShape | null;
+  readonly subscriptions: SubscriptionShape | null;
 }
 
 /** The table workload of a seed: how many table clients, how eager they are (the `table` weight), whether its table is partitioned. */
@@ -78,9 +85,10 @@ export interface TableShape {
   readonly partitioned: boolean;
 }
 
-function drawShape(prng: Prng, maxSteps: number, tables: TableShape | null): SeedShape {
+function drawShape(prng: Prng, maxSteps: number, tables: TableShape | null, subscriptions: SubscriptionShape | null): SeedShape {
   const shape = drawStreamShape(prng, maxSteps);
-  return { ...shape, tables, weights: tables === null ? shape.weights : { ...shape.weights, table: tables.weight } };
+  const weights = { ...shape.weights, ...(tables === null ? {} : { table: tables.weight }), ...(subscriptions === null ? {} : { consumer: subscriptions.weight }) };
+  return { ...shape, tables, subscriptions, weights };
 }
 
 function drawTableShape(prng: Prng, partitionPrng: Prng): TableShape | null {
@@ -88,7 +96,7 @@ function drawTableShape(prng: Prng, partitionPrng: Prng): TableShape | null {
   return { clients: prng.between(2, 4), weight: prng.pick([2, 4, 8]), partitioned: partitionPrng.chance(PARTITIONED_SEEDS) };
 }
 
-function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables"> {
+function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables" | "subscriptions"> {
   return {
     nodes: prng.between(2, 4),
     streams: prng.between(1, 4),
@@ -120,7 +128,7 @@ function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables"
   };
 }
 
-const SETTLE_WEIGHTS: Weights = { store: 10, meta: 10, net: 10, reply: 10, timer: 4, restart: 30 };
+const SETTLE_WEIGHTS: Weights = { store: 10, meta: 10, net: 10, reply: 10, timer: 4, restart: 30, consumer: 8 };
 const FINAL_WEIGHTS: Weights = { ...SETTLE_WEIGHTS, final: 100 };
 
 export interface SeedOptions {
@@ -143,7 +151,9 @@ export interface SeedResult {
 export async function runSeed(seed: number, options: SeedOptions = {}): Promise<SeedResult> {
   const prng = new Prng(seed);
   const tablePrng = new Prng((seed ^ TABLE_STREAM) >>> 0);
-  const shape = drawShape(prng, options.maxSteps ?? 900, drawTableShape(tablePrng, new Prng((seed ^ PARTITION_STREAM) >>> 0)));
+  const subscriptionPrng = new Prng((seed ^ SUBSCRIPTION_STREAM) >>> 0);
+  const tableShape = drawTableShape(tablePrng, new Prng((seed ^ PARTITION_STREAM) >>> 0));
+  const shape = drawShape(prng, options.maxSteps ?? 900, tableShape, drawSubscriptionShape(subscriptionPrng, SUBSCRIPTION_SEEDS));
   const clock = new VirtualClock(START_MS);
   const trace = new Trace(START_MS, options.verbose === true);
   const history = new History();
@@ -157,11 +167,12 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     trace.write(`  unhandled rejection: ${text}`);
   };
   process.on("unhandledRejection", onUnhandled);
+  let closeSubscriptions = (): void => {};
   try {
     trace.write(`seed ${seed}: ${describeShape(shape)}`);
     const scheduler = new Scheduler(prng.fork(), clock, trace, shape.weights);
     const faults = new FaultPlan(prng.fork(), shape.faults);
-    const meta = new SimMetaLog(() => clock.now(), scheduler.io, faults, trace, history, LEASE_TTL_MS);
+    const meta = new SimMetaLog(clock, scheduler.io, faults, trace, history, LEASE_TTL_MS);
     const store = new MemoryStore();
     const settings = shape.tables === null ? SETTINGS : { ...SETTINGS, ...TABLE_SETTINGS };
     const nodeIds = Array.from({ length: shape.nodes }, (_, i) => `n${i + 1}`);
@@ -200,6 +211,11 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     const finalTables = shape.tables === null ? null : new FinalTableReader(tableDeps, meta);
     if (finalTables !== null) scheduler.addActor(finalTables);
     const finalDone = (): boolean => finalReader.done && (finalTables?.done ?? true);
+    closeSubscriptions = () => meta.subscriptions.close();
+    const consumers =
+      shape.subscriptions === null
+        ? null
+        : await startSubscriptions({ meta, net, prng: subscriptionPrng.fork(), trace, history, clock }, world.streams, shape.subscriptions, (actor) => scheduler.addActor(actor));
 
     for (const nodeId of nodeIds) cluster.start(nodeId);
     const run = async (phase: Phase, steps: number, done: () => boolean): Promise<boolean> => {
@@ -230,6 +246,10 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     trace.write("final: reading every stream back");
     scheduler.weights = FINAL_WEIGHTS;
     await run("final", FINAL_STEPS, finalDone);
+    if (consumers !== null) {
+      trace.write("subscriptions: the consumers catch up");
+      history.subscriptions.caughtUp = await run("final", CATCH_UP_STEPS, () => consumers.caughtUp());
+    }
 
     const result = check(history, { longPollTimeoutMs: clientDeps.longPollTimeoutMs });
     for (const text of unhandled) result.notices.push({ invariant: INVARIANT.unhandled, message: text, focus: ["unhandled rejection"] });
@@ -243,6 +263,9 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     trace.write(`end: ${scheduler.step} steps, ${result.violations.length} violations, ${result.notices.length} notices`);
     return { seed, steps: scheduler.step, hash: trace.digest(), shape, result, trace, history };
   } finally {
+    // Webhooks still on their way fail, and their senders' bookkeeping runs before the globals come back.
+    closeSubscriptions();
+    await drainMicrotasks();
     process.off("unhandledRejection", onUnhandled);
     restoreConsole();
     restoreTime();
@@ -271,23 +294,7 @@ export function describeShape(shape: SeedShape): string {
     `${shape.activeSteps} active steps, ${shape.crashes} crashes, zombie routing ${shape.zombieRouting}; ` +
     `store fail ${pct(f.storeFail)} lost ${pct(f.storeLost)} delay ${pct(f.storeDelay)}, meta fail ${pct(f.metaFail)} lost ${pct(f.metaLost)}, split ${pct(f.split)}; ` +
     `weights timer ${w["timer"]} client ${w["client"]} crash ${w["crash"]} zombie ${w["zombie"]} transfer ${w["transfer"]} drain ${w["drain"]}` +
-    (shape.tables === null ? "" : `; ${shape.tables.partitioned ? "partitioned table" : "table"} clients ${shape.tables.clients}, weight ${shape.tables.weight}`)
+    (shape.tables === null ? "" : `; ${shape.tables.partitioned ? "partitioned table" : "table"} clients ${shape.tables.clients}, weight ${shape.tables.weight}`) +
+    (shape.subscriptions === null ? "" : `; subscriptions lease ${shape.subscriptions.leaseTtlMs} ms, consumer weight ${shape.subscriptions.weight}`)
   );
-}
-
-/** mink's own logging goes into the trace (deterministic, and out of the way of the summary). */
-function captureConsole(trace: Trace): () => void {
-  const saved = { log: console.log, info: console.info, warn: console.warn, error: console.error, debug: console.debug };
-  const format = (args: unknown[]): string =>
-    args
-      .map((arg) => (arg instanceof Error ? `${arg.name}: ${arg.message}` : typeof arg === "string" ? arg : String(arg)))
-      .join(" ")
-      .slice(0, 300);
-  const to = (level: string) => (...args: unknown[]) => trace.write(`  log.${level} ${format(args)}`);
-  console.log = to("log");
-  console.info = to("info");
-  console.warn = to("warn");
-  console.error = to("error");
-  console.debug = to("debug");
-  return () => Object.assign(console, saved);
 }

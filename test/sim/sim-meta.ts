@@ -3,7 +3,7 @@
 // to, and per incarnation a port whose every call is a pending operation: the MetaLog receives it (and
 // applies a proposal) only when the scheduler picks it, possibly with a fault, and the answer may be
 // held back for a later step. A crashed incarnation's calls already sent may still arrive; their answers
-// are dropped, and it sends nothing new. No subscriptions exist here (as in the node tier).
+// are dropped, and it sends nothing new. Subscriptions are the real SubscriptionService (subscription-meta.ts).
 import type { LogEntry, Touched } from "../../src/core/meta/index.ts";
 import { emptyState } from "../../src/core/meta/index.ts";
 import { MemoryJournal } from "../../src/metadata/memory-journal.ts";
@@ -12,7 +12,10 @@ import type { NodeMetaPort } from "../../src/node/runtime/wiring.ts";
 import type { FaultPlan } from "./faults.ts";
 import { EPOCH_BASE_MS, incarnationLabel, type History, type IncarnationId, type Ownership } from "./history.ts";
 import type { IoQueue } from "./scheduler.ts";
+import { SimSubscriptions } from "./subscription-meta.ts";
+import { offsetBytes } from "./subscription-history.ts";
 import type { Trace } from "./trace.ts";
+import type { VirtualClock } from "./virtual-time.ts";
 
 /** Whether an incarnation is dead: its calls never answer. */
 export interface Gate {
@@ -46,10 +49,11 @@ class RecordingJournal extends MemoryJournal {
 
 export class SimMetaLog {
   readonly service: MetaLogService;
+  readonly subscriptions: SimSubscriptions;
   private readonly journal: RecordingJournal;
 
   constructor(
-    private readonly now: () => number,
+    clock: VirtualClock,
     private readonly io: IoQueue,
     private readonly faults: FaultPlan,
     private readonly trace: Trace,
@@ -57,8 +61,9 @@ export class SimMetaLog {
     leaseTtlMs: number,
   ) {
     this.journal = new RecordingJournal(history, trace);
-    this.service = new MetaLogService(emptyState(), this.journal, { now, timings: { ...DEFAULT_TIMINGS, leaseTtlMs } });
+    this.service = new MetaLogService(emptyState(), this.journal, { now: () => clock.now(), timings: { ...DEFAULT_TIMINGS, leaseTtlMs } });
     this.journal.service = this.service;
+    this.subscriptions = new SimSubscriptions({ clock, io, faults, trace, history });
   }
 
   /** What the log says about the stream named `name` now. */
@@ -80,52 +85,59 @@ export class SimMetaLog {
     };
   }
 
+  /**
+   * One call to the MetaLog from `owner` as a pending operation: it arrives when the scheduler picks it,
+   * maybe failed (not applied) or lost (applied, the answer lost), and its answer may be held back.
+   */
+  call<T>(owner: string, gate: Gate, label: string, invoke: () => T | Promise<T>): Promise<T> {
+    if (gate.crashed) return never<T>();
+    return new Promise<T>((resolve, reject) => {
+      const deliver = (settle: () => void, outcome: string): void => {
+        if (gate.crashed) return;
+        if (this.faults.split()) {
+          this.io.add({ kind: "reply", owner, label: `meta ${label} ${outcome}`, run: () => (gate.crashed ? undefined : settle()) });
+        } else {
+          settle();
+        }
+      };
+      this.io.add({
+        kind: "meta",
+        owner,
+        label,
+        run: () => {
+          const fault = this.faults.meta();
+          if (fault === "fail") {
+            this.trace.write(`  meta ${owner} ${label} FAILED (injected, not applied)`);
+            deliver(() => reject(new Error(`sim: metadata call ${label} failed (injected)`)), "failed");
+            return;
+          }
+          Promise.resolve()
+            .then(invoke)
+            .then(
+              (value) => {
+                if (fault === "lost") {
+                  this.trace.write(`  meta ${owner} ${label} applied, answer LOST: ${summarize(value)}`);
+                  deliver(() => reject(new Error(`sim: metadata answer to ${label} lost (injected)`)), "lost");
+                  return;
+                }
+                this.trace.write(`  meta ${owner} ${label} -> ${summarize(value)}`);
+                deliver(() => resolve(value), summarize(value));
+              },
+              (error: unknown) => {
+                this.trace.write(`  meta ${owner} ${label} threw ${String(error)}`);
+                deliver(() => reject(error instanceof Error ? error : new Error(String(error))), "threw");
+              },
+            );
+        },
+      });
+    });
+  }
+
   /** The port one incarnation uses; `owner` names it in the trace. */
   port(owner: string, gate: Gate): NodeMetaPort {
-    const call = <T>(label: string, invoke: () => T | Promise<T>): Promise<T> => {
-      if (gate.crashed) return never<T>();
-      return new Promise<T>((resolve, reject) => {
-        const deliver = (settle: () => void, outcome: string): void => {
-          if (gate.crashed) return;
-          if (this.faults.split()) {
-            this.io.add({ kind: "reply", owner, label: `meta ${label} ${outcome}`, run: () => (gate.crashed ? undefined : settle()) });
-          } else {
-            settle();
-          }
-        };
-        this.io.add({
-          kind: "meta",
-          owner,
-          label,
-          run: () => {
-            const fault = this.faults.meta();
-            if (fault === "fail") {
-              this.trace.write(`  meta ${owner} ${label} FAILED (injected, not applied)`);
-              deliver(() => reject(new Error(`sim: metadata call ${label} failed (injected)`)), "failed");
-              return;
-            }
-            Promise.resolve()
-              .then(invoke)
-              .then(
-                (value) => {
-                  if (fault === "lost") {
-                    this.trace.write(`  meta ${owner} ${label} applied, answer LOST: ${summarize(value)}`);
-                    deliver(() => reject(new Error(`sim: metadata answer to ${label} lost (injected)`)), "lost");
-                    return;
-                  }
-                  this.trace.write(`  meta ${owner} ${label} -> ${summarize(value)}`);
-                  deliver(() => resolve(value), summarize(value));
-                },
-                (error: unknown) => {
-                  this.trace.write(`  meta ${owner} ${label} threw ${String(error)}`);
-                  deliver(() => reject(error instanceof Error ? error : new Error(String(error))), "threw");
-                },
-              );
-          },
-        });
-      });
-    };
+    const call = <T>(label: string, invoke: () => T | Promise<T>): Promise<T> => this.call(owner, gate, label, invoke);
     const service = this.service;
+    const subscriptions = this.subscriptions.service;
     return {
       propose: (command) => call(`propose ${describeCommand(command)}`, () => service.propose(command)) as never,
       lookupStream: (query) => call(`lookup ${"name" in query ? query.name : query.id}`, () => service.lookupStream(query)),
@@ -139,14 +151,16 @@ export class SimMetaLog {
       heartbeat: (nodeId, nodeEpoch) => call("heartbeat", () => service.heartbeat(nodeId, nodeEpoch)),
       coordinatorTick: (coordinator, maxMoves) => call("coordinatorTick", () => service.coordinatorTick(coordinator, maxMoves)),
       collectable: (coordinator, ids) => call(`collectable ${ids.length} ids`, () => service.collectable(coordinator, ids)),
-      onStreamAppended: () => call("onStreamAppended", () => ({ effects: [], subscriptions: 0 })),
-      onWebhookReply: () => call("onWebhookReply", () => []),
-      watchSubscriptions: (_nodeId, since, timeoutMs) =>
-        call(`watchSubscriptions since ${since}`, async () => {
-          // Nothing ever changes: the first watch answers at once, later ones wait their whole timeout.
-          if (since >= 0) await new Promise((resolve) => setTimeout(resolve, service.boundedWaitMs(timeoutMs)));
-          return { version: Math.max(since, 0), subscriptions: 0 };
+      onStreamAppended: (tails) =>
+        call(`onStreamAppended ${tails.map((t) => `${t.path}@${offsetBytes(t.tailOffset)}`).join(" ")}`, async () => {
+          const effects = await subscriptions.streamsAppended(tails);
+          return { effects, subscriptions: subscriptions.size };
         }),
+      // Guarded: the node's delivery counts in-flight webhooks per host until this answers (see SimSubscriptions.close).
+      onWebhookReply: (id, ref, done) =>
+        this.subscriptions.guard(call(`onWebhookReply ${id} g${ref.generation}`, async () => (await subscriptions.webhookReplied(id, ref, done)).effects)),
+      watchSubscriptions: (nodeId, since, timeoutMs) =>
+        call(`watchSubscriptions`, () => subscriptions.watch(nodeId, since, service.boundedWaitMs(timeoutMs))),
     };
   }
 }

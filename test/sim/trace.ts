@@ -79,3 +79,20 @@ export class Trace {
     return out;
   }
 }
+
+/** mink's own logging goes into the trace (deterministic, and out of the way of the summary). */
+export function captureConsole(trace: Trace): () => void {
+  const saved = { log: console.log, info: console.info, warn: console.warn, error: console.error, debug: console.debug };
+  const format = (args: unknown[]): string =>
+    args
+      .map((arg) => (arg instanceof Error ? `${arg.name}: ${arg.message}` : typeof arg === "string" ? arg : String(arg)))
+      .join(" ")
+      .slice(0, 300);
+  const to = (level: string) => (...args: unknown[]) => trace.write(`  log.${level} ${format(args)}`);
+  console.log = to("log");
+  console.info = to("info");
+  console.warn = to("warn");
+  console.error = to("error");
+  console.debug = to("debug");
+  return () => Object.assign(console, saved);
+}

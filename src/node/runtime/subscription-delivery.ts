@@ -26,12 +26,14 @@ const WATCH_RETRY_MS = 1_000;
 export function subscriptionDelivery(
   ctx: NodeContext,
   meta: DeliveryMetaPort,
+  /** Webhooks and wake events for streams held elsewhere go out through this (default: the global fetch). */
+  doFetch: typeof fetch = (input, init) => fetch(input, init),
 ): (change: AcknowledgedChange) => Promise<unknown> | undefined {
   // Wake streams this node owns are appended through its own append path (no network hop); others, and
   // one that moved away meanwhile, go through the public origin, which routes them to their owner.
   const ports: EffectPorts = {
     appendWakeEvent: async (effect) => {
-      if (ctx.registry.byName(effect.stream) === undefined) return appendWakeEventByFetch(effect);
+      if (ctx.registry.byName(effect.stream) === undefined) return appendWakeEventByFetch(effect, doFetch);
       const body = encoder.encode(effect.rawBody);
       const headers = { contentType: "application/json", closed: null, streamSeq: null, producerId: null, producerEpoch: null, producerSeq: null };
       const request = parseAppendRequest(headers, body.byteLength, ctx.settings.maxBodyBytes);
@@ -40,11 +42,12 @@ export function subscriptionDelivery(
       if (answer.kind === "reply" || (answer.kind === "error" && answer.error.code === "not_found")) return;
       // Not served here after all (moved, held by another node, being transferred): through its owner.
       if (answer.kind === "redirect" || ["held_by", "conflict", "unavailable"].includes(answer.error.code)) {
-        return appendWakeEventByFetch(effect);
+        return appendWakeEventByFetch(effect, doFetch);
       }
       throw new Error(`wake event append to ${effect.stream} failed: ${answer.error.code} ${answer.error.message}`);
     },
     webhookReplied: (id, ref, done) => meta.onWebhookReply(id, ref, done),
+    fetch: doFetch,
     maxReplyBytes: ctx.settings.webhookMaxReplyBytes,
   };
   // The cached set of subscriptions: appends are not reported while none exist. Unknown (null) until the
@@ -71,10 +74,37 @@ export function subscriptionDelivery(
   return (change) => {
     if (known !== null && known.subscriptions === 0) return undefined;
     const tail: StreamTail = { path: change.name, tailOffset: formatOffset(change.tailPositionBytes) };
-    const reported = meta.onStreamAppended([tail]);
+    const reported = reportTail(meta, tail, () => ctx.stopped !== null);
     ctx.background(reported.then(({ effects }) => perform(effects, ports)));
     return reported;
   };
+}
+
+/** Attempts at one report, and the pause before the first retry (doubling after each). */
+const REPORT_ATTEMPTS = 6;
+const REPORT_RETRY_MS = 100;
+
+/**
+ * Reports one acknowledged append, again after a failure (a MetaLog call that broke): the append is
+ * answered whether or not its report arrived, and a report never sent would leave its subscribers without
+ * it until the stream's next append (found by the simulation, seed 328). Tails are kept by the largest, so
+ * a report that arrived although its call failed, sent again, changes nothing. Gives up after
+ * REPORT_ATTEMPTS (about 3 s), or when the node stopped.
+ */
+export async function reportTail(
+  meta: Pick<DeliveryMetaPort, "onStreamAppended">,
+  tail: StreamTail,
+  stopped: () => boolean,
+  pause: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Promise<{ effects: readonly PreparedEffect[]; subscriptions: number }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await meta.onStreamAppended([tail]);
+    } catch (error) {
+      if (attempt >= REPORT_ATTEMPTS || stopped()) throw error;
+      await pause(REPORT_RETRY_MS * 2 ** (attempt - 1));
+    }
+  }
 }
 
 function perform(effects: readonly PreparedEffect[], ports: EffectPorts): Promise<void> {

@@ -68,6 +68,8 @@ export interface NodeRuntimeDeps {
   readonly background: (work: Promise<unknown>) => void;
   /** Called once when the WAL writer stopped: the shell must replace this incarnation. */
   readonly onStopped: (error: DomainError) => void;
+  /** How subscription effects reach webhooks and other nodes' wake streams (default: the global fetch; the simulation's network). */
+  readonly effectsFetch?: typeof fetch;
 }
 
 /** What start-up hands the runtime: the context and the parts its jobs drive. */
@@ -104,7 +106,7 @@ export async function startIncarnation(deps: NodeRuntimeDeps): Promise<Incarnati
   const recoverMs = deps.clockMs() - recoveringMs;
   const wal = new WalWriter(store, nodeId, nodeEpoch, recovery.sealSeq + 1, { batchDeadlineMs: deps.settings.walBatchDeadlineMs });
   const ctx = buildContext(deps, { registry, store, log, meters, registeredAtMs, wal: walPort(wal, meters, () => ctx, deps) });
-  ctx.observers.add(subscriptionDelivery(ctx, deps.meta));
+  ctx.observers.add(subscriptionDelivery(ctx, deps.meta, deps.effectsFetch));
   await attachMissingSources(ctx);
   // Transfers this node takes part in, from now on and left over from before a crash (docs/transfers.md).
   const watcher = new TransferWatcher(ctx, deps.meta);
