@@ -58,10 +58,10 @@ export default tseslint.config(
   {
     // One parse of each request (docs/access.md, "One parse"): the Worker's handlers, the router and the
     // node act on the request's target (targetOf, src/http/request-target.ts), never on the URL's path, so
-    // no second parser can disagree with the one the access decision used. The admin API is left out: its one
+    // no second parser can disagree with the one the access decision used. The admin API (src/admin) is left out: its one
     // decision (the admin token) does not depend on the path, and it sees the canonical URL like every handler.
     files: ["src/http/**/*.ts", "src/router/**/*.ts", "src/index.ts", "durable-objects/**/*.ts"],
-    ignores: ["src/http/request-target.ts", "src/http/admin-*.ts"],
+    ignores: ["src/http/request-target.ts"],
     rules: {
       "no-restricted-syntax": ["error",
         { selector: "MemberExpression[property.name='pathname']", message: "Act on the request's target (targetOf, src/http/request-target.ts), not on the URL's path." },

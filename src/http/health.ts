@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import type { Env } from "../env.ts";
 import { nodeObjectStore } from "../node/runtime/store-factory.ts";
-import { requireAdmin } from "./admin-routes.ts";
+import { requireAdmin } from "./admin-token.ts";
 
 export const healthRoutes = new Hono<{ Bindings: Env }>();
 

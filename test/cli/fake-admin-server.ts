@@ -1,7 +1,7 @@
 // A small node:http server that answers like mink's admin API (docs/operations.md), for the CLI's tests:
 // the bearer token check, mink's JSON error bodies, a drain whose progress advances one step per poll,
 // rebalance rounds scripted one answer per call, a register of access tokens (mint, revoke, list in
-// pages) that checks each request as src/http/admin-tokens.ts does, a list of streams paged by name as
+// pages) that checks each request as src/admin/tokens.ts does, a list of streams paged by name as
 // GET /admin/streams pages them (src/core/meta/stream-listing.ts), and the tables (fake-tables.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";

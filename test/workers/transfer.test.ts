@@ -4,7 +4,7 @@
 // pending and the target parks requests until it settles; a stale completion is refused.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { metricsResponse } from "../../src/http/admin-metrics.ts";
+import { metricsResponse } from "../../src/admin/metrics.ts";
 import { handOff } from "../../src/node/ownership/hand-off.ts";
 import { eventually } from "../support/eventually.ts";
 import { begin, call, createOn, e, follow, meta, openedBy, ORIGIN, pauseWatcher, record, stub, text, TEXT } from "./transfer-support.ts";

@@ -7,8 +7,8 @@ import { Hono } from "hono";
 import { domainError } from "../core/errors.ts";
 import { parseTableName } from "../core/tables/definition.ts";
 import { snapshotTable, tableDescription, tableList } from "../router/table-router.ts";
-import { json, type AdminEnv } from "./admin-common.ts";
-import { errorResponse } from "./responses.ts";
+import { json, type AdminEnv } from "./common.ts";
+import { errorResponse } from "../http/responses.ts";
 
 export const adminTableRoutes = new Hono<AdminEnv>();
 

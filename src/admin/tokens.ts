@@ -9,8 +9,8 @@ import { mintClaims, parseMintRequest } from "../core/auth/claims.ts";
 import { MIN_TOKEN_SECRET_LENGTH } from "../core/auth/deployment.ts";
 import { domainError } from "../core/errors.ts";
 import { signToken } from "../auth/token-codec.ts";
-import { checkParam, json, metaOf, readBody, type AdminEnv } from "./admin-common.ts";
-import { errorResponse } from "./responses.ts";
+import { checkParam, json, metaOf, readBody, type AdminEnv } from "./common.ts";
+import { errorResponse } from "../http/responses.ts";
 
 const tokenId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/);
 const DEFAULT_LIST_LIMIT = 100;

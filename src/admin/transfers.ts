@@ -2,7 +2,7 @@
 // proposed by an operator, the pending transfers, drain (mark a node draining and begin a transfer of
 // each stream it holds; progress; undrain) and rebalance (one round of planRebalance). Every change is a MetaLog proposal or RPC: this file only
 // checks the request with zod and maps the MetaLog's answer to HTTP. Mounted under /admin behind
-// requireAdmin (admin-routes.ts).
+// requireAdmin (routes.ts).
 import { workerLog } from "../log/logger.ts";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -11,8 +11,8 @@ import type { NodeRecord } from "../core/meta/index.ts";
 import { drainStall, isDrained, type DrainProgress, type DrainStall } from "../core/meta/duties.ts";
 import { rebalanceBands, type RebalanceMove } from "../core/meta/rebalance.ts";
 import { parseStreamName } from "../core/protocol/stream-name.ts";
-import { checkParam, json, metaOf, readBody, type AdminEnv } from "./admin-common.ts";
-import { errorResponse } from "./responses.ts";
+import { checkParam, json, metaOf, readBody, type AdminEnv } from "./common.ts";
+import { errorResponse } from "../http/responses.ts";
 
 /** The most slots one node may be given (a weight, not a count of anything). */
 const MAX_SLOTS = 1_000_000;

@@ -1,4 +1,4 @@
-// The stream admin endpoints (docs/operations.md), mounted under /admin behind requireAdmin (admin-routes.ts):
+// The stream admin endpoints (docs/operations.md), mounted under /admin behind requireAdmin (routes.ts):
 // `GET /admin/streams?prefix=&after=&limit=`, one page of the metadata log's streams by name (table LS in
 // src/core/meta/stream-listing.ts) with each opened stream's tail from its owner, and `GET
 // /admin/streams/<path>`, one stream's record. The tails come from one `tails` RPC per owner node of the
@@ -12,8 +12,8 @@ import { parseStreamName } from "../core/protocol/stream-name.ts";
 import { type Env, streamNodeClient } from "../env.ts";
 import type { StreamTailInfo } from "../ports/stream-node-client.ts";
 import { nodeIdsOf } from "../router/router.ts";
-import { json, metaOf, type AdminEnv } from "./admin-common.ts";
-import { errorResponse } from "./responses.ts";
+import { json, metaOf, type AdminEnv } from "./common.ts";
+import { errorResponse } from "../http/responses.ts";
 
 const STREAMS_PREFIX = "/admin/streams/";
 /** How long the listing waits for a node's tails before it shows that node's streams with `tail` null. */

@@ -9,8 +9,8 @@ import type { MetaLogStats } from "../ports/meta-log-client.ts";
 import { STORE_REQUEST_KINDS, type NodeMetrics } from "../ports/stream-node-client.ts";
 import { nodeIdsOf } from "../router/router.ts";
 import { workerLog } from "../log/logger.ts";
-import { metaOf } from "./admin-common.ts";
-import { withSecurityHeaders } from "./security-headers.ts";
+import { metaOf } from "./common.ts";
+import { withSecurityHeaders } from "../http/security-headers.ts";
 
 type Settled<T> = { ok: true; value: T } | { ok: false };
 

@@ -8,8 +8,8 @@ import { z } from "zod";
 import { domainError } from "../core/errors.ts";
 import { streamNodeClient } from "../env.ts";
 import { nodeIdsOf } from "../router/router.ts";
-import { json, readBody, type AdminEnv } from "./admin-common.ts";
-import { errorResponse } from "./responses.ts";
+import { json, readBody, type AdminEnv } from "./common.ts";
+import { errorResponse } from "../http/responses.ts";
 
 /** The longest pause one request may ask for. */
 const MAX_PAUSE_MS = 600_000;

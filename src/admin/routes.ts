@@ -1,41 +1,23 @@
 // Operations endpoints (docs/operations.md), served by the Worker and guarded by the admin
 // bearer token (ADMIN_TOKEN): `GET /admin/nodes` and `GET /admin/streams/<path>` as JSON from the metadata
-// log; `GET /metrics` (admin-metrics.ts) and `GET /admin/series` (admin-series.ts) gather every node's
-// meters over RPC. Slots, transfers and drain are in admin-transfers.ts, mounted here
-// behind the same token. Errors use the one error table (src/http/error-table.ts).
-import { Hono, type MiddlewareHandler } from "hono";
+// log; `GET /metrics` (metrics.ts) and `GET /admin/series` (series.ts) gather every node's meters over
+// RPC. Slots, transfers and drain are in transfers.ts, mounted here behind the same token (the check is
+// src/http/admin-token.ts, which /admin/health shares). Errors use the one error table (src/http/error-table.ts).
+import { Hono } from "hono";
 import { domainError } from "../core/errors.ts";
 import { NO_OWNED, ownedCountsByNode } from "../core/meta/node-counts.ts";
-import { parseBearer } from "../core/subscriptions/index.ts";
 import { wakeNodes } from "../router/router.ts";
-import { json, metaOf, type AdminEnv } from "./admin-common.ts";
-import { adminFaultRoutes } from "./admin-faults.ts";
-import { adminSeriesRoutes } from "./admin-series.ts";
-import { adminStreamRoutes } from "./admin-streams.ts";
-import { adminTableRoutes } from "./admin-tables.ts";
+import { json, metaOf, type AdminEnv } from "./common.ts";
+import { adminFaultRoutes } from "./faults.ts";
+import { adminSeriesRoutes } from "./series.ts";
+import { adminStreamRoutes } from "./streams.ts";
+import { adminTableRoutes } from "./tables.ts";
 import { workerLog } from "../log/logger.ts";
-import { adminTokenRoutes } from "./admin-tokens.ts";
-import { adminTransferRoutes } from "./admin-transfers.ts";
-import { errorResponse } from "./responses.ts";
-import { sameSecret } from "../auth/same-secret.ts";
+import { adminTokenRoutes } from "./tokens.ts";
+import { adminTransferRoutes } from "./transfers.ts";
+import { errorResponse } from "../http/responses.ts";
+import { requireAdmin } from "../http/admin-token.ts";
 
-/**
- * The admin bearer token check. No ADMIN_TOKEN configured: 503 (the endpoints are disabled, never open);
- * missing or wrong token: 401 with `WWW-Authenticate: Bearer`.
- */
-export const requireAdmin: MiddlewareHandler<AdminEnv> = async (c, next) => {
-  const expected = c.env.ADMIN_TOKEN ?? "";
-  if (expected === "") {
-    return errorResponse(domainError("unavailable", "the admin endpoints are disabled: ADMIN_TOKEN is not configured"));
-  }
-  const presented = parseBearer(c.req.header("authorization") ?? null);
-  if (presented === null || !(await sameSecret(presented, expected))) {
-    const response = errorResponse(domainError("unauthorized", "a valid admin bearer token is required"));
-    response.headers.set("www-authenticate", 'Bearer realm="mink-admin"');
-    return response;
-  }
-  return next();
-};
 
 export const adminRoutes = new Hono<AdminEnv>();
 adminRoutes.use("*", requireAdmin);
@@ -72,17 +54,17 @@ adminRoutes.get("/nodes", async (c) => {
   });
 });
 
-/** The stream listing and one stream's record (admin-streams.ts). */
+/** The stream listing and one stream's record (streams.ts). */
 adminRoutes.route("/", adminStreamRoutes);
-/** Slots, transfers and drain (admin-transfers.ts), behind the same token. */
+/** Slots, transfers and drain (transfers.ts), behind the same token. */
 adminRoutes.route("/", adminTransferRoutes);
-/** Fault injection for tests (admin-faults.ts): present only with FAULTS_ENABLED=1. */
+/** Fault injection for tests (faults.ts): present only with FAULTS_ENABLED=1. */
 adminRoutes.route("/", adminFaultRoutes);
-/** Access tokens (admin-tokens.ts): mint, revoke, list. */
+/** Access tokens (tokens.ts): mint, revoke, list. */
 adminRoutes.route("/", adminTokenRoutes);
-/** The recent series per node for the status page's charts (admin-series.ts). */
+/** The recent series per node for the status page's charts (series.ts). */
 adminRoutes.route("/", adminSeriesRoutes);
-/** Tables: the list, one table's buckets, a snapshot now (admin-tables.ts). */
+/** Tables: the list, one table's buckets, a snapshot now (tables.ts). */
 adminRoutes.route("/", adminTableRoutes);
 
 /** One answer for anything unexpected: logged here, never an internal message or stack to the caller. */

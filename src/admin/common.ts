@@ -5,7 +5,7 @@ import { z } from "zod";
 import { domainError, type DomainError } from "../core/errors.ts";
 import { type Env, metaLogClient } from "../env.ts";
 import { type MetaLogClient } from "../ports/meta-log-client.ts";
-import { withSecurityHeaders } from "./security-headers.ts";
+import { withSecurityHeaders } from "../http/security-headers.ts";
 
 export type AdminEnv = { Bindings: Env };
 
