@@ -1,6 +1,23 @@
 // Typed linting: floating promises are real bugs in Workers (an un-awaited storage write can be lost).
 import tseslint from "typescript-eslint";
 
+/** Shipped code: what the Worker, the CLI and the scripts run (tests are not). */
+const SHIPPED = ["src/**/*.ts", "durable-objects/**/*.ts", "scripts/**/*.ts", "bin/**/*.js"];
+/** TEMPORARY (issue 23): files over 300 lines today. Being split; the list only shrinks. */
+const TEMPORARILY_LONG_FILES = [
+  "durable-objects/meta-log.ts",
+  "src/metadata/meta-log-service.ts",
+  "src/node/state/stream-registry.ts",
+  "src/node/tables/snapshot-store.ts",
+];
+/** TEMPORARY (issue 23): files with a function over 70 lines today. Being split; the list only shrinks. */
+const TEMPORARILY_LONG_FUNCTIONS = [
+  "src/node/paths/append.ts",
+  "src/node/paths/create.ts",
+  "src/node/state/record-meta.ts",
+  "src/node/streams/recovery.ts",
+];
+
 export default tseslint.config(
   { ignores: ["node_modules/", "**/dist/", ".wrangler/", ".mink/", "worker-configuration.d.ts", ".dependency-cruiser.cjs"] },
   ...tseslint.configs.recommendedTypeChecked,
@@ -68,6 +85,25 @@ export default tseslint.config(
         { selector: "MemberExpression[object.property.name='req'][property.name=/^(param|path|routePath)$/]", message: "Act on the request's target (targetOf, src/http/request-target.ts), not on hono's reading of the path." },
       ],
     },
+  },
+  {
+    // Small units (issue 23): a file of shipped code holds one concern in at most 300 lines and a function
+    // does one step in at most 70, every line counted (blank lines and comments too). Tests are exempt.
+    files: SHIPPED,
+    rules: {
+      "max-lines": ["error", { max: 300, skipBlankLines: false, skipComments: false }],
+      "max-lines-per-function": ["error", { max: 70, skipBlankLines: false, skipComments: false }],
+    },
+  },
+  {
+    // TEMPORARY (issue 23): the files that still break a limit, each exempt from that rule alone, while they
+    // are restructured. Remove an entry when its file is split; never add one.
+    files: TEMPORARILY_LONG_FILES,
+    rules: { "max-lines": "off" },
+  },
+  {
+    files: TEMPORARILY_LONG_FUNCTIONS,
+    rules: { "max-lines-per-function": "off" },
   },
   {
     // Plain JavaScript outside every tsconfig: the lint config and the CLI launcher.

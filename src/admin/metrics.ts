@@ -44,7 +44,7 @@ export async function metricsResponse(env: Env): Promise<Response> {
   return new Response(body, { status: 200, headers });
 }
 
-/** The samples: per-node families (nodes that did not answer only show `mink_node_up 0`), then the log's. */
+/** A histogram kept in ms, as a sample in seconds. */
 function inSeconds(labels: Record<string, string>, histogram: HistogramSnapshot): HistogramSample {
   return {
     labels,
@@ -54,22 +54,32 @@ function inSeconds(labels: Record<string, string>, histogram: HistogramSnapshot)
   };
 }
 
+/** The samples: per-node families (nodes that did not answer only show `mink_node_up 0`), then the log's. */
 function metricFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeMetrics>, meta: MetaLogStats | null): MetricFamily[] {
-  const perNode = (pick: (m: NodeMetrics) => number): MetricSample[] =>
-    ids.flatMap((id) => {
-      const m = nodes.get(id);
-      return m === undefined ? [] : [{ labels: { node: id }, value: pick(m) }];
-    });
-  const families: MetricFamily[] = [
+  return [...nodeDataFamilies(ids, nodes), ...nodeClusterFamilies(ids, nodes), ...metaLogFamilies(meta)];
+}
+
+/** One sample per node that answered, labelled with its id. */
+function perNode(ids: readonly string[], nodes: ReadonlyMap<string, NodeMetrics>, pick: (m: NodeMetrics) => number): MetricSample[] {
+  return ids.flatMap((id) => {
+    const m = nodes.get(id);
+    return m === undefined ? [] : [{ labels: { node: id }, value: pick(m) }];
+  });
+}
+
+/** Each node's liveness and data path: appends, object-store requests and latencies, WAL, readers. */
+function nodeDataFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeMetrics>): MetricFamily[] {
+  const byNode = (pick: (m: NodeMetrics) => number): MetricSample[] => perNode(ids, nodes, pick);
+  return [
     {
       name: "mink_node_up",
       help: "1 when the node answered and has started, else 0.",
       type: "gauge",
       samples: ids.map((id) => ({ labels: { node: id }, value: nodes.get(id)?.started === true ? 1 : 0 })),
     },
-    { name: "mink_node_epoch", help: "The node's epoch (ms at its start); counters reset when it changes.", type: "gauge", samples: perNode((m) => m.nodeEpoch) },
-    { name: "mink_appends_total", help: "Appends acknowledged (data and/or close).", type: "counter", samples: perNode((m) => m.appendsAcknowledged) },
-    { name: "mink_appended_bytes_total", help: "Stream data bytes acknowledged (appends and create bodies).", type: "counter", samples: perNode((m) => m.bytesAppended) },
+    { name: "mink_node_epoch", help: "The node's epoch (ms at its start); counters reset when it changes.", type: "gauge", samples: byNode((m) => m.nodeEpoch) },
+    { name: "mink_appends_total", help: "Appends acknowledged (data and/or close).", type: "counter", samples: byNode((m) => m.appendsAcknowledged) },
+    { name: "mink_appended_bytes_total", help: "Stream data bytes acknowledged (appends and create bodies).", type: "counter", samples: byNode((m) => m.bytesAppended) },
     {
       name: "mink_object_store_requests_total",
       help: "Object-store requests made by the node, by kind.",
@@ -97,10 +107,17 @@ function metricFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeM
         return m === undefined ? [] : STORE_REQUEST_KINDS.map((kind) => inSeconds({ node: id, kind }, m.storeLatency[kind]));
       }),
     },
-    { name: "mink_wal_flushes_total", help: "WAL objects written (one per flushed batch).", type: "counter", samples: perNode((m) => m.walFlushes) },
-    { name: "mink_wal_written_bytes_total", help: "Bytes of WAL objects written.", type: "counter", samples: perNode((m) => m.walBytesWritten) },
-    { name: "mink_open_streams", help: "Streams the node holds in memory.", type: "gauge", samples: perNode((m) => m.openStreams) },
-    { name: "mink_live_readers", help: "Long-poll and SSE readers waiting at a tail.", type: "gauge", samples: perNode((m) => m.liveReaders) },
+    { name: "mink_wal_flushes_total", help: "WAL objects written (one per flushed batch).", type: "counter", samples: byNode((m) => m.walFlushes) },
+    { name: "mink_wal_written_bytes_total", help: "Bytes of WAL objects written.", type: "counter", samples: byNode((m) => m.walBytesWritten) },
+    { name: "mink_open_streams", help: "Streams the node holds in memory.", type: "gauge", samples: byNode((m) => m.openStreams) },
+    { name: "mink_live_readers", help: "Long-poll and SSE readers waiting at a tail.", type: "gauge", samples: byNode((m) => m.liveReaders) },
+  ];
+}
+
+/** Each node's part in the cluster: transfer steps, the coordinator lease, takeovers of dead incarnations. */
+function nodeClusterFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeMetrics>): MetricFamily[] {
+  const byNode = (pick: (m: NodeMetrics) => number): MetricSample[] => perNode(ids, nodes, pick);
+  return [
     {
       name: "mink_transfer_steps_total",
       help: "Transfer steps the node's watcher took: hand_off (source), complete, open (target), failed (retried).",
@@ -120,35 +137,40 @@ function metricFamilies(ids: readonly string[], nodes: ReadonlyMap<string, NodeM
       name: "mink_node_coordinator",
       help: "1 on the node that holds the coordinator lease (as the node believes), else 0.",
       type: "gauge",
-      samples: perNode((m) => (m.coordinator.coordinatorEpoch === null ? 0 : 1)),
+      samples: byNode((m) => (m.coordinator.coordinatorEpoch === null ? 0 : 1)),
     },
-    { name: "mink_node_takeovers_total", help: "Takeovers of dead incarnations this node completed.", type: "counter", samples: perNode((m) => m.takeovers.completed) },
+    { name: "mink_node_takeovers_total", help: "Takeovers of dead incarnations this node completed.", type: "counter", samples: byNode((m) => m.takeovers.completed) },
     {
       name: "mink_node_takeover_duration_ms_total",
       help: "Milliseconds this node spent in completed takeovers (seal, replay, manifests).",
       type: "counter",
-      samples: perNode((m) => m.takeovers.totalDurationMs),
+      samples: byNode((m) => m.takeovers.totalDurationMs),
     },
-    { name: "mink_node_takeover_duration_ms_max", help: "The longest takeover this node completed, in ms.", type: "gauge", samples: perNode((m) => m.takeovers.maxDurationMs) },
+    { name: "mink_node_takeover_duration_ms_max", help: "The longest takeover this node completed, in ms.", type: "gauge", samples: byNode((m) => m.takeovers.maxDurationMs) },
     {
       name: "mink_node_takeover_wal_objects_total",
       help: "WAL objects of dead incarnations this node replayed in takeovers.",
       type: "counter",
-      samples: perNode((m) => m.takeovers.walObjectsReplayed),
+      samples: byNode((m) => m.takeovers.walObjectsReplayed),
     },
+  ];
+}
+
+/** The metadata log's size and history; only whether it answered when it did not. */
+function metaLogFamilies(meta: MetaLogStats | null): MetricFamily[] {
+  const up: MetricFamily[] = [
     { name: "mink_meta_log_up", help: "1 when the metadata log answered.", type: "gauge", samples: [{ value: meta === null ? 0 : 1 }] },
   ];
-  if (meta !== null) {
-    families.push(
-      { name: "mink_meta_log_version", help: "The metadata log's version (last applied entry).", type: "gauge", samples: [{ value: meta.version }] },
-      { name: "mink_meta_log_nodes", help: "Nodes registered in the metadata log.", type: "gauge", samples: [{ value: meta.nodes }] },
-      { name: "mink_meta_log_streams", help: "Streams registered in the metadata log.", type: "gauge", samples: [{ value: meta.streams }] },
-      { name: "mink_meta_log_pending_transfers", help: "Stream transfers pending.", type: "gauge", samples: [{ value: meta.pendingTransfers }] },
-      { name: "mink_coordinator_epoch", help: "The coordinator epoch of the last lease granted.", type: "gauge", samples: [{ value: meta.coordinatorEpoch }] },
-      { name: "mink_failovers_total", help: "Node incarnations declared dead since the metadata log started.", type: "counter", samples: [{ value: meta.failovers }] },
-      { name: "mink_takeovers_total", help: "Takeovers of dead incarnations completed since the metadata log started.", type: "counter", samples: [{ value: meta.takeovers }] },
-      { name: "mink_takeovers_pending", help: "Nodes declared dead whose takeover has not completed.", type: "gauge", samples: [{ value: meta.takeoversPending }] },
-    );
-  }
-  return families;
+  if (meta === null) return up;
+  return [
+    ...up,
+    { name: "mink_meta_log_version", help: "The metadata log's version (last applied entry).", type: "gauge", samples: [{ value: meta.version }] },
+    { name: "mink_meta_log_nodes", help: "Nodes registered in the metadata log.", type: "gauge", samples: [{ value: meta.nodes }] },
+    { name: "mink_meta_log_streams", help: "Streams registered in the metadata log.", type: "gauge", samples: [{ value: meta.streams }] },
+    { name: "mink_meta_log_pending_transfers", help: "Stream transfers pending.", type: "gauge", samples: [{ value: meta.pendingTransfers }] },
+    { name: "mink_coordinator_epoch", help: "The coordinator epoch of the last lease granted.", type: "gauge", samples: [{ value: meta.coordinatorEpoch }] },
+    { name: "mink_failovers_total", help: "Node incarnations declared dead since the metadata log started.", type: "counter", samples: [{ value: meta.failovers }] },
+    { name: "mink_takeovers_total", help: "Takeovers of dead incarnations completed since the metadata log started.", type: "counter", samples: [{ value: meta.takeovers }] },
+    { name: "mink_takeovers_pending", help: "Nodes declared dead whose takeover has not completed.", type: "gauge", samples: [{ value: meta.takeoversPending }] },
+  ];
 }

@@ -6,7 +6,7 @@ import { workerLog } from "../log/logger.ts";
 import { Hono } from "hono";
 import { domainError } from "../core/errors.ts";
 import { parseTableName } from "../core/tables/definition.ts";
-import { snapshotTable, tableDescription, tableList } from "../router/table-router.ts";
+import { snapshotTable, tableDescription, tableList } from "../router/table-describe.ts";
 import { json, type AdminEnv } from "./common.ts";
 import { errorResponse } from "../http/responses.ts";
 

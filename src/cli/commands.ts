@@ -1,7 +1,8 @@
 // The one-shot commands: one admin request each, then the server's JSON (--json) or a table / key-value
 // block for people. The drain, which waits, is in drain.ts.
-import type { AdminClient, StreamAnswer } from "./admin-client.ts";
-import { parseSlots } from "./args.ts";
+import type { StreamAnswer } from "./admin-answers.ts";
+import type { AdminClient } from "./admin-client.ts";
+import { parseSlots } from "./option-values.ts";
 import { cell, count, formatKeyValues, formatTable } from "./format.ts";
 
 export interface CommandContext {

@@ -5,7 +5,7 @@
 // change, so logs stay readable. --no-wait returns after starting it. The wait is unbounded while the drain
 // can go on (the drain is the server's work, and interrupting the CLI stops only the watching); a drain
 // whose streams have nowhere to go fails at once, saying why.
-import type { DrainStarted, DrainStatus } from "./admin-client.ts";
+import type { DrainStarted, DrainStatus } from "./admin-answers.ts";
 import type { CommandContext } from "./commands.ts";
 import { CommandFailed } from "./errors.ts";
 import { count, drainProgressLine, ProgressPrinter, type DrainSnapshot } from "./format.ts";

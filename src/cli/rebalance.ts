@@ -3,7 +3,7 @@
 // earlier transfers finish (the server keeps at most --max-concurrent pending), until the server says
 // done; progress is drawn the way `mink drain` draws it. It gives up, saying why, when a stream has no live
 // node to go to or when nothing changed for a long time. --no-wait returns after the first round.
-import type { RebalanceAnswer, RebalanceMove } from "./admin-client.ts";
+import type { RebalanceAnswer, RebalanceMove } from "./admin-answers.ts";
 import type { CommandContext } from "./commands.ts";
 import { CommandFailed } from "./errors.ts";
 import { count, formatTable, load, ProgressPrinter, rebalanceProgressLine, type RebalanceSnapshot } from "./format.ts";

@@ -1,7 +1,8 @@
 // `mink streams [prefix]`: the streams by name through GET /admin/streams, one page (the command for the
 // next one printed last), or with --all every page, bounded.
-import type { StreamRow, StreamsPage } from "./admin-client.ts";
-import { MAX_STREAMS_LIMIT, MAX_STREAMS_PAGES, type StreamsListing } from "./args.ts";
+import type { StreamRow, StreamsPage } from "./admin-answers.ts";
+import { MAX_STREAMS_LIMIT, MAX_STREAMS_PAGES } from "./limits.ts";
+import type { StreamsListing } from "./option-values.ts";
 import type { CommandContext } from "./commands.ts";
 import { CommandFailed } from "./errors.ts";
 import { cell, formatTable } from "./format.ts";

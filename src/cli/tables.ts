@@ -1,7 +1,7 @@
 // `mink tables`, `mink table <name>` and `mink table snapshot <name>`: the tables through GET /admin/tables,
 // GET /admin/tables/<name> and POST /admin/tables/<name>/snapshot (docs/tables.md), printed as tables for
 // people or as the server's JSON. The definition is read defensively: the CLI imports nothing of the Worker.
-import type { TableAnswer, TableSnapshotAnswer } from "./admin-client.ts";
+import type { TableAnswer, TableSnapshotAnswer } from "./admin-answers.ts";
 import type { CommandContext } from "./commands.ts";
 import { CommandFailed } from "./errors.ts";
 import { cell, count, formatKeyValues, formatTable } from "./format.ts";

@@ -1,7 +1,7 @@
 // `mink token create | revoke | list`: access tokens for the stream API through POST, DELETE and GET
 // /admin/tokens. The list follows the server's pages (`next`) to the end, bounded.
-import type { TokenRow, TokensPage } from "./admin-client.ts";
-import type { TokenMint } from "./args.ts";
+import type { TokenRow, TokensPage } from "./admin-answers.ts";
+import type { TokenMint } from "./option-values.ts";
 import type { CommandContext } from "./commands.ts";
 import { CommandFailed } from "./errors.ts";
 import { cell, formatKeyValues, formatTable } from "./format.ts";

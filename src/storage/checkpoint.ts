@@ -5,7 +5,8 @@
 import { listAll, type ObjectStore } from "./object-store.ts";
 import { checkpointKey, parseWalKey, walKey, walPrefix } from "./keys.ts";
 import { CorruptObjectError, checkSafeU64 } from "./record-codec.ts";
-import { StaleEpochError, compareAndSwap, readDocument, type ManifestWriteOptions } from "./manifest.ts";
+import { compareAndSwap, readDocument, type ManifestWriteOptions } from "./document-cas.ts";
+import { StaleEpochError } from "./manifest.ts";
 
 const CHECKPOINT_FORMAT_VERSION = 1;
 

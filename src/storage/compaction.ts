@@ -16,9 +16,9 @@ import {
   updateManifest,
   type Manifest,
   type ManifestSnapshot,
-  type ManifestWriteOptions,
   type StreamObjectRef,
 } from "./manifest.ts";
+import type { ManifestWriteOptions } from "./document-cas.ts";
 import { NonContiguousRecordsError, checkContiguous, writeStreamObject } from "./stream-object.ts";
 
 /** Every record of the stream in `nodeId`'s WAL below `toSeq` is compacted once this compaction lands. */

@@ -21,7 +21,8 @@ import {
   unquoteEtag,
 } from "./object-store.ts";
 import { backoffMs, DEFAULT_RETRY_POLICY, realSleep, type RetryPolicy } from "./retry-policy.ts";
-import { parseErrorDocument, parseListObjectsV2 } from "./s3-xml.ts";
+import { asStoreError, formatEtag, objectUrl, parseContentRange, rangeHeader, s3Failure, windowOf } from "./s3-wire.ts";
+import { parseListObjectsV2 } from "./s3-xml.ts";
 
 export interface S3StoreConfig {
   /** e.g. `https://<account>.r2.cloudflarestorage.com` or `http://127.0.0.1:9000`. */
@@ -54,9 +55,6 @@ interface RequestSpec {
   /** Aborts the request (besides the request timeout): the caller's deadline. */
   signal?: AbortSignal | undefined;
 }
-
-const RETRYABLE_STATUSES = new Set([408, 409, 429, 500, 502, 503, 504]);
-const RETRYABLE_CODES = new Set(["RequestTimeout", "SlowDown", "InternalError", "ServiceUnavailable", "ConditionalRequestConflict"]);
 
 export class S3Store implements ObjectStore {
   private readonly client: AwsClient;
@@ -102,7 +100,7 @@ export class S3Store implements ObjectStore {
     return this.withRetries(key, async () => {
       const headers: Record<string, string> = range === undefined ? {} : { range: rangeHeader(range) };
       const response = await this.send({ method: "GET", key, headers, signal });
-      if (!response.ok) throw await this.failure(response, key);
+      if (!response.ok) throw await s3Failure(response, key);
       const body = new Uint8Array(await response.arrayBuffer());
       const etag = unquoteEtag(response.headers.get("etag") ?? "");
       if (response.status === 206) {
@@ -120,7 +118,7 @@ export class S3Store implements ObjectStore {
     return this.withRetries(key, async () => {
       const response = await this.send({ method: "HEAD", key });
       if (response.status === 404) return null;
-      if (!response.ok) throw await this.failure(response, key);
+      if (!response.ok) throw await s3Failure(response, key);
       return {
         key,
         etag: unquoteEtag(response.headers.get("etag") ?? ""),
@@ -135,7 +133,7 @@ export class S3Store implements ObjectStore {
       if (options.continuationToken !== undefined) query["continuation-token"] = options.continuationToken;
       if (options.startAfter !== undefined) query["start-after"] = options.startAfter;
       const response = await this.send({ method: "GET", query });
-      if (!response.ok) throw await this.failure(response, prefix);
+      if (!response.ok) throw await s3Failure(response, prefix);
       const page = parseListObjectsV2(await response.text());
       return page.nextContinuationToken === undefined
         ? { objects: page.objects }
@@ -146,14 +144,14 @@ export class S3Store implements ObjectStore {
   async delete(key: string): Promise<void> {
     return this.withRetries(key, async () => {
       const response = await this.send({ method: "DELETE", key });
-      if (!response.ok && response.status !== 404) throw await this.failure(response, key);
+      if (!response.ok && response.status !== 404) throw await s3Failure(response, key);
       await response.body?.cancel();
     });
   }
 
   private async putOnce(key: string, body: Uint8Array, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<PutResult> {
     const response = await this.send({ method: "PUT", key, headers, body, signal });
-    if (!response.ok) throw await this.failure(response, key);
+    if (!response.ok) throw await s3Failure(response, key);
     await response.body?.cancel();
     return { etag: unquoteEtag(response.headers.get("etag") ?? "") };
   }
@@ -207,7 +205,7 @@ export class S3Store implements ObjectStore {
           await response.body?.cancel();
           throw new ObjectStoreError("precondition_failed", `compare-and-swap on a missing key: ${key}`, key, 404);
         }
-        failure = await this.failure(response, key);
+        failure = await s3Failure(response, key);
       } catch (error) {
         failure = asStoreError(error, key);
       }
@@ -260,41 +258,13 @@ export class S3Store implements ObjectStore {
   }
 
   private async send(spec: RequestSpec): Promise<Response> {
-    const request = await this.client.sign(this.url(spec.key, spec.query), {
+    const request = await this.client.sign(objectUrl(this.config, spec.key, spec.query), {
       method: spec.method,
       headers: spec.headers ?? {},
       ...(spec.body === undefined ? {} : { body: spec.body }),
     });
     const timeout = AbortSignal.timeout(this.requestTimeoutMs);
     return this.fetchImpl(request, { signal: spec.signal === undefined ? timeout : AbortSignal.any([timeout, spec.signal]) });
-  }
-
-  private url(key: string | undefined, query: Record<string, string> | undefined): string {
-    const endpoint = new URL(this.config.endpoint);
-    const keyPath = key === undefined ? "" : `/${key.split("/").map(encodeRfc3986).join("/")}`;
-    const base =
-      (this.config.addressing ?? "path") === "path"
-        ? `${endpoint.origin}${trimSlash(endpoint.pathname)}/${this.config.bucket}${keyPath}`
-        : `${endpoint.protocol}//${this.config.bucket}.${endpoint.host}${trimSlash(endpoint.pathname)}${keyPath || "/"}`;
-    if (query === undefined) return base;
-    const search = Object.entries(query)
-      .map(([name, value]) => `${encodeRfc3986(name)}=${encodeRfc3986(value)}`)
-      .join("&");
-    return `${base}?${search}`;
-  }
-
-  /** Maps a non-2xx answer to the port's error kinds; the S3 XML stops here. */
-  private async failure(response: Response, key: string): Promise<ObjectStoreError> {
-    const text = await response.text().catch(() => "");
-    const document = parseErrorDocument(text);
-    const detail = document === undefined ? `HTTP ${response.status}` : `${document.code}: ${document.message}`;
-    const status = response.status;
-    if (status === 412) return new ObjectStoreError("precondition_failed", `precondition failed: ${key}`, key, status);
-    if (status === 404) return new ObjectStoreError("not_found", `no such key: ${key}`, key, status);
-    if (RETRYABLE_STATUSES.has(status) || (document !== undefined && RETRYABLE_CODES.has(document.code))) {
-      return new ObjectStoreError("retryable", `object store unavailable (${detail}): ${key}`, key, status);
-    }
-    return new ObjectStoreError("fatal", `object store refused the request (${detail}): ${key}`, key, status);
   }
 }
 
@@ -303,40 +273,3 @@ function isAborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
 }
 
-function asStoreError(error: unknown, key: string): ObjectStoreError {
-  if (error instanceof ObjectStoreError) return error;
-  // fetch rejects with TypeError on network failures and with an AbortError/TimeoutError when our timeout
-  // fires: in both cases the server may or may not have acted.
-  const message = error instanceof Error ? error.message : String(error);
-  return new ObjectStoreError("retryable", `no answer from the object store (${message}): ${key}`, key);
-}
-
-function formatEtag(bare: string, form: "quoted" | "bare"): string {
-  return form === "quoted" ? `"${bare}"` : bare;
-}
-
-function rangeHeader(range: ByteRange): string {
-  if ("suffixLength" in range) return `bytes=-${range.suffixLength}`;
-  return range.length === undefined ? `bytes=${range.offset}-` : `bytes=${range.offset}-${range.offset + range.length - 1}`;
-}
-
-function windowOf(range: ByteRange, size: number, key: string): [number, number] {
-  if ("suffixLength" in range) return [Math.max(0, size - range.suffixLength), size];
-  if (range.offset >= size) throw new ObjectStoreError("fatal", `range not satisfiable: ${key}`, key, 416);
-  return [range.offset, range.length === undefined ? size : Math.min(size, range.offset + range.length)];
-}
-
-function parseContentRange(header: string | null, key: string): { start: number; size: number } {
-  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(header ?? "");
-  if (match === null) throw new ObjectStoreError("fatal", `malformed Content-Range "${header}": ${key}`, key, 206);
-  return { start: Number(match[1]), size: Number(match[3]) };
-}
-
-/** S3's canonical URI encoding: everything but unreserved characters, per path segment. */
-function encodeRfc3986(text: string): string {
-  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-function trimSlash(path: string): string {
-  return path.endsWith("/") ? path.slice(0, -1) : path;
-}

@@ -2,7 +2,9 @@
 // mistakes are usage errors (exit 2) before anything is sent.
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { ACCESS_OPS, CLI_VERSION, COMMANDS, DEFAULT_URL, MAX_TABLE_NAME_LENGTH, MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS, parseCommandLine, type Parsed } from "../../src/cli/args.ts";
+import { CLI_VERSION, DEFAULT_URL, parseCommandLine, type Parsed } from "../../src/cli/args.ts";
+import { COMMANDS } from "../../src/cli/command-table.ts";
+import { ACCESS_OPS, MAX_TABLE_NAME_LENGTH, MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS } from "../../src/cli/limits.ts";
 import { UsageError } from "../../src/cli/errors.ts";
 import { ACCESS_OPS as SERVER_ACCESS_OPS } from "../../src/core/auth/access.ts";
 import { MAX_TOKEN_PREFIXES as SERVER_MAX_TOKEN_PREFIXES, MAX_TOKEN_TTL_SECONDS as SERVER_MAX_TOKEN_TTL_SECONDS } from "../../src/core/auth/claims.ts";

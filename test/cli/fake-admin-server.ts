@@ -5,7 +5,7 @@
 // GET /admin/streams pages them (src/core/meta/stream-listing.ts), and the tables (fake-tables.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { StreamRow } from "../../src/cli/admin-client.ts";
+import type { StreamRow } from "../../src/cli/admin-answers.ts";
 import { answerTableRoute, defaultTables, type FakeTable } from "./fake-tables.ts";
 
 export const FAKE_TOKEN = "fake-admin-token";

@@ -1,7 +1,7 @@
 // The table endpoints of the fake admin server (fake-admin-server.ts), answering as src/admin/tables.ts
 // does: GET /admin/tables, GET /admin/tables/<name> (400 for a name the server refuses, 404 for no such
 // table) and POST /admin/tables/<name>/snapshot, over a register of tables the tests may replace.
-import type { TableAnswer, TableSnapshotAnswer } from "../../src/cli/admin-client.ts";
+import type { TableAnswer, TableSnapshotAnswer } from "../../src/cli/admin-answers.ts";
 
 /** What the fake knows of one table: its description and what a snapshot of it answers. */
 export interface FakeTable {

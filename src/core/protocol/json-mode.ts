@@ -66,97 +66,135 @@ type Scanned =
 
 const TOO_MANY = "too_many";
 
-/** The scanned body, the index of the first offending character, or TOO_MANY past `maxElements` messages. */
-function scan(text: string, maxElements: number): Scanned | number | typeof TOO_MANY {
-  const stack: ("array" | "object")[] = [];
-  const rootIsArray = text.charCodeAt(skipWs(text, 0)) === 0x5b; // "["
-  const elements: string[] = [];
-  let out = "";
-  let elementStart = -1;
-  let i = skipWs(text, 0);
-  let expectValue = true;
+/** Where the scan stopped early: the index of the first offending character, or TOO_MANY. */
+type Stop = number | typeof TOO_MANY;
 
+/** The scanner's state: the input, the containers open, the minified output and the messages so far. */
+interface ScanState {
+  readonly text: string;
+  readonly maxElements: number;
+  readonly rootIsArray: boolean;
+  readonly stack: ("array" | "object")[];
+  readonly elements: string[];
+  out: string;
+  elementStart: number;
+  i: number;
+  expectValue: boolean;
+}
+
+/** The scanned body, the index of the first offending character, or TOO_MANY past `maxElements` messages. */
+function scan(text: string, maxElements: number): Scanned | Stop {
+  const start = skipWs(text, 0);
+  const state: ScanState = {
+    text,
+    maxElements,
+    rootIsArray: text.charCodeAt(start) === 0x5b, // "["
+    stack: [],
+    elements: [],
+    out: "",
+    elementStart: -1,
+    i: start,
+    expectValue: true,
+  };
   for (;;) {
-    i = skipWs(text, i);
-    if (expectValue) {
-      const c = text.charCodeAt(i);
-      if (c === 0x7b /* { */) {
-        stack.push("object");
-        out += "{";
-        i = skipWs(text, i + 1);
-        if (text.charCodeAt(i) === 0x7d /* } */) {
-          out += "}";
-          stack.pop();
-          i++;
-          expectValue = false;
-        } else {
-          const key = scanKey(text, i);
-          if (key === null) return i;
-          out += key.text;
-          i = key.end;
-        }
-        continue;
-      }
-      if (c === 0x5b /* [ */) {
-        stack.push("array");
-        out += "[";
-        if (stack.length === 1 && rootIsArray) elementStart = out.length;
-        i = skipWs(text, i + 1);
-        if (text.charCodeAt(i) === 0x5d /* ] */) {
-          out += "]";
-          stack.pop();
-          i++;
-          expectValue = false;
-        }
-        continue;
-      }
-      const end = scanScalar(text, i);
-      if (end === null) return i;
-      out += text.slice(i, end);
-      i = end;
-      expectValue = false;
+    state.i = skipWs(text, state.i);
+    if (state.expectValue) {
+      const stop = scanValueStart(state);
+      if (stop !== null) return stop;
       continue;
     }
-
-    const top = stack[stack.length - 1];
-    if (top === undefined) break;
-    const c = text.charCodeAt(i);
-    const atRootArray = stack.length === 1 && rootIsArray;
-    if (c === 0x2c /* , */) {
-      if (atRootArray) {
-        if (elements.length >= maxElements) return TOO_MANY;
-        elements.push(out.slice(elementStart));
-        out = out.slice(0, elementStart);
-      } else {
-        out += ",";
-      }
-      i++;
-      if (top === "object") {
-        const key = scanKey(text, skipWs(text, i));
-        if (key === null) return skipWs(text, i);
-        out += key.text;
-        i = key.end;
-      }
-      expectValue = true;
-    } else if (c === 0x5d /* ] */ && top === "array") {
-      if (atRootArray) {
-        if (elements.length >= maxElements) return TOO_MANY;
-        elements.push(out.slice(elementStart));
-      }
-      out += "]";
-      stack.pop();
-      i++;
-    } else if (c === 0x7d /* } */ && top === "object") {
-      out += "}";
-      stack.pop();
-      i++;
-    } else {
-      return i;
-    }
+    if (state.stack.length === 0) break;
+    const stop = scanAfterValue(state);
+    if (stop !== null) return stop;
   }
 
-  if (skipWs(text, i) !== text.length) return skipWs(text, i);
-  return rootIsArray ? { kind: "array", elements } : { kind: "value", text: out };
+  if (skipWs(text, state.i) !== text.length) return skipWs(text, state.i);
+  return state.rootIsArray ? { kind: "array", elements: state.elements } : { kind: "value", text: state.out };
+}
+
+/** Where a value is expected: opens an object (and reads its first key) or an array, or copies a scalar. */
+function scanValueStart(state: ScanState): Stop | null {
+  const { text, stack } = state;
+  const c = text.charCodeAt(state.i);
+  if (c === 0x7b /* { */) {
+    stack.push("object");
+    state.out += "{";
+    state.i = skipWs(text, state.i + 1);
+    if (text.charCodeAt(state.i) === 0x7d /* } */) {
+      state.out += "}";
+      stack.pop();
+      state.i++;
+      state.expectValue = false;
+    } else {
+      const key = scanKey(text, state.i);
+      if (key === null) return state.i;
+      state.out += key.text;
+      state.i = key.end;
+    }
+    return null;
+  }
+  if (c === 0x5b /* [ */) {
+    stack.push("array");
+    state.out += "[";
+    if (stack.length === 1 && state.rootIsArray) state.elementStart = state.out.length;
+    state.i = skipWs(text, state.i + 1);
+    if (text.charCodeAt(state.i) === 0x5d /* ] */) {
+      state.out += "]";
+      stack.pop();
+      state.i++;
+      state.expectValue = false;
+    }
+    return null;
+  }
+  const end = scanScalar(text, state.i);
+  if (end === null) return state.i;
+  state.out += text.slice(state.i, end);
+  state.i = end;
+  state.expectValue = false;
+  return null;
+}
+
+/**
+ * After a value inside a container: a comma (a message ends there when the container is the root array;
+ * in an object the next key follows) or the container's close. The stack is not empty.
+ */
+function scanAfterValue(state: ScanState): Stop | null {
+  const { text, stack, elements } = state;
+  const top = stack[stack.length - 1];
+  const c = text.charCodeAt(state.i);
+  const atRootArray = stack.length === 1 && state.rootIsArray;
+  if (c === 0x2c /* , */) {
+    if (atRootArray) {
+      if (elements.length >= state.maxElements) return TOO_MANY;
+      elements.push(state.out.slice(state.elementStart));
+      state.out = state.out.slice(0, state.elementStart);
+    } else {
+      state.out += ",";
+    }
+    state.i++;
+    if (top === "object") {
+      const key = scanKey(text, skipWs(text, state.i));
+      if (key === null) return skipWs(text, state.i);
+      state.out += key.text;
+      state.i = key.end;
+    }
+    state.expectValue = true;
+  } else if (c === 0x5d /* ] */ && top === "array") {
+    if (atRootArray) {
+      if (elements.length >= state.maxElements) return TOO_MANY;
+      elements.push(state.out.slice(state.elementStart));
+    }
+    state.out += "]";
+    stack.pop();
+    state.i++;
+  } else if (c === 0x7d /* } */ && top === "object") {
+    state.out += "}";
+    stack.pop();
+    state.i++;
+  } else {
+    return state.i;
+  }
+  return null;
 }
 
 function skipWs(text: string, from: number): number {
