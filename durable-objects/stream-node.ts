@@ -13,7 +13,7 @@ import { NodeRuntime } from "../src/node/runtime/node-runtime.ts";
 import type { RecoveryResult } from "../src/node/streams/recovery.ts";
 import { nodeSettings, type NodeSettings } from "../src/node/settings.ts";
 import { nodeObjectStore } from "../src/node/runtime/store-factory.ts";
-import { idleMeterSnapshots } from "../src/node/state/store-metrics.ts";
+import { idleNodeMetrics } from "../src/node/state/store-metrics.ts";
 import type { TransferWatcher } from "../src/node/ownership/transfer-watcher.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
 import type {
@@ -110,64 +110,51 @@ export class StreamNode extends DurableObject<Env> {
 
   /** This incarnation's counters and gauges (the Worker's GET /metrics asks every node). */
   metrics(): NodeMetrics {
-    if (this.runtime !== null) return this.runtime.metrics();
-    const transferSteps = { handOffs: 0, completions: 0, adoptions: 0, failures: 0 };
-    const zero = { appendsAcknowledged: 0, bytesAppended: 0, walFlushes: 0, walBytesWritten: 0, openStreams: 0, liveReaders: 0 };
-    const coordinator = { coordinatorEpoch: null, ticks: 0, failovers: 0, reassigned: 0 };
-    const takeovers = { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 };
-    return {
-      nodeId: this.nodeId,
-      nodeEpoch: this.nodeEpoch,
-      started: false,
-      ...idleMeterSnapshots(),
-      transferSteps,
-      coordinator,
-      takeovers,
-      ...zero,
-    };
+    return this.runtime?.metrics() ?? idleNodeMetrics(this.nodeId, this.nodeEpoch);
   }
 
   /**
-   * The tails of these streams from memory (NodeRuntime.tails; GET /admin/streams asks the owners of a
-   * page's streams). Nothing while start-up has not finished, or while crashed by fault injection.
+   * The running incarnation for an RPC about these streams, or null while start-up has not finished or the
+   * node is crashed by fault injection (the caller then answers "nothing here"). RPC arguments are checked,
+   * since they cross an isolate boundary untyped.
    */
-  tails(streamIds: readonly string[]): StreamTailInfo[] {
-    if (!Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
-    if (this.crashed || this.runtime === null) return [];
-    return this.runtime.tails(streamIds);
+  private serving(streamIds?: readonly string[]): NodeRuntime | null {
+    if (streamIds !== undefined && !Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
+    return this.crashed ? null : this.runtime;
   }
 
-  /** The table buckets among these streams, from memory (NodeRuntime.tableBuckets; GET /v1/table/<name>). */
+  /** The tails of these streams from memory (GET /admin/streams asks the owners of a page's streams). */
+  tails(streamIds: readonly string[]): StreamTailInfo[] {
+    return this.serving(streamIds)?.tails(streamIds) ?? [];
+  }
+
+  /** The table buckets among these streams, from memory (GET /v1/table/<name>). */
   tableBuckets(streamIds: readonly string[]): BucketInfo[] {
-    if (!Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
-    if (this.crashed || this.runtime === null) return [];
-    return this.runtime.tableBuckets(streamIds);
+    return this.serving(streamIds)?.tableBuckets(streamIds) ?? [];
   }
 
   /** Snapshots these table buckets now, where loaded here (`mink table snapshot`). */
   async snapshotBuckets(streamIds: readonly string[]): Promise<{ streamId: string; coveredOffset: string | null; error: string | null }[]> {
-    if (!Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
-    if (this.crashed || this.runtime === null) return [];
-    return this.runtime.snapshotBuckets(streamIds.map(String));
+    return (await this.serving(streamIds)?.snapshotBuckets(streamIds.map(String))) ?? [];
   }
 
   /** Removes a dropped table's bucket streams and tablets here (DELETE /v1/table/<name>). */
   async dropBuckets(streamIds: readonly string[]): Promise<number> {
-    if (!Array.isArray(streamIds)) throw new TypeError("streamIds must be an array");
-    if (this.crashed || this.runtime === null) return 0;
-    return this.runtime.dropBuckets(streamIds.map(String));
+    return (await this.serving(streamIds)?.dropBuckets(streamIds.map(String))) ?? 0;
   }
 
   /** CreateTable as the coordinator (PUT /v1/table/<name> asks the lease holder). */
   async createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer> {
-    if (this.crashed || this.runtime === null) return { ok: false, error: domainError("unavailable", `node ${this.nodeId} is not serving; retry`) };
-    return this.runtime.createTable(String(name), definition, Number(buckets));
+    return (await this.serving()?.createTable(String(name), definition, Number(buckets))) ?? this.notServing();
   }
 
   /** AddPartition as the coordinator (a write through the router to a partition value not seen before). */
   async addPartition(table: string, value: string | number): Promise<CreateTableAnswer> {
-    if (this.crashed || this.runtime === null) return { ok: false, error: domainError("unavailable", `node ${this.nodeId} is not serving; retry`) };
-    return this.runtime.addPartition(String(table), value);
+    return (await this.serving()?.addPartition(String(table), value)) ?? this.notServing();
+  }
+
+  private notServing(): CreateTableAnswer {
+    return { ok: false, error: domainError("unavailable", `node ${this.nodeId} is not serving; retry`) };
   }
 
   /** The fault this node is under (GET /admin/faults). */

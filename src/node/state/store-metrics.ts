@@ -68,10 +68,27 @@ export function storeLatencySnapshots(meters: NodeMeters): Record<StoreRequestKi
   >;
 }
 
-/** What a node that has not started reports: no request, no ack, no series. */
-export function idleMeterSnapshots(): Pick<NodeMetrics, "storeRequests" | "storeLatency" | "ackLatency" | "series"> {
+/** What a node that has not started reports: nothing counted, no request, no ack, no series. */
+export function idleNodeMetrics(nodeId: string, nodeEpoch: number): NodeMetrics {
   const meters = newNodeMeters(0, () => 0);
-  return { storeRequests: meters.storeRequests, storeLatency: storeLatencySnapshots(meters), ackLatency: snapshotHistogram(meters.ack), series: [] };
+  return {
+    nodeId,
+    nodeEpoch,
+    started: false,
+    appendsAcknowledged: 0,
+    bytesAppended: 0,
+    storeRequests: meters.storeRequests,
+    storeLatency: storeLatencySnapshots(meters),
+    ackLatency: snapshotHistogram(meters.ack),
+    series: [],
+    walFlushes: 0,
+    walBytesWritten: 0,
+    openStreams: 0,
+    liveReaders: 0,
+    transferSteps: { handOffs: 0, completions: 0, adoptions: 0, failures: 0 },
+    coordinator: { coordinatorEpoch: null, ticks: 0, failovers: 0, reassigned: 0 },
+    takeovers: { ...meters.takeovers },
+  };
 }
 
 /** The store, counting each request into the meters as it is made and timing it until it settles. */
