@@ -77,7 +77,7 @@ export default tseslint.config(
     // node act on the request's target (targetOf, src/http/request-target.ts), never on the URL's path, so
     // no second parser can disagree with the one the access decision used. The admin API (src/admin) is left out: its one
     // decision (the admin token) does not depend on the path, and it sees the canonical URL like every handler.
-    files: ["src/http/**/*.ts", "src/router/**/*.ts", "src/index.ts", "durable-objects/**/*.ts"],
+    files: ["src/http/**/*.ts", "src/node-http/**/*.ts", "src/router/**/*.ts", "src/index.ts", "durable-objects/**/*.ts"],
     ignores: ["src/http/request-target.ts"],
     rules: {
       "no-restricted-syntax": ["error",

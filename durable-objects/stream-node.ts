@@ -6,7 +6,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { metaLogClient, type Env } from "../src/env.ts";
-import { streamRoutes } from "../src/http/stream-routes.ts";
+import { streamRoutes } from "../src/node-http/stream-routes.ts";
 import type { CompactionReport } from "../src/node/streams/compaction.ts";
 import type { TableContext } from "../src/node/tables/buckets.ts";
 import { NodeRuntime } from "../src/node/runtime/node-runtime.ts";

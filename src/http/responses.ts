@@ -36,7 +36,7 @@ export async function dropBody(request: Request, maxBytes: number): Promise<void
   await readAtMost(request.body, 0, { drainBytes: maxBytes * DRAIN_LIMIT_FACTOR });
 }
 
-/** How a body's bytes are held as they are read (http/body-pool.ts): each chunk is taken, or refused with the answer. */
+/** How a body's bytes are held as they are read (node-http/body-pool.ts): each chunk is taken, or refused with the answer. */
 export interface BodyHold {
   take(bytes: number): DomainError | null;
 }

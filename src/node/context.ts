@@ -51,7 +51,7 @@ export interface NodeContext {
   readonly readers: KeyedWaiters;
   /** Long-polls waiting and SSE responses open on this node, in all and per token (docs/limits.md). */
   readonly liveReaders: LiveSlots;
-  /** Bytes of request bodies held until answered: at most `settings.maxBodyBytesInFlight` (http/body-pool.ts). */
+  /** Bytes of request bodies held until answered: at most `settings.maxBodyBytesInFlight` (node-http/body-pool.ts). */
   readonly bodies: { heldBytes: number };
   /** Requests parked for a stream being handed here (R2), by name: woken when this node opens it. */
   readonly parked: KeyedWaiters;

@@ -12,7 +12,7 @@
 import { fromWorker } from "../support/from-worker.ts";
 import { MemoryTabletStorage } from "../support/memory-tablet-storage.ts";
 import type { Hono } from "hono";
-import { streamRoutes } from "../../src/http/stream-routes.ts";
+import { streamRoutes } from "../../src/node-http/stream-routes.ts";
 import { NodeRuntime } from "../../src/node/runtime/node-runtime.ts";
 import { nodeSettings, type SettingsVars } from "../../src/node/settings.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";

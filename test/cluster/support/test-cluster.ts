@@ -5,7 +5,7 @@
 // still land, which is exactly what fencing has to survive.
 import { fromWorker } from "../../support/from-worker.ts";
 import { ViewCache } from "../../../src/router/view-cache.ts";
-import { streamRoutes } from "../../../src/http/stream-routes.ts";
+import { streamRoutes } from "../../../src/node-http/stream-routes.ts";
 import { NodeRuntime } from "../../../src/node/runtime/node-runtime.ts";
 import type { NodeMetaPort } from "../../../src/node/runtime/wiring.ts";
 import { nodeSettings, type NodeSettings, type SettingsVars } from "../../../src/node/settings.ts";

@@ -14,7 +14,7 @@ import { checkBucketTarget, type BucketTarget } from "../core/tables/bucket-path
 import { bucketStreamName, encodePartition, type PartitionValue } from "../core/tables/bucketing.ts";
 import { parseTableDefinition } from "../core/tables/definition.ts";
 import { parsePartitionSegment, partitionColumnType, partitionSegmentMeaning, type PartitionColumnType } from "../core/tables/partition-segment.ts";
-import { pathBelowNode } from "./request-target.ts";
+import { pathBelowNode } from "../http/request-target.ts";
 import type { TableContext } from "../node/tables/buckets.ts";
 import { readStream } from "../node/paths/read.ts";
 import { errorReply, unavailable, type Reply } from "../node/state/replies.ts";
@@ -23,7 +23,7 @@ import { leadBucket, type BucketAddress } from "../node/tables/leader.ts";
 import { lookupBucket, prefixBucket } from "../node/tables/read.ts";
 import { writeBucket } from "../node/tables/write.ts";
 import { holdingBody } from "./body-pool.ts";
-import { errorResponse, readBody, toResponse, type BodyHold } from "./responses.ts";
+import { errorResponse, readBody, toResponse, type BodyHold } from "../http/responses.ts";
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 

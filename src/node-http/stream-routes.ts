@@ -26,10 +26,10 @@ import { routeAtNode } from "../node/paths/routing.ts";
 import { headStream, readStream } from "../node/paths/read.ts";
 import { sseStream } from "../node/paths/sse.ts";
 import { holdingBody } from "./body-pool.ts";
-import { errorResponse, readBeforeRedirect, readBody, toResponse, type BodyHold } from "./responses.ts";
-import { tableNodeRequest } from "./table-node-routes.ts";
-import { authorizedAtNode, FORWARDED_TOKEN_ID } from "./request-target.ts";
-import { preflightResponse } from "./security-headers.ts";
+import { errorResponse, readBeforeRedirect, readBody, toResponse, type BodyHold } from "../http/responses.ts";
+import { tableNodeRequest } from "./table-routes.ts";
+import { authorizedAtNode, FORWARDED_TOKEN_ID } from "../http/request-target.ts";
+import { preflightResponse } from "../http/security-headers.ts";
 
 const ALLOWED_METHODS = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
 /** Other methods get their 405 wherever they land. */

@@ -8,7 +8,7 @@ import { admitBodyBytes } from "../core/protocol/bounds.ts";
 import type { DomainError } from "../core/errors.ts";
 import type { NodeContext } from "../node/context.ts";
 import { declaredLength } from "../subscriptions/bounded-read.ts";
-import { dropBody, errorResponse, type BodyHold } from "./responses.ts";
+import { dropBody, errorResponse, type BodyHold } from "../http/responses.ts";
 
 /** A hold that takes every chunk: the body's bytes were reserved from its declared length. */
 const RESERVED: BodyHold = { take: () => null };
