@@ -2,10 +2,11 @@
 // request bodies checked with zod, whose first failing issues become a 400 `invalid` through the error table.
 import type { Context } from "hono";
 import { z } from "zod";
-import { domainError, type DomainError } from "../core/errors.ts";
+import { domainError } from "../core/errors.ts";
 import { type Env, metaLogClient } from "../env.ts";
 import { type MetaLogClient } from "../ports/meta-log-client.ts";
 import { withSecurityHeaders } from "../http/security-headers.ts";
+import type { Result } from "../core/result.ts";
 
 export type AdminEnv = { Bindings: Env };
 
@@ -28,7 +29,8 @@ function describeIssues(error: z.ZodError, root: string): string {
     .join("; ");
 }
 
-export type Checked<T> = { ok: true; value: T } | { ok: false; error: DomainError };
+/** A checked admin request body (src/core/result.ts). */
+export type Checked<T> = Result<T>;
 
 /** A JSON body checked against `schema`: invalid JSON or a schema mismatch is `invalid` with the reason. */
 export async function readBody<T>(c: Context<AdminEnv>, schema: z.ZodType<T>): Promise<Checked<T>> {

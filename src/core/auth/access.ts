@@ -17,6 +17,7 @@
 // Rows are checked in order: a client learns nothing about prefixes or operations from a token that is
 // not valid. A prefix covers every name that starts with it; "" covers every stream.
 import { domainError, type DomainError } from "../errors.ts";
+import type { Result } from "../result.ts";
 
 /** @public The operations a token may grant, as a value. */
 export const ACCESS_OPS = ["read", "append", "create", "delete", "subscribe"] as const;
@@ -60,7 +61,8 @@ export interface AccessInput {
   readonly isRevoked: (id: string) => boolean;
 }
 
-export type AccessDecision = { readonly ok: true; readonly claims: AccessClaims } | { readonly ok: false; readonly error: DomainError };
+/** The access decision: the token's claims, or why it does not grant the request (src/core/result.ts). */
+export type AccessDecision = Result<AccessClaims>;
 
 const refuse = (error: DomainError): AccessDecision => ({ ok: false, error });
 
@@ -81,7 +83,7 @@ export function decideAccess(input: AccessInput): AccessDecision {
       return refuse(domainError("forbidden", `the token does not cover stream '${need.stream}'`, { op: need.op, stream: need.stream })); // AC6
     }
   }
-  return { ok: true, claims }; // AC7
+  return { ok: true, value: claims }; // AC7
 }
 
 /**

@@ -1,9 +1,10 @@
 // The shape of access tokens, both ways: the claims a minted token carries (from an admin's request) and
 // the claims read back out of a verified token. Pure: ids and time come from the caller. The signature is
 // the shell's (src/auth/token-codec.ts); here a payload that verified but is out of shape is still refused.
-import { domainError, type DomainError } from "../errors.ts";
+import { domainError } from "../errors.ts";
 import { MAX_STREAM_NAME_LENGTH } from "../protocol/stream-name.ts";
 import { ACCESS_OPS, type AccessClaims, type AccessOp } from "./access.ts";
+import type { Result } from "../result.ts";
 
 /** Prefixes one token may carry (each a stream-name prefix, "" for every stream). */
 export const MAX_TOKEN_PREFIXES = 32;
@@ -19,7 +20,8 @@ export interface MintRequest {
   readonly ttlSeconds: number;
 }
 
-export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: DomainError };
+/** A checked claim or mint request (src/core/result.ts). */
+export type Checked<T> = Result<T>;
 
 const invalid = <T>(message: string): Checked<T> => ({ ok: false, error: domainError("invalid", message) });
 

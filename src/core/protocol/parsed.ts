@@ -1,8 +1,10 @@
 // The result of parsing or checking one piece of client input: the value, or the domain error that says
 // why it was refused (and what the client needs to recover). Protocol rules never throw on client input.
 import { domainError, type DomainError, type DomainErrorCode } from "../errors.ts";
+import type { Result } from "../result.ts";
 
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: DomainError };
+/** Parsing or checking client input (src/core/result.ts). */
+export type Parsed<T> = Result<T>;
 
 export function ok<T>(value: T): Parsed<T> {
   return { ok: true, value };

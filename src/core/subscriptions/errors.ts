@@ -1,6 +1,7 @@
 // The closed set of subscription rejections. They are not DomainErrorCodes: the subscription API answers
 // with its own protocol vocabulary (`{"error": {"code": "FENCED"}}`, uppercase, with `current_holder` for
 // ALREADY_CLAIMED), which src/subscriptions/error-wire.ts maps to; stream routes never see these codes.
+import type { Result } from "../result.ts";
 
 /** @public The closed set, as a value (the type below is derived from it). */
 export const SUBSCRIPTION_ERROR_CODES = [
@@ -39,9 +40,7 @@ export interface SubscriptionError {
 }
 
 /** A checked value, or the rejection that says why not. */
-export type Checked<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: SubscriptionError };
+export type Checked<T> = Result<T, SubscriptionError>;
 
 export function ok<T>(value: T): Checked<T> {
   return { ok: true, value };

@@ -3,6 +3,7 @@
 // everything read back from a stream (replay after a restart, restore), so it refuses anything else.
 import { domainError, type DomainError } from "../errors.ts";
 import { isJsonObject, type JsonObject } from "../meta/json.ts";
+import type { Result } from "../result.ts";
 
 /** A row as this layer sees it: a JSON object already validated against its table by the caller. */
 export type Row = JsonObject;
@@ -23,7 +24,8 @@ export interface KeyedRecord {
   readonly record: ChangeRecord;
 }
 
-export type TableResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: DomainError };
+/** A table rule's answer (src/core/result.ts). */
+export type TableResult<T> = Result<T>;
 
 export function okResult<T>(value: T): TableResult<T> {
   return { ok: true, value };
