@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually } from "../support/eventually.ts";
+import { eventually, NotYet } from "../support/eventually.ts";
 import { REPO_ROOT, run, startDev, type DevProcess } from "./dev-process.ts";
 
 const TSX = join(REPO_ROOT, "node_modules", ".bin", "tsx");
@@ -50,18 +50,35 @@ describe("examples against npm run dev", () => {
     expect(JSON.parse(out.trim())).toEqual(greetings(1, 3));
   });
 
-  it("live-tail.ts receives messages appended after it connected and stops at its count", async () => {
+  // Two deadlines of its own (the tail printing what is there, then exiting): the test outlives both, so a
+  // tail that never exits fails saying what it printed instead of as a bare test timeout.
+  it("live-tail.ts receives messages appended after it connected and stops at its count", { timeout: 3 * EXAMPLE_TIMEOUT_MS }, async () => {
     // From the beginning: the 3 messages there, then 2 of the 3 the producer appends once those printed.
     const tail = spawn(TSX, ["examples/live-tail.ts", "demo/events", "5", "-1"], { cwd: REPO_ROOT, env: env(), stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     tail.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     tail.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => tail.on("close", resolve));
+    let exitCode: number | null | undefined;
+    tail.on("close", (code) => (exitCode = code));
+    const sofar = (): string => `printed so far:\n${out}\nstderr:\n${err}\n--- npm run dev:\n${dev.logTail(20)}`;
     try {
-      await eventually(() => out.split("\n").filter((line) => line.startsWith("{")).length === 3, { timeoutMs: EXAMPLE_TIMEOUT_MS, what: `the tail to print the 3 existing messages (stderr: ${err})` });
+      await eventually(
+        () => {
+          if (out.split("\n").filter((line) => line.startsWith("{")).length !== 3) throw new NotYet(sofar());
+          return true;
+        },
+        { timeoutMs: EXAMPLE_TIMEOUT_MS, what: "the tail to print the 3 existing messages" },
+      );
       await example("producer.ts", "demo/events", "3");
-      expect(await exited).toBe(0);
+      await eventually(
+        () => {
+          if (exitCode === undefined) throw new NotYet(sofar());
+          return true;
+        },
+        { timeoutMs: EXAMPLE_TIMEOUT_MS, what: "the tail to exit once the producer's messages reached its count" },
+      );
+      expect(exitCode, sofar()).toBe(0);
     } finally {
       tail.kill("SIGKILL");
     }
