@@ -20,13 +20,12 @@ import {
   type StreamConfig,
 } from "../../core/protocol/stream-config.ts";
 import { readManifest } from "../../storage/manifest.ts";
-import { RECORD_FLAG_EOF } from "../../storage/record-codec.ts";
 import { adoptStream } from "../ownership/adopt.ts";
 import { announce, settled, type NodeContext } from "../context.ts";
 import { errorReply, redirectReply, reply, unavailable, type Reply } from "../state/replies.ts";
 import { routeAtNode } from "./routing.ts";
-import { encodeRecordMeta } from "../state/record-meta.ts";
 import { applyInitial, newStreamState, type StreamState } from "../state/stream-registry.ts";
+import { commitRecord, walRecord } from "../streams/commit.ts";
 import { recordAccess, resolveLive } from "../streams/lifecycle.ts";
 
 const encoder = new TextEncoder();
@@ -125,16 +124,7 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
     stream.decided.tail = stream.base + data.byteLength;
     stream.decided.eof = request.closed;
     ctx.registry.beginCreate(stream);
-    const landed = ctx.wal.append([
-      {
-        streamId: stream.id,
-        streamEpoch: stream.epoch,
-        firstOffset: stream.base,
-        flags: request.closed ? RECORD_FLAG_EOF : 0,
-        meta: encodeRecordMeta({ k: "create", name, config, at: nowMs }),
-        data,
-      },
-    ]);
+    const landed = commitRecord(ctx, stream, walRecord(stream, stream.base, { k: "create", name, config, at: nowMs }, data, request.closed));
     try {
       await landed;
     } finally {
