@@ -11,12 +11,8 @@ const TEMPORARILY_LONG_FILES = [
   "src/node/tables/snapshot-store.ts",
 ];
 /** TEMPORARY (issue 23): files with a function over 70 lines today. Being split; the list only shrinks. */
-const TEMPORARILY_LONG_FUNCTIONS = [
-  "src/node/paths/append.ts",
-  "src/node/paths/create.ts",
-  "src/node/state/record-meta.ts",
-  "src/node/streams/recovery.ts",
-];
+/** @type {string[]} */
+const TEMPORARILY_LONG_FUNCTIONS = [];
 
 export default tseslint.config(
   { ignores: ["node_modules/", "**/dist/", ".wrangler/", ".mink/", "worker-configuration.d.ts", ".dependency-cruiser.cjs"] },
@@ -101,10 +97,8 @@ export default tseslint.config(
     files: TEMPORARILY_LONG_FILES,
     rules: { "max-lines": "off" },
   },
-  {
-    files: TEMPORARILY_LONG_FUNCTIONS,
-    rules: { "max-lines-per-function": "off" },
-  },
+  // ESLint refuses an empty `files`: the exemption is there only while the list names a file.
+  ...(TEMPORARILY_LONG_FUNCTIONS.length === 0 ? [] : [{ files: TEMPORARILY_LONG_FUNCTIONS, rules: { "max-lines-per-function": "off" } }]),
   {
     // Plain JavaScript outside every tsconfig: the lint config and the CLI launcher.
     files: ["eslint.config.js", "bin/*.js"],

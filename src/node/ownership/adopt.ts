@@ -7,8 +7,8 @@ import type { DomainError } from "../../core/errors.ts";
 import type { StreamConfig } from "../../core/protocol/stream-config.ts";
 import type { StreamView } from "../../core/meta/view.ts";
 import { openManifest, readManifest, type Manifest } from "../../storage/manifest.ts";
-import type { WalRecord } from "../../storage/record-codec.ts";
-import { decodeRecordMeta, encodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import { decodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import { walRecord } from "../streams/commit.ts";
 import { STORE_WRITE_LOCK } from "../streams/compaction.ts";
 import { pointAtObjects, replayRecord } from "../streams/recovery.ts";
 import { moveTo, newStreamState, type StreamState } from "../state/stream-registry.ts";
@@ -41,14 +41,7 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
     const session = sessionOf(previous, view, config, base, ctx.now());
     if (typeof session === "string") return unavailable(`stream ${view.id} cannot be adopted: ${session}`);
 
-    const record: WalRecord = {
-      streamId: view.id,
-      streamEpoch: epoch,
-      firstOffset: session.tail,
-      flags: 0,
-      meta: encodeRecordMeta(session),
-      data: new Uint8Array(0),
-    };
+    const record = walRecord({ id: view.id, epoch }, session.tail, session);
     // Under the store lock, so a compaction's snapshot is decided either before this record is queued or
     // after the stream is in the registry: a snapshot landing above this record without the stream would
     // move the checkpoint past the only record that says the stream is here (sim seed 4638).

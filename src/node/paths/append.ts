@@ -4,62 +4,67 @@
 // answer waits until the WAL object holding the record landed (docs/architecture.md, "Fencing"); only then does the data
 // become readable and live readers wake. Answers that do not append (duplicates, rejections) wait for
 // the appends decided before them, so no answer ever reflects state that might still be lost.
+// The steps are exported, so a caller with its own work inside the decision (a table write, tables/write.ts)
+// composes them itself: reachAppendable (every await), then synchronously admitBacklog, decideOn and
+// commitAppend (the record built and queued, its acknowledgement chained: streams/commit.ts), then acknowledge.
 import { domainError, type DomainError } from "../../core/errors.ts";
-import { decideAppend, type AppendRequest } from "../../core/protocol/append.ts";
+import { decideAppend, type AppendDecision, type AppendRequest } from "../../core/protocol/append.ts";
 import { admitWalBytes } from "../../core/protocol/bounds.ts";
 import { HEADER } from "../../core/protocol/headers.ts";
 import { encodeJsonMessages } from "../../core/protocol/json-mode.ts";
 import { formatOffset } from "../../core/protocol/offsets.ts";
-import { RECORD_FLAG_EOF } from "../../storage/record-codec.ts";
 
 import { afterHandOff } from "./routing.ts";
 import { announce, settled, type NodeContext } from "../context.ts";
 import { asDomainError, errorReply, reply, type Reply } from "../state/replies.ts";
-import { encodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import type { RecordMeta } from "../state/record-meta.ts";
 import { observeAck } from "../state/store-metrics.ts";
 import type { StreamState } from "../state/stream-registry.ts";
+import { commitRecord, walRecord } from "../streams/commit.ts";
 import { ensureOpened, recordAccess, resolveLive } from "../streams/lifecycle.ts";
 import { missingStream } from "../streams/missing-stream.ts";
 
 const encoder = new TextEncoder();
-/** The message a composed body that turned out empty is decided over (never appended). */
-const SKIP_PROBE_BODY = "[0]";
 
 export interface AppendInput {
   readonly name: string;
   readonly request: AppendRequest;
   readonly body: Uint8Array;
   readonly bodyText: string | null;
-  /**
-   * A body computed from the stream's state in the same synchronous step as the decision (a table write:
-   * its changelog images depend on the writes decided before it). Called after the last await, so no other
-   * append of the stream is decided between it and this one; its value replaces `body` and `bodyText`.
-   */
-  readonly compose?: () => ComposedBody | NothingToAppend | DomainError;
 }
 
-/** A composed body turned out empty (a table write whose ops change nothing): nothing is decided. */
-export interface NothingToAppend {
-  readonly skip: true;
-}
-
-/** A body composed at decision time, told what became of it. */
-export interface ComposedBody {
-  readonly bodyText: string;
-  /** The decision appends it (called in the same synchronous step, before any other append is decided). */
-  readonly onDecided: () => void;
-  /** Durable and applied to the stream, in WAL order, before the answer: `[first, end)` are its bytes. */
-  readonly onAcknowledged: (first: number, end: number) => void;
-  /** It will never be acknowledged (the WAL write failed); whether it reached the store is unknown. */
-  readonly onFailed: () => void;
-}
-
+/**
+ * POST: reach the stream (the awaits), then in one synchronous step decide and queue the record, then wait
+ * for its acknowledgement. A table write (tables/write.ts) takes the same three steps with its own between.
+ */
 export async function appendToStream(ctx: NodeContext, input: AppendInput): Promise<Reply> {
+  const target = await reachAppendable(ctx, input.name);
+  if (!("stream" in target)) return target;
+  // From here to commitAppend: no await, so this decision and the offsets it assigns are serialized.
+  const backlog = admitBacklog(ctx, input.body);
+  if (backlog !== null) return errorReply(backlog);
+  const nowMs = ctx.now();
+  const decision = decideOn(ctx, target.stream, input.request, input.bodyText, nowMs);
+  if (!appends(decision)) return answerUnappended(ctx, target.stream, decision);
+  return acknowledge(ctx, target, commitAppend(ctx, target.stream, decision, input.body, nowMs));
+}
+
+/** A stream this node decides appends of now, and when the request arrived (the ack latency starts there). */
+export interface Appendable {
+  readonly stream: StreamState;
+  readonly arrivedMs: number;
+}
+
+/**
+ * Every await before a decision: the stream resolved (expiry applied), opened by this incarnation, and still
+ * opened here afterwards. Otherwise the answer (404, 410, 503, a hand-off's redirect).
+ */
+export async function reachAppendable(ctx: NodeContext, name: string): Promise<Appendable | Reply> {
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
   // The ack latency runs from here (the request's arrival at the node) to its WAL object being durable.
   const arrivedMs = ctx.meters.clockMs();
-  const stream = await resolveLive(ctx, input.name);
-  if (stream === undefined) return missingStream(ctx, input.name);
+  const stream = await resolveLive(ctx, name);
+  if (stream === undefined) return missingStream(ctx, name);
   if (stream.lifecycle === "soft-deleted") return errorReply(domainError("gone", "the stream was deleted"));
   if (stream.phase.kind === "handing-off") return afterHandOff(ctx, stream);
   const openError = await ensureOpened(ctx, stream);
@@ -69,23 +74,29 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
   // A hand-off that began since the open (or ended with the stream moved away): no append is decided once
   // it has (ownership/hand-off.ts, step 1).
   if (stream.phase.kind !== "opened") return afterHandOff(ctx, stream);
+  return { stream, arrivedMs };
+}
 
-  // From here to wal.append: no await, so this decision and the offsets it assigns are serialized.
-  // Backpressure first (docs/limits.md): past MAX_WAL_QUEUE_BYTES nothing is decided, the client gets 503.
-  const backlog = admitWalBytes(ctx.wal.queuedBytes, input.body.byteLength, ctx.settings.maxWalQueueBytes);
-  if (backlog !== null) return errorReply(backlog);
-  const nowMs = ctx.now();
-  const composed = input.compose?.() ?? null;
-  if (composed !== null && "code" in composed) return errorReply(composed);
-  const skip = composed !== null && "skip" in composed;
-  // Nothing to append: the decision is still taken (over a stand-in message) so that a repeated producer
-  // seq is answered as the duplicate it is, and a stale epoch or a gap as refused; only an append is not made.
-  const bodyText = composed === null ? input.bodyText : "skip" in composed ? SKIP_PROBE_BODY : composed.bodyText;
+/** Backpressure, before any decision (docs/limits.md): past MAX_WAL_QUEUE_BYTES nothing is decided, 503. */
+export function admitBacklog(ctx: NodeContext, body: Uint8Array): DomainError | null {
+  return admitWalBytes(ctx.wal.queuedBytes, body.byteLength, ctx.settings.maxWalQueueBytes);
+}
+
+type Appending = Extract<AppendDecision, { kind: "append" | "close" }>;
+type Unappended = Exclude<AppendDecision, Appending>;
+
+/** The decision appends a record (data and/or a close). */
+export function appends(decision: AppendDecision): decision is Appending {
+  return decision.kind === "append" || decision.kind === "close";
+}
+
+/** The core's append table over the stream's decided state (appends in flight included) and the node's limits. */
+export function decideOn(ctx: NodeContext, stream: StreamState, request: AppendRequest, bodyText: string | null, nowMs: number): AppendDecision {
   const decided = stream.decided;
   // A producer id new to the stream is admitted only within the node's producer bytes (the sum is O(producers)).
-  const newProducer = input.request.producer !== null && !decided.producers.has(input.request.producer.producerId);
+  const newProducer = request.producer !== null && !decided.producers.has(request.producer.producerId);
   const nodeBytes = newProducer ? { held: ctx.registry.producerBytes(), max: ctx.settings.maxNodeProducerBytes } : undefined;
-  const decision = decideAppend(
+  return decideAppend(
     {
       contentType: stream.config.contentType,
       eof: decided.eof,
@@ -100,96 +111,115 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
         ...(nodeBytes === undefined ? {} : { nodeBytes }),
       },
     },
-    input.request,
+    request,
     bodyText,
     nowMs,
   );
+}
 
-  if (skip && (decision.kind === "append" || decision.kind === "close")) {
-    // Answered once the appends decided before it are durable, at the tail they reached; the seq is not taken.
-    const error = await settled(ctx, stream);
-    return error !== null ? errorReply(error) : reply(204, { [HEADER.streamNextOffset]: formatOffset(stream.tail) });
+/** A decision that appends nothing, answered once the appends decided before it are durable. */
+export async function answerUnappended(ctx: NodeContext, stream: StreamState, decision: Unappended): Promise<Reply> {
+  const error = await settled(ctx, stream);
+  if (error !== null) return errorReply(error);
+  if (decision.kind === "reject") return errorReply(decision.error);
+  const headers: Record<string, string> = { [HEADER.streamNextOffset]: formatOffset(stream.tail) };
+  if (stream.eof) headers[HEADER.streamClosed] = "true";
+  if (decision.kind === "duplicate") {
+    headers[HEADER.producerEpoch] = String(decision.epoch);
+    headers[HEADER.producerSeq] = String(decision.lastSeq);
   }
-  switch (decision.kind) {
-    case "reject":
-    case "duplicate":
-    case "already-closed": {
-      const error = await settled(ctx, stream);
-      if (error !== null) return errorReply(error);
-      if (decision.kind === "reject") return errorReply(decision.error);
-      const headers: Record<string, string> = { [HEADER.streamNextOffset]: formatOffset(stream.tail) };
-      if (stream.eof) headers[HEADER.streamClosed] = "true";
-      if (decision.kind === "duplicate") {
-        headers[HEADER.producerEpoch] = String(decision.epoch);
-        headers[HEADER.producerSeq] = String(decision.lastSeq);
-      }
-      return reply(204, headers);
-    }
-    case "append":
-    case "close":
-      break;
-  }
+  return reply(204, headers);
+}
 
-  const composedBody = composed === null || "skip" in composed ? null : composed;
-  if (decision.kind === "append") composedBody?.onDecided();
+/** An append decided over a stand-in and not made: 204 at the tail the appends before it reached, once durable. */
+export async function answerAtTail(ctx: NodeContext, stream: StreamState): Promise<Reply> {
+  const error = await settled(ctx, stream);
+  return error !== null ? errorReply(error) : reply(204, { [HEADER.streamNextOffset]: formatOffset(stream.tail) });
+}
+
+/** An append decided and committed: its bytes `[first, first + data.byteLength)`, applied once `applied` resolves. */
+export interface CommittedAppend {
+  readonly decision: Appending;
+  readonly first: number;
+  readonly data: Uint8Array;
+  readonly close: boolean;
+  readonly nowMs: number;
+  /** Resolves once the record is durable and applied, in WAL order; rejects when the WAL write failed. */
+  readonly applied: Promise<void>;
+  /** The observers' work on the acknowledged change (once applied). */
+  readonly announced: () => Promise<void>;
+}
+
+/**
+ * In the caller's synchronous step, right after the decision: the record built and queued with the WAL
+ * writer, its acknowledgement chained on the stream's `pending`, and the decided state moved past it.
+ * `alsoApply` is what the caller applies with the record, in the same WAL order (a table's batch).
+ */
+export function commitAppend(
+  ctx: NodeContext,
+  stream: StreamState,
+  decision: Appending,
+  body: Uint8Array,
+  nowMs: number,
+  alsoApply?: (first: number, end: number) => void,
+): CommittedAppend {
+  const decided = stream.decided;
   const data =
-    decision.kind === "append"
-      ? decision.messages === null
-        ? input.body
-        : encoder.encode(encodeJsonMessages(decision.messages))
-      : new Uint8Array(0);
+    decision.kind === "append" ? (decision.messages === null ? body : encoder.encode(encodeJsonMessages(decision.messages))) : new Uint8Array(0);
   const close = decision.kind === "close" || decision.close;
-  const producer = decision.producer;
-  const meta: RecordMeta = {
-    k: "append",
-    at: nowMs,
-    ...(producer === null ? {} : { p: [producer.producerId, producer.state.epoch, producer.state.lastSeq] as const }),
-    ...(producer === null || producer.pruned.length === 0 ? {} : { x: producer.pruned }),
-    ...(decision.kind === "append" && decision.lastStreamSeq !== null && decision.lastStreamSeq !== decided.lastStreamSeq
-      ? { q: decision.lastStreamSeq }
-      : {}),
-  };
   const first = decided.tail;
-  const ack = ctx.wal.append([
-    {
-      streamId: stream.id,
-      streamEpoch: stream.epoch,
-      firstOffset: first,
-      flags: close ? RECORD_FLAG_EOF : 0,
-      meta: encodeRecordMeta(meta),
-      data,
-    },
-  ]);
-  decided.tail = first + data.byteLength;
+  const end = first + data.byteLength;
+  const record = walRecord(stream, first, appendMeta(decision, decided.lastStreamSeq, nowMs), data, close);
+  let announced: Promise<void> = Promise.resolve();
+  const applied = commitRecord(ctx, stream, record, () => {
+    // Not chained: the next append of the stream applies without waiting for this one's observers.
+    announced = applyAcknowledged(ctx, stream, first, data, close);
+    alsoApply?.(first, end);
+  });
+  decided.tail = end;
   decided.eof = close;
+  const producer = decision.producer;
   if (producer !== null) {
     // In place, in the same step as the record (streams/recovery.ts replays `x` then `p` the same way).
     for (const producerId of producer.pruned) decided.producers.delete(producerId);
     decided.producers.set(producer.producerId, producer.state);
   }
   if (decision.kind === "append") decided.lastStreamSeq = decision.lastStreamSeq;
+  return { decision, first, data, close, nowMs, applied, announced: () => announced };
+}
 
-  let announced: Promise<void> = Promise.resolve();
-  const applied = stream.pending.then(
-    () => ack,
-    () => ack,
-  ).then(() => {
-    // Not chained: the next append of the stream applies without waiting for this one's observers.
-    announced = applyAcknowledged(ctx, stream, first, data, close);
-    composedBody?.onAcknowledged(first, first + data.byteLength);
-  });
-  stream.pending = applied;
+/** What an append record's meta says: the producer it commits, the ids it pruned, a new Stream-Seq. */
+function appendMeta(decision: Appending, lastStreamSeq: string | null, nowMs: number): RecordMeta {
+  const producer = decision.producer;
+  return {
+    k: "append",
+    at: nowMs,
+    ...(producer === null ? {} : { p: [producer.producerId, producer.state.epoch, producer.state.lastSeq] as const }),
+    ...(producer === null || producer.pruned.length === 0 ? {} : { x: producer.pruned }),
+    ...(decision.kind === "append" && decision.lastStreamSeq !== null && decision.lastStreamSeq !== lastStreamSeq
+      ? { q: decision.lastStreamSeq }
+      : {}),
+  };
+}
+
+/**
+ * The answer to a committed append: once it is durable and applied (an error when the WAL write failed;
+ * whether it reached the store is then unknown) and its observers are done.
+ */
+export async function acknowledge(ctx: NodeContext, target: Appendable, committed: CommittedAppend): Promise<Reply> {
+  const { stream, arrivedMs } = target;
+  const { decision, first, data, close, nowMs } = committed;
   try {
-    await applied;
+    await committed.applied;
   } catch (error) {
-    if (decision.kind === "append") composedBody?.onFailed();
     return errorReply(asDomainError(error));
   }
   observeAck(ctx.meters, arrivedMs, nowMs);
-  await announced;
+  await committed.announced();
   recordAccess(ctx, stream, data.byteLength === 0 && close ? "close" : "append");
   const headers: Record<string, string> = { [HEADER.streamNextOffset]: formatOffset(first + data.byteLength) };
   if (close) headers[HEADER.streamClosed] = "true";
+  const producer = decision.producer;
   if (producer !== null) {
     headers[HEADER.producerEpoch] = String(producer.state.epoch);
     headers[HEADER.producerSeq] = String(producer.state.lastSeq);
@@ -202,16 +232,9 @@ export async function appendToStream(ctx: NodeContext, input: AppendInput): Prom
  * An acknowledged record becomes readable, in WAL order, and wakes the stream's live readers. Resolves when
  * the observers are done with it (the answer waits for that).
  */
-function applyAcknowledged(
-  ctx: NodeContext,
-  stream: StreamState,
-  first: number,
-  data: Uint8Array,
-  close: boolean,
-): Promise<void> {
+function applyAcknowledged(ctx: NodeContext, stream: StreamState, first: number, data: Uint8Array, close: boolean): Promise<void> {
   ctx.registry.pushRecord(stream, first, data);
   stream.tail = first + data.byteLength;
   if (close) stream.eof = true;
   return announce(ctx, stream);
 }
-

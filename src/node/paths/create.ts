@@ -20,13 +20,12 @@ import {
   type StreamConfig,
 } from "../../core/protocol/stream-config.ts";
 import { readManifest } from "../../storage/manifest.ts";
-import { RECORD_FLAG_EOF } from "../../storage/record-codec.ts";
 import { adoptStream } from "../ownership/adopt.ts";
 import { announce, settled, type NodeContext } from "../context.ts";
 import { errorReply, redirectReply, reply, unavailable, type Reply } from "../state/replies.ts";
 import { routeAtNode } from "./routing.ts";
-import { encodeRecordMeta } from "../state/record-meta.ts";
 import { applyInitial, newStreamState, type StreamState } from "../state/stream-registry.ts";
+import { commitRecord, walRecord } from "../streams/commit.ts";
 import { recordAccess, resolveLive } from "../streams/lifecycle.ts";
 
 const encoder = new TextEncoder();
@@ -69,86 +68,96 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
     if (decision.kind === "reject") return errorReply(decision.error);
     return reply(200, streamHeaders(existing));
   }
-
-  let fork: ResolvedFork | null = null;
-  let source: StreamState | undefined;
-  if (request.fork !== null) {
-    source = await resolveLive(ctx, request.fork.sourceName);
-    if (source === undefined) {
-      // A fork is created where its source lives: it reads the source's bytes below the fork point.
-      const elsewhere = await routeAtNode(ctx, request.fork.sourceName);
-      if (elsewhere !== null && elsewhere.kind === "redirect") return elsewhere;
-    }
-    if (source !== undefined) {
-      const error = await settled(ctx, source);
-      if (error !== null) return errorReply(error);
-    }
-    const view: ForkSourceView | null =
-      source === undefined
-        ? null
-        : {
-            streamId: source.id,
-            lifecycle: source.lifecycle,
-            contentType: source.config.contentType,
-            expiry: { ttlSeconds: source.config.ttlSeconds, expiresAtMs: source.config.expiresAtMs },
-            tailPositionBytes: source.tail,
-          };
-    const anchor = checkForkSource(request.fork, request.contentType, view);
-    if (!anchor.ok) return errorReply(anchor.error);
-    if (source === undefined || view === null) throw new Error("fork source vanished");
-    const tooDeep = checkForkDepth(forkDepth(ctx, source), ctx.settings.maxForkDepth);
-    if (tooDeep !== null) return errorReply(tooDeep);
-    const point = resolveForkPoint(anchor.value, request.fork.subOffset, await ctx.registry.recordAt(source, anchor.value));
-    if (!point.ok) return errorReply(point.error);
-    fork = { source: view, anchorPositionBytes: anchor.value, forkPositionBytes: point.value };
-  }
-
-  const config = newStreamConfig(request, fork);
+  const forked = request.fork === null ? { fork: null, source: undefined } : await resolveFork(ctx, request, request.fork);
+  if ("kind" in forked) return forked;
+  const config = newStreamConfig(request, forked.fork);
   const initial = checkInitialBody(config.contentType, input.body.byteLength, input.bodyText, ctx.settings.maxJsonMessages);
   if (!initial.ok) return errorReply(initial.error);
   const data = initial.value.kind === "json" ? encoder.encode(encodeJsonMessages(initial.value.messages)) : input.body;
-
   // The source cannot be removed while this create is in flight: the fork holds it from here on.
-  if (source !== undefined) ctx.registry.holdSource(source);
+  if (forked.source !== undefined) ctx.registry.holdSource(forked.source);
   try {
-    const registered = await claimInMeta(ctx, name, config);
-    if (registered.kind === "adopt") {
-      releaseSource(ctx, source);
-      return { adopt: registered.view };
-    }
-    if (registered.kind !== "claimed") {
-      releaseSource(ctx, source);
-      return registered.kind === "redirect" ? redirectReply(registered.node) : errorReply(registered.error);
-    }
-    const nowMs = ctx.now();
-    const stream = newStreamState({ id: registered.id, name, config, createdAtMs: nowMs, epoch: registered.epoch, opened: true });
-    stream.decided.tail = stream.base + data.byteLength;
-    stream.decided.eof = request.closed;
-    ctx.registry.beginCreate(stream);
-    const landed = ctx.wal.append([
-      {
-        streamId: stream.id,
-        streamEpoch: stream.epoch,
-        firstOffset: stream.base,
-        flags: request.closed ? RECORD_FLAG_EOF : 0,
-        meta: encodeRecordMeta({ k: "create", name, config, at: nowMs }),
-        data,
-      },
-    ]);
-    try {
-      await landed;
-    } finally {
-      ctx.registry.endCreate(stream);
-    }
-    applyInitial(stream, data, request.closed);
-    recordAccess(ctx, stream, "create");
-    ctx.registry.add(stream);
-    if (stream.tail > stream.base || stream.eof) await announce(ctx, stream);
-    return reply(201, { ...streamHeaders(stream), [HEADER.location]: input.location });
+    return await createNew(ctx, input, config, data, forked.source);
   } catch (error) {
-    releaseSource(ctx, source);
+    releaseSource(ctx, forked.source);
     throw error;
   }
+}
+
+/** A fork's source, held here and settled, and where the fork starts in it; or why it cannot be created (here). */
+async function resolveFork(
+  ctx: NodeContext,
+  request: CreateRequest,
+  fork: NonNullable<CreateRequest["fork"]>,
+): Promise<{ readonly fork: ResolvedFork; readonly source: StreamState } | Reply> {
+  const source = await resolveLive(ctx, fork.sourceName);
+  if (source === undefined) {
+    // A fork is created where its source lives: it reads the source's bytes below the fork point.
+    const elsewhere = await routeAtNode(ctx, fork.sourceName);
+    if (elsewhere !== null && elsewhere.kind === "redirect") return elsewhere;
+  }
+  if (source !== undefined) {
+    const error = await settled(ctx, source);
+    if (error !== null) return errorReply(error);
+  }
+  const view: ForkSourceView | null =
+    source === undefined
+      ? null
+      : {
+          streamId: source.id,
+          lifecycle: source.lifecycle,
+          contentType: source.config.contentType,
+          expiry: { ttlSeconds: source.config.ttlSeconds, expiresAtMs: source.config.expiresAtMs },
+          tailPositionBytes: source.tail,
+        };
+  const anchor = checkForkSource(fork, request.contentType, view);
+  if (!anchor.ok) return errorReply(anchor.error);
+  if (source === undefined || view === null) throw new Error("fork source vanished");
+  const tooDeep = checkForkDepth(forkDepth(ctx, source), ctx.settings.maxForkDepth);
+  if (tooDeep !== null) return errorReply(tooDeep);
+  const point = resolveForkPoint(anchor.value, fork.subOffset, await ctx.registry.recordAt(source, anchor.value));
+  if (!point.ok) return errorReply(point.error);
+  return { fork: { source: view, anchorPositionBytes: anchor.value, forkPositionBytes: point.value }, source };
+}
+
+/**
+ * The new stream: claimed in the metadata log, then its create record written; visible (and answered 201)
+ * once that landed. The fork's source, held by the caller, is released here when the create goes no further
+ * (adopted, redirected, refused) and by the caller when this throws.
+ */
+async function createNew(
+  ctx: NodeContext,
+  input: CreateInput,
+  config: StreamConfig,
+  data: Uint8Array,
+  source: StreamState | undefined,
+): Promise<Reply | { readonly adopt: StreamRecord }> {
+  const { name, request } = input;
+  const registered = await claimInMeta(ctx, name, config);
+  if (registered.kind === "adopt") {
+    releaseSource(ctx, source);
+    return { adopt: registered.view };
+  }
+  if (registered.kind !== "claimed") {
+    releaseSource(ctx, source);
+    return registered.kind === "redirect" ? redirectReply(registered.node) : errorReply(registered.error);
+  }
+  const nowMs = ctx.now();
+  const stream = newStreamState({ id: registered.id, name, config, createdAtMs: nowMs, epoch: registered.epoch, opened: true });
+  stream.decided.tail = stream.base + data.byteLength;
+  stream.decided.eof = request.closed;
+  ctx.registry.beginCreate(stream);
+  const landed = commitRecord(ctx, stream, walRecord(stream, stream.base, { k: "create", name, config, at: nowMs }, data, request.closed));
+  try {
+    await landed;
+  } finally {
+    ctx.registry.endCreate(stream);
+  }
+  applyInitial(stream, data, request.closed);
+  recordAccess(ctx, stream, "create");
+  ctx.registry.add(stream);
+  if (stream.tail > stream.base || stream.eof) await announce(ctx, stream);
+  return reply(201, { ...streamHeaders(stream), [HEADER.location]: input.location });
 }
 
 /**

@@ -70,30 +70,19 @@ export function decodeRecordMeta(bytes: Uint8Array): RecordMeta {
   if (typeof value !== "object" || value === null) throw new RecordMetaError("record meta is not an object");
   const v = value as Record<string, unknown>;
   if (v["v"] !== RECORD_META_VERSION) throw new RecordMetaError(`unknown record meta version ${String(v["v"])}`);
+  const meta = decodeKind(v);
+  if (meta !== null) return meta;
+  throw new RecordMetaError(`malformed record meta: ${JSON.stringify(value).slice(0, 200)}`);
+}
+
+/** The record meta `v` says, by its kind; null when its fields do not fit the kind. */
+function decodeKind(v: Record<string, unknown>): RecordMeta | null {
   switch (v["k"]) {
     case "create":
-      if (typeof v["name"] !== "string" || typeof v["config"] !== "object" || typeof v["at"] !== "number") break;
+      if (typeof v["name"] !== "string" || typeof v["config"] !== "object" || typeof v["at"] !== "number") return null;
       return { k: "create", name: v["name"], config: v["config"] as StreamConfig, at: v["at"] };
-    case "append": {
-      if (typeof v["at"] !== "number") break;
-      const p = v["p"];
-      const q = v["q"];
-      const producer =
-        Array.isArray(p) && p.length === 3 && typeof p[0] === "string" && typeof p[1] === "number" && typeof p[2] === "number"
-          ? ([p[0], p[1], p[2]] as const)
-          : undefined;
-      if (p !== undefined && producer === undefined) break;
-      if (q !== undefined && typeof q !== "string") break;
-      const x = v["x"];
-      if (x !== undefined && !(Array.isArray(x) && x.every((id) => typeof id === "string"))) break;
-      return {
-        k: "append",
-        at: v["at"],
-        ...(producer === undefined ? {} : { p: producer }),
-        ...(typeof q === "string" ? { q } : {}),
-        ...(x === undefined ? {} : { x }),
-      };
-    }
+    case "append":
+      return decodeAppend(v);
     case "soft-delete":
       return { k: "soft-delete" };
     case "delete":
@@ -102,46 +91,70 @@ export function decodeRecordMeta(bytes: Uint8Array): RecordMeta {
       return { k: "release" };
     case "mark":
       return { k: "mark" };
-    case "snapshot": {
-      const producers = v["producers"];
-      const q = v["q"];
-      const okProducers =
-        Array.isArray(producers) &&
-        producers.every(
-          (p) =>
-            Array.isArray(p) &&
-            p.length === 4 &&
-            typeof p[0] === "string" &&
-            typeof p[1] === "number" &&
-            typeof p[2] === "number" &&
-            typeof p[3] === "number",
-        );
-      if (
-        typeof v["name"] !== "string" ||
-        typeof v["config"] !== "object" ||
-        typeof v["at"] !== "number" ||
-        typeof v["tail"] !== "number" ||
-        typeof v["eof"] !== "boolean" ||
-        typeof v["softDeleted"] !== "boolean" ||
-        !okProducers ||
-        (q !== null && typeof q !== "string") ||
-        (v["la"] !== undefined && typeof v["la"] !== "number")
-      ) {
-        break;
-      }
-      return {
-        k: "snapshot",
-        name: v["name"],
-        config: v["config"] as StreamConfig,
-        at: v["at"],
-        tail: v["tail"],
-        eof: v["eof"],
-        softDeleted: v["softDeleted"],
-        producers: producers as [string, number, number, number][],
-        q,
-        ...(typeof v["la"] === "number" ? { la: v["la"] } : {}),
-      };
-    }
+    case "snapshot":
+      return decodeSnapshot(v);
   }
-  throw new RecordMetaError(`malformed record meta: ${JSON.stringify(value).slice(0, 200)}`);
+  return null;
+}
+
+function decodeAppend(v: Record<string, unknown>): RecordMeta | null {
+  if (typeof v["at"] !== "number") return null;
+  const p = v["p"];
+  const q = v["q"];
+  const producer =
+    Array.isArray(p) && p.length === 3 && typeof p[0] === "string" && typeof p[1] === "number" && typeof p[2] === "number"
+      ? ([p[0], p[1], p[2]] as const)
+      : undefined;
+  if (p !== undefined && producer === undefined) return null;
+  if (q !== undefined && typeof q !== "string") return null;
+  const x = v["x"];
+  if (x !== undefined && !(Array.isArray(x) && x.every((id) => typeof id === "string"))) return null;
+  return {
+    k: "append",
+    at: v["at"],
+    ...(producer === undefined ? {} : { p: producer }),
+    ...(typeof q === "string" ? { q } : {}),
+    ...(x === undefined ? {} : { x }),
+  };
+}
+
+function decodeSnapshot(v: Record<string, unknown>): RecordMeta | null {
+  const producers = v["producers"];
+  const q = v["q"];
+  const okProducers =
+    Array.isArray(producers) &&
+    producers.every(
+      (p) =>
+        Array.isArray(p) &&
+        p.length === 4 &&
+        typeof p[0] === "string" &&
+        typeof p[1] === "number" &&
+        typeof p[2] === "number" &&
+        typeof p[3] === "number",
+    );
+  if (
+    typeof v["name"] !== "string" ||
+    typeof v["config"] !== "object" ||
+    typeof v["at"] !== "number" ||
+    typeof v["tail"] !== "number" ||
+    typeof v["eof"] !== "boolean" ||
+    typeof v["softDeleted"] !== "boolean" ||
+    !okProducers ||
+    (q !== null && typeof q !== "string") ||
+    (v["la"] !== undefined && typeof v["la"] !== "number")
+  ) {
+    return null;
+  }
+  return {
+    k: "snapshot",
+    name: v["name"],
+    config: v["config"] as StreamConfig,
+    at: v["at"],
+    tail: v["tail"],
+    eof: v["eof"],
+    softDeleted: v["softDeleted"],
+    producers: producers as [string, number, number, number][],
+    q,
+    ...(typeof v["la"] === "number" ? { la: v["la"] } : {}),
+  };
 }

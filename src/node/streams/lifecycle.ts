@@ -5,11 +5,11 @@
 import type { DomainError } from "../../core/errors.ts";
 import { checkAccess, sourceAfterForkRemoved } from "../../core/protocol/fork.ts";
 import { renewsTtl, type AccessKind } from "../../core/protocol/ttl.ts";
-import type { WalRecord } from "../../storage/record-codec.ts";
 import { type NodeContext } from "../context.ts";
 import { unavailable } from "../state/replies.ts";
-import { encodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import type { RecordMeta } from "../state/record-meta.ts";
 import { isGone, lifecycleView, moveTo, type StreamState } from "../state/stream-registry.ts";
+import { commitRecord, walRecord } from "./commit.ts";
 
 /** A successful access of `kind`: renews the sliding TTL clock when the core's rule says it does. */
 export function recordAccess(ctx: NodeContext, stream: StreamState, kind: AccessKind): void {
@@ -61,22 +61,8 @@ export async function expireIdle(ctx: NodeContext): Promise<number> {
  * decided before. Resolves once durable.
  */
 export async function writeControlRecord(ctx: NodeContext, stream: StreamState, meta: RecordMeta): Promise<void> {
-  const record: WalRecord = {
-    streamId: stream.id,
-    streamEpoch: stream.epoch,
-    firstOffset: stream.decided.tail,
-    // Never the eof flag: only a stream's closing record carries it (stream objects allow one, last).
-    flags: 0,
-    meta: encodeRecordMeta(meta),
-    data: new Uint8Array(0),
-  };
-  const ack = ctx.wal.append([record]);
-  // Observed here: when `previous` rejects (the WAL writer stopped), the chain below never subscribes to
-  // `ack`, whose own rejection would otherwise go unhandled.
-  void ack.catch(() => undefined);
-  const previous = stream.pending;
-  stream.pending = previous.then(() => ack).then(() => undefined);
-  await stream.pending;
+  // Never the eof flag: only a stream's closing record carries it (stream objects allow one, last).
+  await commitRecord(ctx, stream, walRecord(stream, stream.decided.tail, meta));
 }
 
 /**

@@ -10,7 +10,7 @@ import { isEof, type WalRecord } from "../../storage/record-codec.ts";
 import { readManifest, type Manifest } from "../../storage/manifest.ts";
 import { replayChain, sealChain } from "../../storage/wal-chain.ts";
 
-import { decodeRecordMeta } from "../state/record-meta.ts";
+import { decodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
 import { isGone, applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "../state/stream-registry.ts";
 
 /** Streams whose compacted data is read at once during start-up. */
@@ -89,22 +89,7 @@ export function replayRecord(
   if (meta.k === "snapshot" && (existing === undefined || isGone(existing))) {
     // A compaction's snapshot replayed from its checkpoint, or a stream handed to this node (adopted: see
     // ownership/adopt.ts), possibly one it handed away before and still keeps for its forks.
-    const stream = replayedStream(record, meta);
-    // Data below the snapshot's tail is in stream objects: loadCompacted reads it after the replay.
-    stream.tail = meta.tail;
-    stream.eof = meta.eof;
-    stream.lifecycle = meta.softDeleted ? "soft-deleted" : "live";
-    stream.lastAccessMs = nowMs;
-    const decided = stream.decided;
-    decided.tail = meta.tail;
-    decided.eof = meta.eof;
-    decided.lastStreamSeq = meta.q;
-    for (const [producerId, epoch, lastSeq, lastUpdatedMs] of meta.producers) {
-      decided.producers.set(producerId, { epoch, lastSeq, lastUpdatedMs });
-    }
-    stream.forkCount = existing?.forkCount ?? 0;
-    registry.add(stream);
-    registry.attachFork(stream);
+    const stream = replaySnapshot(registry, record, meta, existing, nowMs);
     snapshotted?.add(stream.id);
     return true;
   }
@@ -121,28 +106,9 @@ export function replayRecord(
   if (existing === undefined || isGone(existing)) return false;
   existing.epoch = Math.max(existing.epoch, record.streamEpoch);
   switch (meta.k) {
-    case "append": {
-      if (record.firstOffset !== existing.tail) {
-        throw new Error(`replay: ${record.streamId} record at ${record.firstOffset}, tail ${existing.tail}`);
-      }
-      if (record.data.byteLength > 0) {
-        existing.records.push(memoryRecord(record.firstOffset, record.data));
-        existing.memoryBytes += record.data.byteLength;
-      }
-      existing.tail += record.data.byteLength;
-      if (isEof(record)) existing.eof = true;
-      const decided = existing.decided;
-      decided.tail = existing.tail;
-      decided.eof = existing.eof;
-      // The same steps as the append that wrote the record (paths/append.ts): pruned ids first, then `p`.
-      for (const producerId of meta.x ?? []) decided.producers.delete(producerId);
-      if (meta.p !== undefined) {
-        const [producerId, epoch, lastSeq] = meta.p;
-        decided.producers.set(producerId, { epoch, lastSeq, lastUpdatedMs: meta.at });
-      }
-      if (meta.q !== undefined) decided.lastStreamSeq = meta.q;
+    case "append":
+      replayAppend(existing, record, meta);
       return false;
-    }
     case "soft-delete":
       existing.lifecycle = "soft-deleted";
       return false;
@@ -155,6 +121,56 @@ export function replayRecord(
       return false;
     }
   }
+}
+
+/** A stream (re)built from a snapshot record: its state at the snapshot, its data below `tail` in stream objects. */
+function replaySnapshot(
+  registry: StreamRegistry,
+  record: WalRecord,
+  meta: Extract<RecordMeta, { k: "snapshot" }>,
+  existing: StreamState | undefined,
+  nowMs: number,
+): StreamState {
+  const stream = replayedStream(record, meta);
+  // Data below the snapshot's tail is in stream objects: loadCompacted reads it after the replay.
+  stream.tail = meta.tail;
+  stream.eof = meta.eof;
+  stream.lifecycle = meta.softDeleted ? "soft-deleted" : "live";
+  stream.lastAccessMs = nowMs;
+  const decided = stream.decided;
+  decided.tail = meta.tail;
+  decided.eof = meta.eof;
+  decided.lastStreamSeq = meta.q;
+  for (const [producerId, epoch, lastSeq, lastUpdatedMs] of meta.producers) {
+    decided.producers.set(producerId, { epoch, lastSeq, lastUpdatedMs });
+  }
+  stream.forkCount = existing?.forkCount ?? 0;
+  registry.add(stream);
+  registry.attachFork(stream);
+  return stream;
+}
+
+/** An append record replayed onto its stream: data, tail, eof, then the producer state and Stream-Seq it committed. */
+function replayAppend(existing: StreamState, record: WalRecord, meta: Extract<RecordMeta, { k: "append" }>): void {
+  if (record.firstOffset !== existing.tail) {
+    throw new Error(`replay: ${record.streamId} record at ${record.firstOffset}, tail ${existing.tail}`);
+  }
+  if (record.data.byteLength > 0) {
+    existing.records.push(memoryRecord(record.firstOffset, record.data));
+    existing.memoryBytes += record.data.byteLength;
+  }
+  existing.tail += record.data.byteLength;
+  if (isEof(record)) existing.eof = true;
+  const decided = existing.decided;
+  decided.tail = existing.tail;
+  decided.eof = existing.eof;
+  // The same steps as the append that wrote the record (paths/append.ts): pruned ids first, then `p`.
+  for (const producerId of meta.x ?? []) decided.producers.delete(producerId);
+  if (meta.p !== undefined) {
+    const [producerId, epoch, lastSeq] = meta.p;
+    decided.producers.set(producerId, { epoch, lastSeq, lastUpdatedMs: meta.at });
+  }
+  if (meta.q !== undefined) decided.lastStreamSeq = meta.q;
 }
 
 /** A stream rebuilt from its create or snapshot record: not opened by this incarnation yet. */
