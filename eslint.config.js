@@ -6,7 +6,6 @@ const SHIPPED = ["src/**/*.ts", "durable-objects/**/*.ts", "scripts/**/*.ts", "b
 /** TEMPORARY (issue 23): files over 300 lines today. Being split; the list only shrinks. */
 const TEMPORARILY_LONG_FILES = [
   "durable-objects/meta-log.ts",
-  "src/metadata/meta-log-service.ts",
   "src/node/state/stream-registry.ts",
   "src/node/tables/snapshot-store.ts",
 ];
