@@ -1,70 +1,36 @@
 // MetaLog: the metadata log Durable Object. A thin shell over src/metadata: the log (meta-log-service.ts,
 // opened, journaled and snapshotted by meta-log-persistence.ts over the SQLite tables of meta-log-store.ts),
 // the subscription book (src/metadata/subscriptions, over meta-log-subscription-tables.ts) and its alarm,
-// and the token register (meta-log-tokens.ts). It wires SQLite, the clock and the vars, and performs effects.
+// and the token register (src/metadata/token-register.ts, over meta-log-tokens.ts). It wires SQLite, the
+// clock and the vars, and performs effects.
 // Node heartbeats are soft state, never log entries.
 // The API is documented in docs/metadata-log.md.
-import { workerLog } from "../src/log/logger.ts";
-import type { JsonObject, JsonValue } from "../src/core/meta/json.ts";
 import { DurableObject } from "cloudflare:workers";
-import {
-  type Command,
-  type Coordinator,
-  type DrainProgress,
-  type MetaView,
-  type NodeRecord,
-  type StreamListing,
-  type StreamListQuery,
-  type StreamLookup,
-  type TableListing,
-  type TableLookup,
-  type StreamQuery,
-  type StreamView,
-  type ViewChanges,
-} from "../src/core/meta/index.ts";
-import type {
-  AckReply,
-  AckRequest,
-  ClaimGrant,
-  StreamTail,
-  SubscriptionConfig,
-  SubscriptionView,
-  WakeRef,
-} from "../src/core/subscriptions/index.ts";
 import type { Env } from "../src/env.ts";
-import type {
-  CollectionAnswer,
-  CoordinatorTickAnswer,
-  DrainAnswer,
-  HeartbeatResult,
-  MetaLogClient,
-  MetaLogStats,
-  NodeDuties,
-  NodeLiveness,
-  PreparedEffect,
-  ProposeResult,
-  PutOutcome,
-  SubscriptionAnswer,
-  RevocationSet,
-  SubscriptionSet,
-  WebhookJwks,
-} from "../src/ports/meta-log-client.ts";
+import { workerLog } from "../src/log/logger.ts";
+import { edgeLimits } from "../src/core/edge-limits.ts";
+import type { JsonObject, JsonValue } from "../src/core/meta/json.ts";
+import type { Command, Coordinator, DrainProgress, MetaView, NodeRecord, StreamListing, StreamListQuery } from "../src/core/meta/index.ts";
+import type { StreamLookup, StreamQuery, StreamView, TableListing, TableLookup, ViewChanges } from "../src/core/meta/index.ts";
+import type { AckReply, AckRequest, ClaimGrant, StreamTail, SubscriptionConfig, SubscriptionView, WakeRef } from "../src/core/subscriptions/index.ts";
+import type { RegistryStep, RevokeStep, TokenRecord } from "../src/core/auth/token-registry.ts";
+import type { CollectionAnswer, CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, MetaLogClient, MetaLogStats, NodeDuties } from "../src/ports/meta-log-client.ts";
+import type { NodeLiveness, PreparedEffect, ProposeResult, PutOutcome, RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
+import type { RevocationSet, SubscriptionAnswer, SubscriptionSet, WebhookJwks } from "../src/ports/meta-log-client.ts";
+import { wakeAppendAuthorization } from "../src/auth/internal-token.ts";
+import { leaseTtlMs } from "../src/node/settings.ts";
 import { appendWakeEventByFetch, performSubscriptionEffects } from "../src/subscriptions/effects.ts";
 import type { MetaLogService } from "../src/metadata/meta-log-service.ts";
 import { openMetaLog } from "../src/metadata/meta-log-persistence.ts";
 import { metaLogTuning, type MetaLogTuning } from "../src/metadata/meta-log-tuning.ts";
 import { metaLogStats } from "../src/metadata/meta-log-restore.ts";
-import { checkedListQuery, positiveIntOr, tokenPageLimit } from "../src/metadata/meta-log-arguments.ts";
+import { checkedListQuery } from "../src/metadata/meta-log-arguments.ts";
+import { TokenRegister } from "../src/metadata/token-register.ts";
+import { SubscriptionService } from "../src/metadata/subscriptions/subscription-service.ts";
 import { DeadlineAlarm } from "../src/metadata/subscriptions/deadline-alarm.ts";
-import { leaseTtlMs } from "../src/node/settings.ts";
-import { edgeLimits } from "../src/core/edge-limits.ts";
 import { MetaLogStore } from "./meta-log-store.ts";
 import { SqliteSubscriptionStorage } from "./meta-log-subscription-tables.ts";
-import { SubscriptionService } from "../src/metadata/subscriptions/subscription-service.ts";
-import { MetaLogTokens } from "./meta-log-tokens.ts";
-import { wakeAppendAuthorization } from "../src/auth/internal-token.ts";
-import { DEFAULT_MAX_TOKENS, type RegistryStep, type RevokeStep, type TokenRecord } from "../src/core/auth/token-registry.ts";
-import type { RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
+import { SqliteTokenTable } from "./meta-log-tokens.ts";
 
 export class MetaLog extends DurableObject<Env> {
   /**
@@ -75,7 +41,7 @@ export class MetaLog extends DurableObject<Env> {
   private readonly store: MetaLogStore;
   private readonly log: MetaLogService;
   private readonly subscriptions: SubscriptionService;
-  private readonly tokens: MetaLogTokens;
+  private readonly tokens: TokenRegister;
   /** WEBHOOK_MAX_REPLY_BYTES, for the webhooks the alarm sends. */
   private readonly webhookMaxReplyBytes: number;
   /** The alarm, at the earliest subscription lease deadline. */
@@ -93,7 +59,7 @@ export class MetaLog extends DurableObject<Env> {
     // SQLite calls are synchronous: the whole load happens before any request is delivered.
     this.store.migrate();
     this.log = openMetaLog(this.store, this.tuning, () => Date.now());
-    this.tokens = new MetaLogTokens(ctx.storage.sql, positiveIntOr(env.MAX_TOKENS, DEFAULT_MAX_TOKENS));
+    this.tokens = new TokenRegister(new SqliteTokenTable(ctx.storage.sql), env.MAX_TOKENS, () => Date.now());
     this.subscriptions = new SubscriptionService(new SqliteSubscriptionStorage(ctx.storage.sql), {
       limits: this.tuning,
       onDeadline: (deadlineMs) => this.alarms.schedule(deadlineMs),
@@ -265,22 +231,22 @@ export class MetaLog extends DurableObject<Env> {
     });
   }
 
-  // Access tokens (src/core/auth/token-registry.ts, table TK): their own table (meta-log-tokens.ts).
+  // Access tokens (table TK): src/metadata/token-register.ts over its table (meta-log-tokens.ts).
 
   mintToken(record: Omit<TokenRecord, "revoked">): RegistryStep {
-    return this.tokens.mint(record, Date.now());
+    return this.tokens.mint(record);
   }
 
   revokeToken(id: string): RevokeStep {
-    return this.tokens.revoke(id, Date.now());
+    return this.tokens.revoke(id);
   }
 
   revocations(knownVersion: number | null): RevocationSet {
-    return this.tokens.revocations(knownVersion, Date.now());
+    return this.tokens.revocations(knownVersion);
   }
 
   listTokens(after: string | null, limit: number): TokenRecord[] {
-    return this.tokens.list(Date.now(), after, tokenPageLimit(limit));
+    return this.tokens.list(after, limit);
   }
 
   /** One round of a rebalance (MetaLogService.rebalance: planned and begun in one synchronous step). */
