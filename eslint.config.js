@@ -5,7 +5,6 @@ import tseslint from "typescript-eslint";
 const SHIPPED = ["src/**/*.ts", "durable-objects/**/*.ts", "scripts/**/*.ts", "bin/**/*.js"];
 /** TEMPORARY (issue 23): files over 300 lines today. Being split; the list only shrinks. */
 const TEMPORARILY_LONG_FILES = [
-  "src/node/state/stream-registry.ts",
   "src/node/tables/snapshot-store.ts",
 ];
 /** TEMPORARY (issue 23): files with a function over 70 lines today. Being split; the list only shrinks. */
