@@ -4,9 +4,8 @@ import tseslint from "typescript-eslint";
 /** Shipped code: what the Worker, the CLI and the scripts run (tests are not). */
 const SHIPPED = ["src/**/*.ts", "durable-objects/**/*.ts", "scripts/**/*.ts", "bin/**/*.js"];
 /** TEMPORARY (issue 23): files over 300 lines today. Being split; the list only shrinks. */
-const TEMPORARILY_LONG_FILES = [
-  "src/node/tables/snapshot-store.ts",
-];
+/** @type {string[]} */
+const TEMPORARILY_LONG_FILES = [];
 /** TEMPORARY (issue 23): files with a function over 70 lines today. Being split; the list only shrinks. */
 const TEMPORARILY_LONG_FUNCTIONS = [
   "src/node/paths/append.ts",
@@ -92,12 +91,10 @@ export default tseslint.config(
       "max-lines-per-function": ["error", { max: 70, skipBlankLines: false, skipComments: false }],
     },
   },
-  {
-    // TEMPORARY (issue 23): the files that still break a limit, each exempt from that rule alone, while they
-    // are restructured. Remove an entry when its file is split; never add one.
-    files: TEMPORARILY_LONG_FILES,
-    rules: { "max-lines": "off" },
-  },
+  // TEMPORARY (issue 23): the files that still break a limit, each exempt from that rule alone, while they
+  // are restructured. Remove an entry when its file is split; never add one. (ESLint refuses an empty
+  // `files`, so an empty list adds no block.)
+  ...(TEMPORARILY_LONG_FILES.length === 0 ? [] : [{ files: TEMPORARILY_LONG_FILES, rules: { "max-lines": "off" } }]),
   {
     files: TEMPORARILY_LONG_FUNCTIONS,
     rules: { "max-lines-per-function": "off" },
