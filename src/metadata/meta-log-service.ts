@@ -1,8 +1,10 @@
 // The metadata log's behaviour, independent of where its log is kept: proposals applied with the pure
-// `apply` and made visible in the same synchronous step that journals them, lookups, long-poll watches of
-// the view and of a node's duties, drain, and node liveness (heartbeats: soft state, never journaled).
-// The MetaLog Durable Object runs it over SQLite (durable-objects/meta-log.ts); the node test tier and
-// the simulation run it over an in-memory journal (memory-journal.ts), so every tier applies the same rules.
+// `apply` and made visible in the same synchronous step that journals them, lookups, and node liveness
+// (heartbeats: soft state, never journaled). Watches (meta-log-watches.ts), the coordinator's requests
+// (meta-log-coordinator.ts), drains and rebalance rounds (meta-log-moves.ts) and the sorted names
+// (sorted-names.ts) are files of their own that this service delegates to. The MetaLog Durable Object runs
+// it over SQLite (durable-objects/meta-log.ts, meta-log-persistence.ts); the node test tier and the
+// simulation run it over an in-memory journal (memory-journal.ts), so every tier applies the same rules.
 import {
   admitCommand,
   admitGrowth,
