@@ -3,16 +3,19 @@
 //   meta_snapshot        the latest snapshot: version, chunk count, byte size (at most one row)
 //   meta_snapshot_chunk  the snapshot text as UTF-8 in BLOB rows of at most chunkBytes (DO SQLite refuses
 //                        values over about 2 MB: SQLITE_TOOBIG)
-// Every method is synchronous; callers group writes with ctx.storage.transactionSync.
+// Every method is synchronous; each write of the MetaLogTables port runs in one transaction (`transact`:
+// ctx.storage.transactionSync).
 import type { Command, LogEntry, Touched } from "../src/core/meta/index.ts";
+import type { MetaLogTables } from "../src/metadata/meta-log-persistence.ts";
 
 import type { LogStats, SnapshotInfo } from "../src/ports/meta-log-client.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES } from "../src/metadata/meta-log-tuning.ts";
 
-export class MetaLogStore {
+export class MetaLogStore implements MetaLogTables {
   constructor(
     private readonly sql: SqlStorage,
     private readonly chunkBytes: number = DEFAULT_SNAPSHOT_CHUNK_BYTES,
+    private readonly transact: <T>(write: () => T) => T = (write) => write(),
   ) {}
 
   migrate(): void {
@@ -36,13 +39,8 @@ export class MetaLogStore {
   }
 
   append(entry: LogEntry, touched: Touched): void {
-    this.sql.exec(
-      "INSERT INTO meta_log (idx, command, now_ms, touched) VALUES (?, ?, ?, ?)",
-      entry.index,
-      JSON.stringify(entry.command),
-      entry.nowMs,
-      JSON.stringify(touched),
-    );
+    const row = [entry.index, JSON.stringify(entry.command), entry.nowMs, JSON.stringify(touched)];
+    this.transact(() => this.sql.exec("INSERT INTO meta_log (idx, command, now_ms, touched) VALUES (?, ?, ?, ?)", ...row));
   }
 
   /** Entries after `index`, in order. */
@@ -84,6 +82,14 @@ export class MetaLogStore {
       .exec<{ version: number; chunks: number; bytes: number }>("SELECT version, chunks, bytes FROM meta_snapshot ORDER BY version DESC LIMIT 1")
       .toArray();
     return rows[0] ?? null;
+  }
+
+  /** The snapshot at `version` replaces the last one and the entries through `pruneThrough` go, in one transaction. */
+  replaceSnapshot(version: number, text: string, pruneThrough: number): void {
+    this.transact(() => {
+      this.writeSnapshot(version, text);
+      this.pruneThrough(pruneThrough);
+    });
   }
 
   /** Replaces the snapshot with `text` at `version`, split into BLOB rows of at most chunkBytes. */

@@ -1,12 +1,10 @@
-// The register of access tokens in the MetaLog's SQLite (src/core/auth/token-registry.ts, table TK). This
-// module owns the table; the MetaLog's token RPC methods call it. A table, not log entries: nodes never
-// replay token history, the Worker only asks for the current revocations.
+// The token table of the MetaLog's SQLite: the storage side of the token register's port
+// (src/metadata/token-register.ts, which runs the steps of table TK). This module owns the schema, reads and writes.
 //   meta_token   id, grant (JSON {prefixes, ops}), issued_at_ms, expires_at_ms, revoked (0/1)
 //   meta_token_version   one row: bumped on every revocation, so entries poll cheaply for changes
-// Every step is synchronous on arrival: drop expired rows, run the pure rule, write.
-import { mintStep, revokeStep, type RegistryStep, type RevokeStep, type TokenRecord } from "../src/core/auth/token-registry.ts";
+import type { TokenRecord } from "../src/core/auth/token-registry.ts";
 import type { AccessOp } from "../src/core/auth/access.ts";
-import type { RevocationSet } from "../src/ports/meta-log-client.ts";
+import type { TokenTable } from "../src/metadata/token-register.ts";
 
 interface Row extends Record<string, SqlStorageValue> {
   id: string;
@@ -21,11 +19,8 @@ function recordOf(row: Row): TokenRecord {
   return { id: row.id, prefixes: grant.prefixes, ops: grant.ops, issuedAtMs: row.issued_at_ms, expiresAtMs: row.expires_at_ms, revoked: row.revoked === 1 };
 }
 
-export class MetaLogTokens {
-  constructor(
-    private readonly sql: SqlStorage,
-    private readonly maxTokens: number,
-  ) {
+export class SqliteTokenTable implements TokenTable {
+  constructor(private readonly sql: SqlStorage) {
     sql.exec(`CREATE TABLE IF NOT EXISTS meta_token (
       id TEXT PRIMARY KEY,
       grant TEXT NOT NULL,
@@ -38,61 +33,40 @@ export class MetaLogTokens {
     sql.exec("INSERT OR IGNORE INTO meta_token_version (one, version) VALUES (1, 0)");
   }
 
-  /** Records a minted token (TK1, TK2). */
-  mint(record: Omit<TokenRecord, "revoked">, nowMs: number): RegistryStep {
-    this.dropExpired(nowMs);
-    const step = mintStep(this.liveCount(), this.maxTokens);
-    if (!step.ok) return step;
-    this.sql.exec(
-      "INSERT INTO meta_token (id, grant, issued_at_ms, expires_at_ms, revoked) VALUES (?, ?, ?, ?, 0)",
-      record.id,
-      JSON.stringify({ prefixes: record.prefixes, ops: record.ops }),
-      record.issuedAtMs,
-      record.expiresAtMs,
-    );
-    return step;
+  insert(record: Omit<TokenRecord, "revoked">): void {
+    const grant = JSON.stringify({ prefixes: record.prefixes, ops: record.ops });
+    const sql = "INSERT INTO meta_token (id, grant, issued_at_ms, expires_at_ms, revoked) VALUES (?, ?, ?, ?, 0)";
+    this.sql.exec(sql, record.id, grant, record.issuedAtMs, record.expiresAtMs);
   }
 
-  /** TK3 to TK5. */
-  revoke(id: string, nowMs: number): RevokeStep {
-    this.dropExpired(nowMs);
+  get(id: string): TokenRecord | null {
     const row = this.sql.exec<Row>("SELECT * FROM meta_token WHERE id = ?", id).toArray()[0];
-    const step = revokeStep(row === undefined ? null : recordOf(row), nowMs);
-    if (step.ok && step.change) {
-      this.sql.exec("UPDATE meta_token SET revoked = 1 WHERE id = ?", id);
-      this.sql.exec("UPDATE meta_token_version SET version = version + 1");
-    }
-    return step;
+    return row === undefined ? null : recordOf(row);
   }
 
-  /** The revoked ids of live tokens, or only the version when the caller already has it. */
-  revocations(knownVersion: number | null, nowMs: number): RevocationSet {
-    const version = this.version();
-    if (knownVersion === version) return { version, ids: null };
-    const ids = this.sql
-      .exec<{ id: string }>("SELECT id FROM meta_token WHERE revoked = 1 AND expires_at_ms > ? ORDER BY id", nowMs)
-      .toArray()
-      .map((row) => row.id);
-    return { version, ids };
+  markRevoked(id: string): void {
+    this.sql.exec("UPDATE meta_token SET revoked = 1 WHERE id = ?", id);
+    this.sql.exec("UPDATE meta_token_version SET version = version + 1");
   }
 
-  /** Live tokens, oldest first, a page at a time (`after`: the last id of the previous page). */
-  list(nowMs: number, after: string | null, limit: number): TokenRecord[] {
-    return this.sql
-      .exec<Row>("SELECT * FROM meta_token WHERE expires_at_ms > ? AND id > ? ORDER BY id LIMIT ?", nowMs, after ?? "", limit)
-      .toArray()
-      .map(recordOf);
+  revokedIds(nowMs: number): string[] {
+    const rows = this.sql.exec<{ id: string }>("SELECT id FROM meta_token WHERE revoked = 1 AND expires_at_ms > ? ORDER BY id", nowMs);
+    return [...rows].map((row) => row.id);
   }
 
-  private liveCount(): number {
+  page(nowMs: number, after: string, limit: number): TokenRecord[] {
+    return this.sql.exec<Row>("SELECT * FROM meta_token WHERE expires_at_ms > ? AND id > ? ORDER BY id LIMIT ?", nowMs, after, limit).toArray().map(recordOf);
+  }
+
+  count(): number {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM meta_token").one().n;
   }
 
-  private version(): number {
+  version(): number {
     return this.sql.exec<{ version: number }>("SELECT version FROM meta_token_version").one().version;
   }
 
-  private dropExpired(nowMs: number): void {
+  dropExpired(nowMs: number): void {
     this.sql.exec("DELETE FROM meta_token WHERE expires_at_ms <= ?", nowMs);
   }
 }

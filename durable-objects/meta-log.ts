@@ -1,70 +1,36 @@
-// MetaLog: the metadata log Durable Object. A thin shell over src/metadata/meta-log-service.ts (the pure
-// `apply`, watches, duties, drain, liveness): it loads the latest snapshot and the log after it from
-// SQLite, journals each accepted change there in the step that makes it visible, snapshots to bound the
-// log, and wires the subscription book (src/metadata/subscriptions) to its SQLite tables and its alarm.
+// MetaLog: the metadata log Durable Object. A thin shell over src/metadata: the log (meta-log-service.ts,
+// opened, journaled and snapshotted by meta-log-persistence.ts over the SQLite tables of meta-log-store.ts),
+// the subscription book (src/metadata/subscriptions, over meta-log-subscription-tables.ts) and its alarm,
+// and the token register (src/metadata/token-register.ts, over meta-log-tokens.ts). It wires SQLite, the
+// clock and the vars, and performs effects.
 // Node heartbeats are soft state, never log entries.
 // The API is documented in docs/metadata-log.md.
-import { workerLog } from "../src/log/logger.ts";
-import type { JsonObject, JsonValue } from "../src/core/meta/json.ts";
 import { DurableObject } from "cloudflare:workers";
-import {
-  encodeSnapshot,
-  type Command,
-  type Coordinator,
-  type DrainProgress,
-  type MetaState,
-  type MetaView,
-  type NodeRecord,
-  MAX_LIST_LIMIT,
-  type StreamListing,
-  type StreamListQuery,
-  type StreamLookup,
-  type TableListing,
-  type TableLookup,
-  type StreamQuery,
-  type StreamView,
-  type ViewChanges,
-} from "../src/core/meta/index.ts";
-import type {
-  AckReply,
-  AckRequest,
-  ClaimGrant,
-  StreamTail,
-  SubscriptionConfig,
-  SubscriptionView,
-  WakeRef,
-} from "../src/core/subscriptions/index.ts";
 import type { Env } from "../src/env.ts";
-import type {
-  CollectionAnswer,
-  CoordinatorTickAnswer,
-  DrainAnswer,
-  HeartbeatResult,
-  MetaLogClient,
-  MetaLogStats,
-  NodeDuties,
-  NodeLiveness,
-  PreparedEffect,
-  ProposeResult,
-  PutOutcome,
-  SubscriptionAnswer,
-  RevocationSet,
-  SubscriptionSet,
-  WebhookJwks,
-} from "../src/ports/meta-log-client.ts";
-import { appendWakeEventByFetch, performSubscriptionEffects } from "../src/subscriptions/effects.ts";
-import { MetaLogService, type MetaLogJournal } from "../src/metadata/meta-log-service.ts";
-import { metaLogTuning, snapshotDue, type MetaLogTuning } from "../src/metadata/meta-log-tuning.ts";
-import { metaLogStats, restoreState } from "../src/metadata/meta-log-restore.ts";
-import { leaseTtlMs } from "../src/node/settings.ts";
+import { workerLog } from "../src/log/logger.ts";
 import { edgeLimits } from "../src/core/edge-limits.ts";
+import type { JsonObject, JsonValue } from "../src/core/meta/json.ts";
+import type { Command, Coordinator, DrainProgress, MetaView, NodeRecord, StreamListing, StreamListQuery } from "../src/core/meta/index.ts";
+import type { StreamLookup, StreamQuery, StreamView, TableListing, TableLookup, ViewChanges } from "../src/core/meta/index.ts";
+import type { AckReply, AckRequest, ClaimGrant, StreamTail, SubscriptionConfig, SubscriptionView, WakeRef } from "../src/core/subscriptions/index.ts";
+import type { RegistryStep, RevokeStep, TokenRecord } from "../src/core/auth/token-registry.ts";
+import type { CollectionAnswer, CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, MetaLogClient, MetaLogStats, NodeDuties } from "../src/ports/meta-log-client.ts";
+import type { NodeLiveness, PreparedEffect, ProposeResult, PutOutcome, RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
+import type { RevocationSet, SubscriptionAnswer, SubscriptionSet, WebhookJwks } from "../src/ports/meta-log-client.ts";
+import { wakeAppendAuthorization } from "../src/auth/internal-token.ts";
+import { leaseTtlMs } from "../src/node/settings.ts";
+import { appendWakeEventByFetch, performSubscriptionEffects } from "../src/subscriptions/effects.ts";
+import type { MetaLogService } from "../src/metadata/meta-log-service.ts";
+import { openMetaLog } from "../src/metadata/meta-log-persistence.ts";
+import { metaLogTuning, type MetaLogTuning } from "../src/metadata/meta-log-tuning.ts";
+import { metaLogStats } from "../src/metadata/meta-log-restore.ts";
+import { checkedListQuery } from "../src/metadata/meta-log-arguments.ts";
+import { TokenRegister } from "../src/metadata/token-register.ts";
+import { SubscriptionService } from "../src/metadata/subscriptions/subscription-service.ts";
+import { DeadlineAlarm } from "../src/metadata/subscriptions/deadline-alarm.ts";
 import { MetaLogStore } from "./meta-log-store.ts";
 import { SqliteSubscriptionStorage } from "./meta-log-subscription-tables.ts";
-import { SubscriptionService } from "../src/metadata/subscriptions/subscription-service.ts";
-import { MetaLogTokens } from "./meta-log-tokens.ts";
-import { wakeAppendAuthorization } from "../src/auth/internal-token.ts";
-import { DEFAULT_MAX_TOKENS, type RegistryStep, type RevokeStep, type TokenRecord } from "../src/core/auth/token-registry.ts";
-import type { RebalanceAnswer, RebalanceOptions } from "../src/ports/meta-log-client.ts";
+import { SqliteTokenTable } from "./meta-log-tokens.ts";
 
 export class MetaLog extends DurableObject<Env> {
   /**
@@ -74,13 +40,12 @@ export class MetaLog extends DurableObject<Env> {
   readonly tuning: MetaLogTuning;
   private readonly store: MetaLogStore;
   private readonly log: MetaLogService;
-  private snapshotVersion: number;
   private readonly subscriptions: SubscriptionService;
-  private readonly tokens: MetaLogTokens;
+  private readonly tokens: TokenRegister;
   /** WEBHOOK_MAX_REPLY_BYTES, for the webhooks the alarm sends. */
   private readonly webhookMaxReplyBytes: number;
-  /** The alarm this incarnation set for the earliest subscription lease deadline (null: none known). */
-  private subscriptionAlarmAtMs: number | null = null;
+  /** The alarm, at the earliest subscription lease deadline. */
+  private readonly alarms = new DeadlineAlarm((atMs) => this.ctx.storage.setAlarm(atMs));
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -90,25 +55,18 @@ export class MetaLog extends DurableObject<Env> {
     // Durable Object of the deployment is given too.
     this.webhookMaxReplyBytes = limits.webhookMaxReplyBytes;
     this.tuning = metaLogTuning(limits, leaseTtlMs(env));
-    this.store = new MetaLogStore(ctx.storage.sql, this.tuning.snapshotChunkBytes);
+    this.store = new MetaLogStore(ctx.storage.sql, this.tuning.snapshotChunkBytes, (write) => ctx.storage.transactionSync(write));
     // SQLite calls are synchronous: the whole load happens before any request is delivered.
     this.store.migrate();
-    const { state, snapshotVersion } = restoreState(this.store.readSnapshot(), (version) => this.store.entriesAfter(version));
-    this.snapshotVersion = snapshotVersion;
-    const journal: MetaLogJournal = {
-      append: (entry, touched) => ctx.storage.transactionSync(() => this.store.append(entry, touched)),
-      touchedBetween: (since, upTo) => this.store.touchedBetween(since, upTo),
-      afterAppend: (state) => this.maybeSnapshot(state),
-    };
-    this.log = new MetaLogService(state, journal, { now: () => Date.now(), timings: this.tuning, admission: this.tuning });
-    this.tokens = new MetaLogTokens(ctx.storage.sql, positiveIntOr(env.MAX_TOKENS, DEFAULT_MAX_TOKENS));
+    this.log = openMetaLog(this.store, this.tuning, () => Date.now());
+    this.tokens = new TokenRegister(new SqliteTokenTable(ctx.storage.sql), env.MAX_TOKENS, () => Date.now());
     this.subscriptions = new SubscriptionService(new SqliteSubscriptionStorage(ctx.storage.sql), {
       limits: this.tuning,
-      onDeadline: (deadlineMs) => this.scheduleSubscriptionAlarm(deadlineMs),
+      onDeadline: (deadlineMs) => this.alarms.schedule(deadlineMs),
       wakeAuthorization: (stream) =>
         (env.AUTH_MODE ?? "token").trim() === "open" ? Promise.resolve(null) : wakeAppendAuthorization(env.TOKEN_SECRET, stream, Date.now()),
     });
-    this.scheduleSubscriptionAlarm(this.subscriptions.earliestDeadlineMs());
+    this.alarms.schedule(this.subscriptions.earliestDeadlineMs());
   }
 
   /** Applies one command (MetaLogService.propose: journaled and visible in one synchronous step). */
@@ -142,10 +100,9 @@ export class MetaLog extends DurableObject<Env> {
     return this.log.addPartition(coordinator, table, value, streamConfig);
   }
 
-  /** One page of the streams by name (GET /admin/streams checks the query; the limit is bounded here too). */
+  /** One page of the streams by name (the query checked by checkedListQuery). */
   listStreams(query: StreamListQuery): StreamListing {
-    const limit = Number.isSafeInteger(query.limit) ? Math.min(Math.max(1, query.limit), MAX_LIST_LIMIT) : MAX_LIST_LIMIT;
-    return this.log.listStreams({ prefix: String(query.prefix), after: query.after === null ? null : String(query.after), limit });
+    return this.log.listStreams(checkedListQuery(query));
   }
 
   watch(since: number, timeoutMs: number): Promise<ViewChanges> {
@@ -265,7 +222,7 @@ export class MetaLog extends DurableObject<Env> {
 
   /** Subscription lease deadlines: settle what lapsed and perform the next generations' effects. */
   override async alarm(): Promise<void> {
-    this.subscriptionAlarmAtMs = null;
+    this.alarms.fired();
     const effects = await this.subscriptions.settleDue(Date.now());
     await performSubscriptionEffects(effects, {
       appendWakeEvent: (effect) => appendWakeEventByFetch(effect),
@@ -274,51 +231,22 @@ export class MetaLog extends DurableObject<Env> {
     });
   }
 
-  private scheduleSubscriptionAlarm(deadlineMs: number | null): void {
-    if (deadlineMs === null) return;
-    if (this.subscriptionAlarmAtMs !== null && this.subscriptionAlarmAtMs <= deadlineMs) return;
-    this.subscriptionAlarmAtMs = deadlineMs;
-    // A lapsed lease is also settled by the next step that touches its record; the alarm only adds retries.
-    this.ctx.storage.setAlarm(deadlineMs).catch((error: unknown) => {
-      this.subscriptionAlarmAtMs = null;
-      workerLog.log("meta_log.error", { during: "set_alarm" }, error);
-    });
-  }
-
-  private maybeSnapshot(state: MetaState): void {
-    const { version } = state;
-    if (!snapshotDue(version, this.snapshotVersion, this.tuning)) return;
-    // The entry that triggered this is already durable: a failed snapshot must not fail the proposal. The
-    // transaction leaves the previous snapshot and the whole log in place, and the next change retries.
-    try {
-      const text = encodeSnapshot(state);
-      this.ctx.storage.transactionSync(() => {
-        this.store.writeSnapshot(version, text);
-        this.store.pruneThrough(version - this.tuning.watchRetainEntries);
-      });
-      this.snapshotVersion = version;
-    } catch (error) {
-      // The log keeps every entry: nothing is lost, it only grows until a snapshot lands.
-      workerLog.log("meta_log.error", { during: "snapshot", version }, error);
-    }
-  }
-
-  // Access tokens (src/core/auth/token-registry.ts, table TK): their own table (meta-log-tokens.ts).
+  // Access tokens (table TK): src/metadata/token-register.ts over its table (meta-log-tokens.ts).
 
   mintToken(record: Omit<TokenRecord, "revoked">): RegistryStep {
-    return this.tokens.mint(record, Date.now());
+    return this.tokens.mint(record);
   }
 
   revokeToken(id: string): RevokeStep {
-    return this.tokens.revoke(id, Date.now());
+    return this.tokens.revoke(id);
   }
 
   revocations(knownVersion: number | null): RevocationSet {
-    return this.tokens.revocations(knownVersion, Date.now());
+    return this.tokens.revocations(knownVersion);
   }
 
   listTokens(after: string | null, limit: number): TokenRecord[] {
-    return this.tokens.list(Date.now(), after, Math.min(Math.max(1, limit), 1000));
+    return this.tokens.list(after, limit);
   }
 
   /** One round of a rebalance (MetaLogService.rebalance: planned and begun in one synchronous step). */
@@ -331,9 +259,3 @@ export class MetaLog extends DurableObject<Env> {
 type SameMethods = { [K in keyof MetaLogClient]: (...args: Parameters<MetaLogClient[K]>) => unknown };
 const _metaLogHasClientMethods = (log: MetaLog): SameMethods => log;
 void _metaLogHasClientMethods;
-
-/** A positive integer var, or the default. */
-function positiveIntOr(raw: string | undefined, fallback: number): number {
-  const value = Number(raw ?? "");
-  return raw !== undefined && raw !== "" && Number.isSafeInteger(value) && value > 0 ? value : fallback;
-}

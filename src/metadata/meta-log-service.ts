@@ -1,30 +1,19 @@
 // The metadata log's behaviour, independent of where its log is kept: proposals applied with the pure
-// `apply` and made visible in the same synchronous step that journals them, lookups, long-poll watches of
-// the view and of a node's duties, drain, and node liveness (heartbeats: soft state, never journaled).
-// The MetaLog Durable Object runs it over SQLite (durable-objects/meta-log.ts); the node test tier and
-// the simulation run it over an in-memory journal (memory-journal.ts), so every tier applies the same rules.
+// `apply` and made visible in the same synchronous step that journals them, lookups, and node liveness
+// (heartbeats: soft state, never journaled). Watches (meta-log-watches.ts), the coordinator's requests
+// (meta-log-coordinator.ts), drains and rebalance rounds (meta-log-moves.ts) and the sorted names
+// (sorted-names.ts) are files of their own that this service delegates to. The MetaLog Durable Object runs
+// it over SQLite (durable-objects/meta-log.ts, meta-log-persistence.ts); the node test tier and the
+// simulation run it over an in-memory journal (memory-journal.ts), so every tier applies the same rules.
 import {
   admitCommand,
   admitGrowth,
   apply,
-  changesSince,
   checkHeartbeat,
-  checkCoordinator,
-  collectableStreams,
-  concernsNode,
-  deadToDeclare,
   DEFAULT_LEASE_TTL_MS,
-  MAX_REASSIGN_BATCH,
-  planReassignments,
   type Coordinator,
   drainProgress,
-  fullChanges,
   fullView,
-  handedToNode,
-  insertName,
-  isEligible,
-  isHandedTo,
-  listStreams,
   liveNodes,
   lookupStream,
   metaBytesDelta,
@@ -32,12 +21,8 @@ import {
   lookupTable,
   tablesOf,
   pendingTransfers,
-  planDrain,
-  removeName,
   seedLiveness,
-  sortedStreamNames,
   touchedBy,
-  transferDuties,
   type AdmissionLimits,
   type Command,
   type DrainProgress,
@@ -56,16 +41,14 @@ import {
   type ViewChanges,
 } from "../core/meta/index.ts";
 import type { CollectionAnswer, CoordinatorTickAnswer, DrainAnswer, HeartbeatResult, NodeDuties, NodeLiveness, ProposeResult } from "../ports/meta-log-client.ts";
-import { KeyedWaiters } from "../waits/keyed-waiters.ts";
-import { assignBuckets } from "../core/tables/assignment.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../core/meta/json.ts";
+import type { JsonObject, JsonValue } from "../core/meta/json.ts";
 import { partitionCount } from "../core/meta/table-rules.ts";
 import { DEFAULT_EDGE_LIMITS } from "../core/edge-limits.ts";
-import { planRebalance, type RebalanceMove } from "../core/meta/rebalance.ts";
 import type { RebalanceAnswer, RebalanceOptions } from "../ports/meta-log-client.ts";
-
-/** The one key watchers wait on: the log's next change. */
-const CHANGE = "change";
+import { addPartition, collectable, coordinatorTick, createTable } from "./meta-log-coordinator.ts";
+import { drain, rebalance, undrain } from "./meta-log-moves.ts";
+import { MetaLogWatches } from "./meta-log-watches.ts";
+import { SortedNames } from "./sorted-names.ts";
 
 /** Where accepted entries go. Both calls are synchronous: an entry is durable before it is visible. */
 export interface MetaLogJournal {
@@ -104,15 +87,10 @@ export class MetaLogService {
   private readonly lastSeenMs: Map<string, number>;
   /** Since this service started: DeclareDead and CompleteTakeover entries accepted (for /metrics). */
   readonly failoverCounts = { failovers: 0, takeovers: 0 };
-  /** Watchers waiting for the next change (one key). */
-  private readonly waiters = new KeyedWaiters();
-  private readonly now: () => number;
-  /**
-   * Every stream name in code-unit order, for the listing (GET /admin/streams): built at the first listing,
-   * then kept up to date by each accepted change (names are created and deleted, never renamed), so a page
-   * costs two binary searches. `of` is the name map it describes.
-   */
-  private names: { of: MetaState["streamIdsByName"]; sorted: string[] } | null = null;
+  readonly now: () => number;
+  private readonly watches: MetaLogWatches;
+  /** Every stream name in code-unit order, for the listing (GET /admin/streams). */
+  private readonly names = new SortedNames();
   /** UTF-8 bytes of the state's stream names, configurations and table definitions (MAX_META_BYTES, AD4). */
   private metaBytes: number;
 
@@ -125,6 +103,7 @@ export class MetaLogService {
     this.current = state;
     this.metaBytes = metaBytesOf(state);
     this.now = options.now;
+    this.watches = new MetaLogWatches(this, (since, upTo) => this.journal.touchedBetween(since, upTo));
     this.timings = options.timings ?? { ...DEFAULT_TIMINGS };
     this.admission = options.admission ?? { ...DEFAULT_ADMISSION };
     // After a restart every registered node counts as seen now: a restart never declares everyone dead.
@@ -153,13 +132,13 @@ export class MetaLogService {
       if (tooMuch !== null) return { ok: false, error: tooMuch, version: this.current.version };
       this.metaBytes += delta;
       this.journal.append({ index: state.version, command, nowMs }, touched);
-      this.keepNamesSorted(this.current, state, touched.streams ?? []);
+      this.names.follow(this.current, state, touched.streams ?? []);
       this.current = state;
       if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
       if (command.type === "DeclareDead") this.failoverCounts.failovers++;
       if (command.type === "CompleteTakeover") this.failoverCounts.takeovers++;
       this.journal.afterAppend?.(state);
-      this.waiters.notify(CHANGE);
+      this.watches.changed();
     }
     return { ...result, version: this.current.version };
   }
@@ -190,71 +169,17 @@ export class MetaLogService {
 
   /** One page of the streams by name (table LS in src/core/meta/stream-listing.ts). */
   listStreams(query: StreamListQuery): StreamListing {
-    const state = this.current;
-    if (this.names === null || this.names.of !== state.streamIdsByName) {
-      // The first listing (or a state the kept names do not describe): sort every name, O(n log n).
-      this.names = { of: state.streamIdsByName, sorted: sortedStreamNames(state) };
-    }
-    return listStreams(state, this.names.sorted, query);
+    return this.names.list(this.current, query);
   }
 
-  /** The sorted names follow an accepted change: the names of the streams it created or deleted. */
-  private keepNamesSorted(before: MetaState, after: MetaState, streamIds: readonly string[]): void {
-    const names = this.names;
-    if (names === null || names.of !== before.streamIdsByName) return;
-    if (after.streamIdsByName === before.streamIdsByName) return;
-    const added: string[] = [];
-    for (const id of streamIds) {
-      const was = before.streams.get(id)?.name;
-      const is = after.streams.get(id)?.name;
-      if (was === is) continue;
-      if (was !== undefined) removeName(names.sorted, was);
-      if (is !== undefined) added.push(is);
-    }
-    for (const name of added) insertName(names.sorted, name);
-    // A change whose touched set missed a name would leave the count wrong: sort again at the next listing.
-    this.names = names.sorted.length === after.streamIdsByName.size ? { of: after.streamIdsByName, sorted: names.sorted } : null;
+  /** The view's changes since a version, waiting for the next one (MetaLogWatches.watch). */
+  watch(since: number, timeoutMs: number): Promise<ViewChanges> {
+    return this.watches.watch(since, timeoutMs);
   }
 
-  /**
-   * What changed after version `since`: the current records of the nodes and streams touched since then
-   * (a delta), or the full view when `since` is older than the retained log or ahead of it. When nothing
-   * changed yet, waits up to timeoutMs (bounded by maxWatchMs) for the next change, then answers.
-   */
-  async watch(since: number, timeoutMs: number): Promise<ViewChanges> {
-    if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
-    const waitMs = this.boundedWaitMs(timeoutMs);
-    if (since === this.current.version && waitMs > 0) await this.nextChange(waitMs);
-    return this.changesSince(since);
-  }
-
-  /**
-   * The watcher loop of a node (docs/transfers.md): the pending transfers it is source or target of, and the streams
-   * handed to it since `since` (to open at once). Waits like `watch` when nothing changed since `since`.
-   * With `since` 0 (a node's start) or after a gap in the retained log, `handedTo` comes from a scan of
-   * every stream, so a target that crashed between a completion and its open still opens at once.
-   */
-  async watchDuties(nodeId: string, since: number, timeoutMs: number, nodeEpoch?: number): Promise<NodeDuties> {
-    if (!Number.isSafeInteger(since) || since < 0) throw new RangeError("since must be a non-negative integer");
-    // Duties belong to an incarnation: a superseded one (a zombie) is told so and takes no step.
-    const superseded = (): boolean => nodeEpoch !== undefined && checkHeartbeat(this.current, nodeId, nodeEpoch) !== null;
-    if (superseded()) return { version: this.current.version, transfers: [], handedTo: [], superseded: true };
-    const deadlineMs = this.now() + this.boundedWaitMs(timeoutMs);
-    // A wait that ended without a change (its timeout, or the bound on waiters reached) answers at once.
-    for (let woken = true; ; ) {
-      const state = this.current;
-      const changes = since === 0 ? null : this.changesSince(since);
-      const handedTo =
-        changes === null || changes.full ? handedToNode(state, nodeId) : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
-      // Answer at once when a change since `since` concerns this node's transfers (or at the end of the wait,
-      // with every pending one: the retry); other changes (the creates and opens of a busy log) do not wake
-      // it, so a watcher costs about one call per `timeoutMs` unless it has work.
-      const remainingMs = deadlineMs - this.now();
-      const relevant = changes === null || changes.full || changes.streams.some((stream) => concernsNode(stream, nodeId));
-      if (superseded()) return { version: state.version, transfers: [], handedTo: [], superseded: true };
-      if (relevant || remainingMs <= 0 || !woken) return { version: state.version, transfers: transferDuties(state, nodeId), handedTo };
-      woken = (await this.waiters.wait(CHANGE, remainingMs)) === "changed";
-    }
+  /** A node's transfers and the streams handed to it (MetaLogWatches.watchDuties). */
+  watchDuties(nodeId: string, since: number, timeoutMs: number, nodeEpoch?: number): Promise<NodeDuties> {
+    return this.watches.watchDuties(nodeId, since, timeoutMs, nodeEpoch);
   }
 
   /** Every pending transfer (admin). */
@@ -262,99 +187,38 @@ export class MetaLogService {
     return { version: this.current.version, streams: pendingTransfers(this.current) };
   }
 
-  /**
-   * Drain (docs/transfers.md): marks the node draining (no new placements), then begins a transfer of each stream
-   * assigned to it to the node placement chooses. One synchronous step, so no other proposal interleaves
-   * with the plan. Idempotent: a second drain plans only what is not moving yet.
-   */
+  /** Drain (meta-log-moves.ts): no new placements, and a transfer of each stream away, in one step. */
   drain(nodeId: string): DrainAnswer {
-    const marked = this.propose({ type: "SetDraining", nodeId, draining: true });
-    if (!marked.ok) return { ok: false, error: marked.error };
-    const { moves, unplaceable } = planDrain(this.current, nodeId);
-    let begun = 0;
-    for (const move of moves) {
-      const result = this.propose({ type: "BeginTransfer", streamId: move.streamId, target: move.target });
-      if (result.ok) begun++;
-    }
-    return { ok: true, begun, unplaceable, progress: this.drainProgress(nodeId) };
+    return drain(this, nodeId);
   }
 
   /** Ends a drain: the node takes placements again (what moved stays where it is). */
   undrain(nodeId: string): DrainAnswer {
-    const marked = this.propose({ type: "SetDraining", nodeId, draining: false });
-    if (!marked.ok) return { ok: false, error: marked.error };
-    return { ok: true, begun: 0, unplaceable: 0, progress: this.drainProgress(nodeId) };
+    return undrain(this, nodeId);
   }
 
   drainProgress(nodeId: string): DrainProgress | null {
     return drainProgress(this.current, nodeId);
   }
 
-  /**
-   * One coordinator tick (docs/failover.md), decided here in one synchronous step so it never acts on a
-   * stale view: every registered node that stopped heartbeating is declared dead at its epoch, then up to
-   * `maxMoves` streams of declared-dead nodes are re-led to the least-loaded live nodes, in entries of at
-   * most MAX_REASSIGN_BATCH moves (a dead node with 100,000 streams takes many ticks of small entries, and
-   * no tick holds the log for long). Every command carries the coordinator's epoch: a stale coordinator's
-   * tick is refused at its first command and changes nothing.
-   */
+  /** One coordinator tick (meta-log-coordinator.ts): dead nodes declared, their streams re-led. */
   coordinatorTick(coordinator: Coordinator, maxMoves: number): CoordinatorTickAnswer {
-    // Fenced before anything is decided: a stale coordinator learns it at once, even with nothing to do.
-    const fenced = checkCoordinator(this.current, coordinator, this.now());
-    if (fenced !== null) return { ok: false, error: fenced };
-    const live = new Set(this.liveNodes().map((node) => node.id));
-    const declared: string[] = [];
-    for (const node of deadToDeclare(this.current, live, coordinator.nodeId)) {
-      const result = this.propose({ type: "DeclareDead", nodeId: node.id, nodeEpoch: node.epoch, coordinator });
-      if (!result.ok && result.error.code === "fenced") return { ok: false, error: result.error };
-      if (result.ok && result.changed) declared.push(node.id);
-    }
-    const moves = planReassignments(this.current, live, Math.max(0, maxMoves));
-    let reassigned = 0;
-    for (let i = 0; i < moves.length; i += MAX_REASSIGN_BATCH) {
-      const result = this.propose({ type: "ReassignStreams", moves: moves.slice(i, i + MAX_REASSIGN_BATCH), coordinator });
-      if (!result.ok) return { ok: false, error: result.error };
-      reassigned += (result as ProposeResult<"ReassignStreams"> & { ok: true }).value.streams.length;
-    }
-    const orphansLeft = planReassignments(this.current, live, 1).length > 0;
-    return { ok: true, declared, reassigned, orphansLeft, version: this.current.version };
+    return coordinatorTick(this, coordinator, maxMoves);
   }
 
-  /**
-   * CreateTable for the coordinator (docs/tables.md, table A): the buckets' leaders assigned over the
-   * nodes live now that take placements, here where liveness is, then proposed at the coordinator's epoch.
-   */
+  /** CreateTable for the coordinator, its leaders assigned over the live nodes (docs/tables.md, table A). */
   createTable(coordinator: Coordinator, name: string, definition: JsonValue, buckets: number, streamConfig: JsonObject): ProposeResult<"CreateTable"> {
-    const fenced = checkCoordinator(this.current, coordinator, this.now());
-    if (fenced !== null) return { ok: false, error: fenced, version: this.current.version };
-    const live = this.liveNodes().filter(isEligible).map((node) => node.id);
-    const assigned = assignBuckets(buckets, live, this.now());
-    if (!assigned.ok) return { ok: false, error: assigned.error, version: this.current.version };
-    const command = { type: "CreateTable", name, definition, leaders: assigned.value.map((a) => a.node), streamConfig, coordinator } as const;
-    return this.propose(command) as ProposeResult<"CreateTable">;
+    return createTable(this, coordinator, name, definition, buckets, streamConfig);
   }
 
-  /**
-   * AddPartition at the coordinator's epoch: the partition's buckets (the table's bucket count) led by the
-   * live eligible nodes as a new table's are (table A). A repeat answers the existing partition.
-   */
+  /** AddPartition at the coordinator's epoch, led as a new table's buckets are (table A). */
   addPartition(coordinator: Coordinator, table: string, value: string | number, streamConfig: JsonObject): ProposeResult<"AddPartition"> {
-    const fenced = checkCoordinator(this.current, coordinator, this.now());
-    if (fenced !== null) return { ok: false, error: fenced, version: this.current.version };
-    const definition = this.current.tables.get(String(table))?.definition;
-    const buckets = isJsonObject(definition) && typeof definition["buckets"] === "number" ? definition["buckets"] : 0;
-    const live = this.liveNodes().filter(isEligible).map((node) => node.id);
-    const assigned = assignBuckets(buckets, live, this.now());
-    if (!assigned.ok) return { ok: false, error: assigned.error, version: this.current.version };
-    const command = { type: "AddPartition", table, value, leaders: assigned.value.map((a) => a.node), streamConfig, coordinator } as const;
-    return this.propose(command) as ProposeResult<"AddPartition">;
+    return addPartition(this, coordinator, table, value, streamConfig);
   }
 
   /** Which of these stream ids found in the store may be collected (table GC), for the coordinator only. */
   collectable(coordinator: Coordinator, streamIds: readonly string[]): CollectionAnswer {
-    const fenced = checkCoordinator(this.current, coordinator, this.now());
-    if (fenced !== null) return { ok: false, error: fenced };
-    return { ok: true, ...collectableStreams(this.current, streamIds) };
+    return collectable(this, coordinator, streamIds);
   }
 
   /** Records a heartbeat (soft state: lost on restart, see seedLiveness). */
@@ -385,42 +249,8 @@ export class MetaLogService {
     return Math.max(0, Math.min(Number.isFinite(timeoutMs) ? timeoutMs : 0, this.timings.maxWatchMs));
   }
 
-  private changesSince(since: number): ViewChanges {
-    const state = this.current;
-    if (since > state.version) return fullChanges(state, since);
-    if (since === state.version) return changesSince(state, since, []);
-    const touched = this.journal.touchedBetween(since, state.version);
-    return touched === null ? fullChanges(state, since) : changesSince(state, since, touched);
-  }
-
-  private async nextChange(timeoutMs: number): Promise<void> {
-    await this.waiters.wait(CHANGE, timeoutMs);
-  }
-
-  /**
-   * One round of a rebalance (`mink cluster rebalance`), in one synchronous step like drain(), so
-   * no other proposal interleaves with the plan: planRebalance over the nodes live now (table RB), then,
-   * unless a dry run, a BeginTransfer (as the admin: no proposer) of each of its transfers in plan order
-   * while fewer than `maxConcurrent` transfers are pending in the cluster. Orphans are only reported: the
-   * coordinator's tick declares their dead owners and re-leads them (ReassignStreams). The next round plans
-   * from where the pending transfers will land (RB1b), so calling it until `done` spreads the load without
-   * overshooting, at most `maxConcurrent` transfers at a time.
-   */
+  /** One round of a rebalance (meta-log-moves.ts), planned and begun in one synchronous step. */
   rebalance(options: RebalanceOptions): RebalanceAnswer {
-    const { dryRun, maxConcurrent } = options;
-    if (!Number.isSafeInteger(maxConcurrent) || maxConcurrent < 1) throw new RangeError("maxConcurrent must be a positive integer");
-    const live = new Set(this.liveNodes().map((node) => node.id));
-    const plan = planRebalance(this.current, live);
-    const begun: RebalanceMove[] = [];
-    for (const move of dryRun ? [] : plan.moves) {
-      if (this.current.transfers.size >= maxConcurrent) break;
-      // Refused only when the log changed under the plan's rules (BT8b, BT8c: a dead node, a takeover to wait
-      // for): that stream stays for a later round.
-      const result = this.propose({ type: "BeginTransfer", streamId: move.streamId, target: move.to });
-      if (result.ok && result.changed) begun.push(move);
-    }
-    const pending = this.current.transfers.size;
-    const left = plan.orphans.length + plan.unplaceable + plan.moves.length - begun.length;
-    return { plan, begun, pending, done: left === 0 && pending === 0, version: this.current.version };
+    return rebalance(this, options);
   }
 }

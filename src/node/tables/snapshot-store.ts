@@ -1,47 +1,24 @@
 // The I/O shell of table S (docs/tables.md, "Snapshots in the object store"): a bucket's tablet is written as
-// content-addressed parts plus a JSON manifest, read back verified, restored newest-sound-first, and what no
-// kept snapshot references is collected. Cutting, checks and restore are the pure core's (snapshot.ts); every
-// key comes from keys.ts.
+// content-addressed parts plus a JSON manifest (snapshot-manifest.ts), read back verified, and restored
+// newest-sound-first; what no kept snapshot references is collected (snapshot-collect.ts). Cutting, checks
+// and restore are the pure core's (snapshot.ts); every key comes from keys.ts.
 import { rejectResult, type TableResult } from "../../core/tables/changelog.ts";
 import type { Row } from "../../core/tables/changelog.ts";
-import { cutParts, partRows, restoreSnapshot, type PartRef, type SnapshotCut, type SnapshotManifest } from "../../core/tables/snapshot.ts";
+import { cutParts, partRows, restoreSnapshot, type PartRef, type SnapshotCut } from "../../core/tables/snapshot.ts";
 import type { BucketTablet, TabletMark } from "../../ports/tablet-storage.ts";
 import type { Tablet } from "../../core/tables/tablet.ts";
-import { tableManifestKey, tableManifestsPrefix, tablePartKey, tablePartsPrefix, tableSnapshotPrefix } from "../../storage/keys.ts";
-import { isStoreError, listAll, type ObjectStore } from "../../storage/object-store.ts";
+import { tableManifestKey, tablePartKey } from "../../storage/keys.ts";
+import { isStoreError, type ObjectStore } from "../../storage/object-store.ts";
+import { matchesRef, readManifest, type SnapshotRef, type StoredManifest } from "./snapshot-manifest.ts";
+import { forEachBounded, readText } from "./snapshot-io.ts";
 
-/** Part requests (HEAD, PUT, GET) and deletes in flight at once for one call. */
-const REQUESTS_IN_FLIGHT = 8;
+export type { SnapshotRef } from "./snapshot-manifest.ts";
+export { collectSnapshots, deleteBucketSnapshots } from "./snapshot-collect.ts";
+
 /** Parts a streaming snapshot holds in memory at once (each at most 4 MiB) while they are written. */
 const PARTS_AHEAD = 4;
-/** Deletes per collection call, so one call is bounded; the caller calls again while it returns non-zero. */
-const MAX_COLLECT_DELETES = 1_000;
-/** A part id is a key segment as it stands (the core's ids are hex and digits): no escaping, bounded length. */
-const PART_ID = /^[A-Za-z0-9_-]{1,100}$/;
-const CHECKSUM_MAX = 0xffff_ffff;
-
-export interface SnapshotRef {
-  /** The manifest's object key. */
-  readonly key: string;
-  /** Tablet records covered (the core's offset unit): replay applies records from this offset on. */
-  readonly coveredOffset: number;
-  /** The bucket stream's byte position replay resumes at. */
-  readonly coveredPosition: number;
-  readonly rows: number;
-  /** Sum of part bytes. */
-  readonly bytes: number;
-}
-
-/** The manifest as stored: the core's manifest plus what ties it to its bucket and its ref. */
-interface StoredManifest extends SnapshotManifest {
-  readonly streamId: string;
-  readonly coveredPosition: number;
-  readonly rows: number;
-}
 
 const encoder = new TextEncoder();
-// Fatal: a part that is not UTF-8 is corrupt. ignoreBOM keeps a leading U+FEFF, so the text is the bytes.
-const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Writes the parts the store lacks, then the manifest (S3: an unchanged key range is a part already there). */
 export async function writeSnapshot(
@@ -173,13 +150,6 @@ export async function readSnapshot(store: ObjectStore, ref: SnapshotRef): Promis
   return restored;
 }
 
-function matchesRef(manifest: StoredManifest, ref: SnapshotRef): boolean {
-  return (
-    manifest.coveredPosition === ref.coveredPosition &&
-    manifest.coveredOffset === ref.coveredOffset &&
-    manifest.rows === ref.rows
-  );
-}
 
 /** The texts of the manifest's parts; a missing or non-UTF-8 part is left out (the core then refuses it), and
  * once one is, the rest are not fetched. */
@@ -208,121 +178,3 @@ export async function restoreLatest(
   return null;
 }
 
-/**
- * S7: deletes the manifests of `streamId` not among `kept` and the parts no kept manifest references, at most
- * MAX_COLLECT_DELETES per call; returns how many. If a kept manifest cannot be read, its parts are unknown,
- * so no part is deleted. The caller runs this only while it leads the bucket, and never while its own
- * writeSnapshot of the bucket is in flight (that snapshot is not kept yet).
- */
-export async function collectSnapshots(store: ObjectStore, streamId: string, kept: readonly SnapshotRef[]): Promise<number> {
-  const keptKeys = new Set(kept.map((ref) => ref.key));
-  const doomed = await listUpTo(store, tableManifestsPrefix(streamId), (key) => !keptKeys.has(key), MAX_COLLECT_DELETES);
-  const keptParts = await keptPartKeys(store, kept);
-  if (keptParts !== null && doomed.length < MAX_COLLECT_DELETES) {
-    const budget = MAX_COLLECT_DELETES - doomed.length;
-    doomed.push(...(await listUpTo(store, tablePartsPrefix(streamId), (key) => !keptParts.has(key), budget)));
-  }
-  await forEachBounded(doomed, (key) => store.delete(key));
-  return doomed.length;
-}
-
-async function keptPartKeys(store: ObjectStore, kept: readonly SnapshotRef[]): Promise<Set<string> | null> {
-  const keys = new Set<string>();
-  for (const ref of kept) {
-    const manifest = await readManifest(store, ref.key);
-    if (manifest === null) return null;
-    for (const part of manifest.parts) keys.add(tablePartKey(manifest.streamId, part.id));
-  }
-  return keys;
-}
-
-/** A dropped table's bucket: deletes everything under its snapshot prefix, bounded like collection. */
-export async function deleteBucketSnapshots(store: ObjectStore, streamId: string): Promise<number> {
-  const doomed = await listUpTo(store, tableSnapshotPrefix(streamId), () => true, MAX_COLLECT_DELETES);
-  await forEachBounded(doomed, (key) => store.delete(key));
-  return doomed.length;
-}
-
-async function listUpTo(store: ObjectStore, prefix: string, take: (key: string) => boolean, limit: number): Promise<string[]> {
-  const keys: string[] = [];
-  if (limit <= 0) return keys;
-  for await (const object of listAll(store, prefix)) {
-    if (!take(object.key)) continue;
-    keys.push(object.key);
-    if (keys.length >= limit) break;
-  }
-  return keys;
-}
-
-/** The manifest at `key`; null when it is missing, malformed, or names a bucket and position of another key. */
-async function readManifest(store: ObjectStore, key: string): Promise<StoredManifest | null> {
-  const text = await readText(store, key);
-  if (text === null) return null;
-  try {
-    const manifest = parseManifest(JSON.parse(text));
-    // Throws on a stream id keys.ts refuses, which is malformed too.
-    return manifest !== null && tableManifestKey(manifest.streamId, manifest.coveredPosition) === key ? manifest : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The object as UTF-8 text; null when it is missing or not UTF-8. */
-async function readText(store: ObjectStore, key: string): Promise<string | null> {
-  let body: Uint8Array;
-  try {
-    body = (await store.get(key)).body;
-  } catch (error) {
-    if (isStoreError(error, "not_found")) return null;
-    throw error;
-  }
-  try {
-    return decoder.decode(body);
-  } catch {
-    return null;
-  }
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}
-
-function parsePartRef(value: unknown): PartRef | null {
-  if (typeof value !== "object" || value === null) return null;
-  const { id, checksum, bytes } = value as Record<string, unknown>;
-  if (typeof id !== "string" || !PART_ID.test(id) || !isCount(checksum) || checksum > CHECKSUM_MAX || !isCount(bytes)) return null;
-  return { id, checksum, bytes };
-}
-
-/** The manifest's shape, checked field by field (unknown fields are ignored); null when it is malformed. */
-function parseManifest(value: unknown): StoredManifest | null {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const { streamId, coveredOffset, coveredPosition, rows, parts } = value as Record<string, unknown>;
-  if (typeof streamId !== "string" || !isCount(coveredOffset) || !isCount(coveredPosition) || !isCount(rows)) return null;
-  if (!Array.isArray(parts)) return null;
-  const partRefs: PartRef[] = [];
-  for (const part of parts) {
-    const ref = parsePartRef(part);
-    if (ref === null) return null;
-    partRefs.push(ref);
-  }
-  return { streamId, coveredOffset, coveredPosition, rows, parts: partRefs };
-}
-
-/** Runs `run` over `items` with at most REQUESTS_IN_FLIGHT at once; after a failure no new item starts. */
-async function forEachBounded<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    while (!failed && next < items.length) {
-      const item = items[next++] as T;
-      try {
-        await run(item);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(REQUESTS_IN_FLIGHT, items.length) }, worker));
-}
