@@ -1,38 +1,25 @@
-// StreamNode: one owning node, a thin shell over src/node/runtime/node-runtime.ts (start-up, the WAL writer, the
-// watcher, compaction), src/http (the protocol app) and the ports. Identity is the Durable Object's name;
-// the epoch is the wall clock at construction, so every start is a new epoch. A heartbeat alarm keeps the
-// node live and awake and triggers compaction. If the WAL writer stops (fenced, or the store kept failing)
-// the node answers 503 and resets itself, so the next request starts a new incarnation.
+// StreamNode: one owning node, a thin shell over src/node/runtime (NodeRuntime) and src/node-http (its routes).
+// Identity is the Durable Object's name; the epoch is the wall clock at construction, so every start is a new
+// epoch. A heartbeat alarm keeps the node live and awake and triggers compaction. If the WAL writer stops
+// (fenced, or the store kept failing) the node answers 503 and resets itself: the next request starts anew.
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { metaLogClient, type Env } from "../src/env.ts";
 import { streamRoutes } from "../src/node-http/stream-routes.ts";
 import type { CompactionReport } from "../src/node/streams/compaction.ts";
 import type { TableContext } from "../src/node/tables/buckets.ts";
-import { NodeRuntime } from "../src/node/runtime/node-runtime.ts";
-import type { RecoveryResult } from "../src/node/streams/recovery.ts";
-import { nodeSettings, type NodeSettings } from "../src/node/settings.ts";
-import { nodeObjectStore } from "../src/node/runtime/store-factory.ts";
+import type { NodeRuntime } from "../src/node/runtime/node-runtime.ts";
+import { applyFault, faultStateOf, type FaultHost } from "../src/node/runtime/fault-injection.ts";
+import { startInWorkerd } from "../src/node/runtime/workerd-start.ts";
+import { nodeSettings } from "../src/node/settings.ts";
 import { idleNodeMetrics } from "../src/node/state/store-metrics.ts";
-import type { TransferWatcher } from "../src/node/ownership/transfer-watcher.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
-import type {
-  BucketInfo,
-  CreateTableAnswer,
-  FaultRequest,
-  FaultState,
-  NodeMetrics,
-  NodePing,
-  StreamNodeClient,
-  StreamTailInfo,
-} from "../src/ports/stream-node-client.ts";
+import type { BucketInfo, CreateTableAnswer, FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient, StreamTailInfo } from "../src/ports/stream-node-client.ts";
 import type { JsonValue } from "../src/core/meta/json.ts";
 import { domainError } from "../src/core/errors.ts";
 import { errorResponse } from "../src/http/responses.ts";
 import { ViewCache } from "../src/router/view-cache.ts";
 import { SqliteTabletStorage } from "./sqlite-tablet-storage.ts";
-import { consoleSink, createLogger, type Logger } from "../src/log/logger.ts";
-import type { WalWriter } from "../src/storage/wal-writer.ts";
 
 const NODE_ID_KEY = "nodeId";
 /** Set while the node is crashed by fault injection: it survives an eviction, so only `heal` ends it. */
@@ -85,16 +72,9 @@ export class StreamNode extends DurableObject<Env> {
     return this.runtime?.ctx ?? null;
   }
 
-  get wal(): WalWriter | null {
-    return this.runtime?.wal ?? null;
-  }
-
-  get watcher(): TransferWatcher | null {
-    return this.runtime?.watcher ?? null;
-  }
-
-  get recovery(): RecoveryResult | null {
-    return this.runtime?.recovery ?? null;
+  /** The running incarnation (tests reach its WAL writer, watcher and recovery through runInDurableObject). */
+  get incarnation(): NodeRuntime | null {
+    return this.runtime;
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -159,44 +139,28 @@ export class StreamNode extends DurableObject<Env> {
 
   /** The fault this node is under (GET /admin/faults). */
   fault(): FaultState {
-    const base = { nodeId: this.nodeId, nodeEpoch: this.nodeEpoch };
-    if (this.crashed) return { ...base, mode: "crash" };
-    const fault = this.runtime?.fault ?? null;
-    if (fault === null) return { ...base, mode: "none" };
-    return fault.mode === "zombie" ? { ...base, mode: "zombie" } : { ...base, mode: "pause", untilMs: fault.untilMs };
+    return faultStateOf(this.faultHost, this.runtime);
   }
 
-  /**
-   * Fault injection for tests (POST /admin/faults; the Worker offers it only with FAULTS_ENABLED=1).
-   * crash: this incarnation acknowledges nothing more, drops its memory and answers 503 until healed, then
-   * a new incarnation starts at a new epoch. zombie: no heartbeat or lease renewal, serving goes on. pause:
-   * no heartbeat for `ms`. heal: ends any of them (a zombie's next heartbeat learns if it was declared dead).
-   */
+  /** Fault injection for tests (src/node/runtime/fault-injection.ts). */
   async setFault(request: FaultRequest): Promise<FaultState> {
-    switch (request.mode) {
-      case "crash":
-        this.ctx.storage.kv.put(CRASHED_KEY, true);
-        this.runtime?.halt();
-        this.runtime = null;
-        break;
-      case "zombie":
-        if (this.runtime !== null) this.runtime.fault = { mode: "zombie" };
-        break;
-      case "pause":
-        if (this.runtime !== null) this.runtime.fault = { mode: "pause", untilMs: Date.now() + (request.ms ?? 0) };
-        break;
-      case "heal":
-        if (this.crashed) {
-          this.ctx.storage.kv.delete(CRASHED_KEY);
-          // A new incarnation at a new epoch: the alarm starts it even if no request comes.
-          await this.ctx.storage.setAlarm(Date.now() + 2 * RESET_AFTER_STOP_MS);
-          setTimeout(() => this.ctx.abort("healed after a crash"), RESET_AFTER_STOP_MS);
-        } else if (this.runtime !== null) {
-          this.runtime.fault = null;
-        }
-        break;
-    }
+    this.runtime = await applyFault(this.faultHost, this.runtime, request, Date.now());
     return this.fault();
+  }
+
+  /** What fault injection needs of this shell: the crash flag in its storage, and a restart. */
+  private get faultHost(): FaultHost {
+    return {
+      nodeId: this.nodeId,
+      nodeEpoch: this.nodeEpoch,
+      crashed: () => this.crashed,
+      setCrashed: (crashed) => (crashed ? this.ctx.storage.kv.put(CRASHED_KEY, true) : void this.ctx.storage.kv.delete(CRASHED_KEY)),
+      restartSoon: async () => {
+        // A new incarnation at a new epoch: the alarm starts it even if no request comes.
+        await this.ctx.storage.setAlarm(Date.now() + 2 * RESET_AFTER_STOP_MS);
+        setTimeout(() => this.ctx.abort("healed after a crash"), RESET_AFTER_STOP_MS);
+      },
+    };
   }
 
   override async alarm(): Promise<void> {
@@ -229,25 +193,12 @@ export class StreamNode extends DurableObject<Env> {
 
   private async start(): Promise<void> {
     const settings = nodeSettings(this.env);
-    const origin = this.env.PUBLIC_ORIGIN ?? "http://127.0.0.1:8787";
-    const log = createLogger(consoleSink, { node: this.nodeId, nodeEpoch: this.nodeEpoch }, () => Date.now());
-    try {
-      this.runtime = await this.startRuntime(settings, origin, log);
-    } catch (error) {
-      // The metadata log refused the registration or the store did not answer: a later request tries again.
-      log.log("node.start_failed", {}, error);
-      throw error;
-    }
-    await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
-  }
-
-  private startRuntime(settings: NodeSettings, origin: string, log: Logger): Promise<NodeRuntime> {
-    return NodeRuntime.start({
+    this.runtime = await startInWorkerd({
       nodeId: this.nodeId,
       nodeEpoch: this.nodeEpoch,
-      addr: `${origin}/n/${this.nodeId}`,
       settings,
-      store: nodeObjectStore(this.env),
+      origin: this.env.PUBLIC_ORIGIN ?? "http://127.0.0.1:8787",
+      storeSettings: this.env,
       // The tablets of the buckets it leads live in this Durable Object's SQLite: they survive its restarts.
       tablets: this.tablets,
       meta: this.meta,
@@ -255,13 +206,10 @@ export class StreamNode extends DurableObject<Env> {
         lookup: (name, fresh) => this.viewCache.lookup((n) => this.meta.lookupStream({ name: n }), name, fresh),
         invalidate: (name) => this.viewCache.invalidate(name),
       },
-      now: () => Date.now(),
-      clockMs: () => performance.now(),
-      random: () => Math.random(),
-      logSink: consoleSink,
-      background: (work) => this.ctx.waitUntil(work.catch((error: unknown) => log.log("node.error", { during: "background" }, error))),
-      onStopped: () => setTimeout(() => this.ctx.abort("the WAL writer stopped"), RESET_AFTER_STOP_MS),
+      waitUntil: (work) => this.ctx.waitUntil(work),
+      endSoon: (reason) => setTimeout(() => this.ctx.abort(reason), RESET_AFTER_STOP_MS),
     });
+    await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
   }
 }
 

@@ -40,13 +40,13 @@ describe("StreamNode acknowledgement", () => {
   it("does not acknowledge an append whose WAL object was not written, and never shows it", async () => {
     const stub = node("node-ack");
     expect((await call(stub, "PUT", "ack", { headers: { "content-type": "text/plain" }, body: "one," })).status).toBe(201);
-    const before = await runInDurableObject(stub, (instance) => instance.wal?.stats.objectsWritten ?? -1);
+    const before = await runInDurableObject(stub, (instance) => instance.incarnation?.wal.stats.objectsWritten ?? -1);
 
     store.inject({ op: "put", keyPrefix: "wal/node-w1/", kind: "fail", errorKind: "fatal", times: Infinity });
     const refused = await call(stub, "POST", "ack", { headers: { "content-type": "text/plain" }, body: "two," });
     store.clearFaults();
     expect(refused.status).toBe(503);
-    expect(await runInDurableObject(stub, (instance) => instance.wal?.stats.objectsWritten)).toBe(before);
+    expect(await runInDurableObject(stub, (instance) => instance.incarnation?.wal.stats.objectsWritten)).toBe(before);
 
     await abortAllDurableObjects();
     const restarted = node("node-ack");
@@ -203,7 +203,7 @@ describe("StreamNode compaction", () => {
     const walSeqs = (): number[] =>
       store.keys().filter((key) => key.startsWith("wal/node-w1/")).map((key) => Number(key.split("/")[2]));
     // Below the snapshot only the seals are left (they outlive a clean-up: deleteWalBelow).
-    const seals = await runInDurableObject(stub, (instance) => [...(instance.recovery?.seals ?? [])].sort((a, b) => a - b));
+    const seals = await runInDurableObject(stub, (instance) => [...(instance.incarnation?.recovery.seals ?? [])].sort((a, b) => a - b));
     expect(walSeqs().filter((seq) => seq < (first?.snapshotSeq ?? 0))).toEqual(seals);
     expect(walSeqs()).toContain(first?.snapshotSeq);
     expect(store.keys().some((key) => key.startsWith("streams/") && key.endsWith("/manifest"))).toBe(true);
@@ -236,7 +236,7 @@ describe("StreamNode compaction", () => {
       expect((await call(restarted, "PUT", "c/json", { headers: json })).status).toBe(409);
     };
     await check();
-    expect((await runInDurableObject(restarted, (instance) => instance.recovery?.fromSeq))).toBe(first?.snapshotSeq);
+    expect((await runInDurableObject(restarted, (instance) => instance.incarnation?.recovery.fromSeq))).toBe(first?.snapshotSeq);
 
     // A second compaction (producer state and Stream-Seq travel in the snapshot), then another restart.
     expect((await call(restarted, "PUT", "c/p", { headers: json })).status).toBe(201);

@@ -76,7 +76,7 @@ export async function begin(name: string, target: string): Promise<void> {
 /** Pauses (or resumes) a node's watcher loop, so a transfer stays where a test wants it. */
 export async function pauseWatcher(nodeId: string, paused = true): Promise<void> {
   await runInDurableObject(stub(nodeId), (node) => {
-    if (node.watcher !== null) node.watcher.paused = paused;
+    if (node.incarnation !== null) node.incarnation.watcher.paused = paused;
   });
 }
 
