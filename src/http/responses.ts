@@ -8,6 +8,7 @@ import { declaredLength, discardAtMost, readAtMost } from "../subscriptions/boun
 import { errorResponseParts } from "./error-table.ts";
 import { withSecurityHeaders } from "./security-headers.ts";
 import { pathBelowNode, targetOfUrl } from "./request-target.ts";
+import type { Result } from "../core/result.ts";
 
 
 /**
@@ -45,7 +46,7 @@ export interface BodyHold {
  * The body, or `too_large` (up to DRAIN_LIMIT_FACTOR times the limit read and dropped) when the declared or
  * actual length is over the limit, or the error `hold` refused a chunk with.
  */
-export async function readBody(request: Request, maxBytes: number, hold?: BodyHold): Promise<Uint8Array | DomainError> {
+export async function readBody(request: Request, maxBytes: number, hold?: BodyHold): Promise<Result<Uint8Array>> {
   let refused: DomainError | null = null;
   const take = hold === undefined ? undefined : (bytes: number): boolean => (refused = hold.take(bytes)) === null;
   const read = await readAtMost(request.body, maxBytes, {
@@ -53,8 +54,8 @@ export async function readBody(request: Request, maxBytes: number, hold?: BodyHo
     drainBytes: maxBytes * DRAIN_LIMIT_FACTOR,
     ...(take === undefined ? {} : { take }),
   });
-  if (read.ok) return read.bytes;
-  return refused ?? tooLarge(maxBytes);
+  if (read.ok) return { ok: true, value: read.bytes };
+  return { ok: false, error: refused ?? tooLarge(maxBytes) };
 }
 
 function tooLarge(maxBytes: number): DomainError {

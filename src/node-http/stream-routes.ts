@@ -177,15 +177,17 @@ async function write(ctx: TableContext, request: Request, name: string, at: { ur
         forkSubOffset: header(HEADER.streamForkSubOffset),
       });
       if (!parsed.ok) return errorResponse(parsed.error);
-      const body = await readBody(request, ctx.settings.maxBodyBytes, hold);
-      if ("code" in body) return errorResponse(body);
+      const read = await readBody(request, ctx.settings.maxBodyBytes, hold);
+      if (!read.ok) return errorResponse(read.error);
+      const body = read.value;
       return answer(
         await createStream(ctx, { name, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)), location }),
       );
     }
     case "POST": {
-      const body = await readBody(request, ctx.settings.maxBodyBytes, hold);
-      if ("code" in body) return errorResponse(body);
+      const read = await readBody(request, ctx.settings.maxBodyBytes, hold);
+      if (!read.ok) return errorResponse(read.error);
+      const body = read.value;
       const parsed = parseAppendRequest(
         {
           contentType: header(HEADER.contentType),

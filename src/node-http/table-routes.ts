@@ -4,7 +4,7 @@
 // over the bucket's stream, so any Durable Streams client tails a table). A bucket this node does not lead
 // answers `not_leader` (307 to the leader, the facts in the body). Served at the node's address
 // (`/n/<id>/v1/table/...`); the router forwards table requests here.
-import { domainError, type DomainError } from "../core/errors.ts";
+import { domainError } from "../core/errors.ts";
 import { parseAppendRequest } from "../core/protocol/append.ts";
 import { HEADER, QUERY } from "../core/protocol/headers.ts";
 import { parseOffsetParam } from "../core/protocol/offsets.ts";
@@ -24,6 +24,7 @@ import { lookupBucket, prefixBucket } from "../node/tables/read.ts";
 import { writeBucket } from "../node/tables/write.ts";
 import { holdingBody } from "./body-pool.ts";
 import { errorResponse, readBody, toResponse, type BodyHold } from "../http/responses.ts";
+import type { Result } from "../core/result.ts";
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -31,8 +32,9 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export async function tableNodeRequest(ctx: TableContext, request: Request, url: URL, target: BucketTarget): Promise<Response> {
   const parsed = checkBucketTarget(target);
   if (parsed === null) return errorResponse(domainError("not_found", "no such table route (a node serves /v1/table/<name>[/p/<partition>]/bucket/<i>/...)"));
-  const partition = parsed.partition === null ? { key: null, value: null } : await resolvePartition(ctx, parsed.table, parsed.partition, parsed.bucket);
-  if ("code" in partition) return errorResponse(partition);
+  const resolved = parsed.partition === null ? { ok: true as const, value: { key: null, value: null } } : await resolvePartition(ctx, parsed.table, parsed.partition, parsed.bucket);
+  if (!resolved.ok) return errorResponse(resolved.error);
+  const partition = resolved.value;
   const path = pathBelowNode(target);
   const address: BucketAddress = { table: parsed.table, partition: partition.key, partitionValue: partition.value, bucket: parsed.bucket, pathAndQuery: `${path}${url.search}` };
   const answer = (reply: Reply): Response => toResponse(reply, false, url);
@@ -50,24 +52,26 @@ export async function tableNodeRequest(ctx: TableContext, request: Request, url:
  * Otherwise the metadata log's table (definition and partitions) decides, the old internal spelling
  * included (PO2). A partition the table lacks resolves to its key all the same: leadBucket answers 404.
  */
-async function resolvePartition(ctx: TableContext, table: string, text: string, bucket: number): Promise<{ key: string; value: PartitionValue } | DomainError> {
+async function resolvePartition(ctx: TableContext, table: string, text: string, bucket: number): Promise<Result<{ key: string; value: PartitionValue }>> {
   for (const type of PARTITION_TYPES) {
     const value = parsePartitionSegment(type, text);
     if (!value.ok) continue;
     const key = encodePartition(value.value);
     const stream = ctx.registry.byName(bucketStreamName(table, key, bucket));
     const loaded = stream === undefined ? undefined : ctx.tables.current(stream);
-    if (loaded !== undefined && partitionColumnType(loaded.definition) === type) return { key, value: value.value };
+    if (loaded !== undefined && partitionColumnType(loaded.definition) === type) return { ok: true, value: { key, value: value.value } };
   }
   const lookup = await ctx.meta.lookupTable(table);
-  if (lookup.table === null) return domainError("not_found", "no such table", { table });
+  if (lookup.table === null) return { ok: false, error: domainError("not_found", "no such table", { table }) };
   const definition = parseTableDefinition(lookup.table.definition);
-  if (!definition.ok) return unavailable("the table's recorded definition does not parse", { table });
+  if (!definition.ok) return { ok: false, error: unavailable("the table's recorded definition does not parse", { table }) };
   const type = partitionColumnType(definition.value);
-  if (type === null) return domainError("not_found", "the table is not partitioned: its buckets are /v1/table/<name>/bucket/<i>/...", { table, reason: "not_partitioned" });
+  if (type === null) {
+    return { ok: false, error: domainError("not_found", "the table is not partitioned: its buckets are /v1/table/<name>/bucket/<i>/...", { table, reason: "not_partitioned" }) };
+  }
   const existing = lookup.buckets.flatMap((b) => (b.partition === null ? [] : [b.partition]));
   const meaning = partitionSegmentMeaning(type, text, existing);
-  return meaning.kind === "refused" ? meaning.error : { key: meaning.key, value: meaning.value };
+  return meaning.kind === "refused" ? { ok: false, error: meaning.error } : { ok: true, value: { key: meaning.key, value: meaning.value } };
 }
 
 const PARTITION_TYPES: readonly PartitionColumnType[] = ["string", "int"];
@@ -82,8 +86,9 @@ async function bucketRequest(
   hold: BodyHold,
 ): Promise<Response> {
   const maxBytes = op === "write" ? Math.min(ctx.settings.maxBodyBytes, MAX_TABLE_WRITE_BYTES) : ctx.settings.maxBodyBytes;
-  const bytes = await readBody(request, maxBytes, hold);
-  if ("code" in bytes) return errorResponse(bytes);
+  const read = await readBody(request, maxBytes, hold);
+  if (!read.ok) return errorResponse(read.error);
+  const bytes = read.value;
   const body = parseJson(bytes);
   if (body === undefined) return errorResponse(domainError("invalid", "the body is not JSON", { field: "body" }));
   switch (op) {

@@ -63,7 +63,7 @@ async function addMissingPartitions(env: Env, table: TableLookup, definition: Ta
   const name = table.table!.name;
   for (const value of missing.values()) {
     const answer = await askCoordinator(env, (node) => node.addPartition(name, value));
-    if ("code" in answer) return errorResponse(answer);
+    if (!answer.ok) return errorResponse(answer.error);
   }
   return cachedTable(env, name, true);
 }

@@ -6,7 +6,7 @@
 // and the lease holder when that node is not it.
 import { Hono, type Context } from "hono";
 import { workerLog } from "../log/logger.ts";
-import { domainError, type DomainError } from "../core/errors.ts";
+import { domainError } from "../core/errors.ts";
 import type { TableLookup } from "../core/meta/view.ts";
 import type { JsonValue } from "../core/meta/json.ts";
 import { compareDefinitions, definitionJson, isPlainObject, parseTableDefinition, parseTableName, type TableDefinition } from "../core/tables/definition.ts";
@@ -26,6 +26,7 @@ import { cachedTable, json, tables } from "./table-common.ts";
 import { lookupRows, prefixRows, writeTable } from "./table-data.ts";
 import { leadersOf, tableDescription, tableList } from "./table-describe.ts";
 import { bucketsById } from "./table-parts.ts";
+import type { Result } from "../core/result.ts";
 
 type Ctx = Context<{ Bindings: Env }>;
 
@@ -65,7 +66,7 @@ async function withTable(
 ): Promise<Response> {
   return withName(c, async (name) => {
     const body = await jsonBody(c, Math.min(routerSettings(c.env).maxBodyBytes, maxBytes));
-    if ("code" in body) return errorResponse(body);
+    if (!body.ok) return errorResponse(body.error);
     const table = await cachedTable(c.env, name);
     if (table.table === null) return errorResponse(domainError("not_found", "no such table", { table: name }));
     const definition = parseTableDefinition(table.table.definition);
@@ -75,20 +76,20 @@ async function withTable(
   });
 }
 
-async function jsonBody(c: Ctx, maxBytes: number): Promise<{ value: unknown } | DomainError> {
+async function jsonBody(c: Ctx, maxBytes: number): Promise<Result<unknown>> {
   const read = await readAtMost(c.req.raw.body, maxBytes, { declaredBytes: declaredLength(c.req.raw.headers), drainBytes: maxBytes * 4 });
-  if (!read.ok) return domainError("too_large", "the request body is over the size limit", { maxBytes });
+  if (!read.ok) return { ok: false, error: domainError("too_large", "the request body is over the size limit", { maxBytes }) };
   try {
-    return { value: JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(read.bytes)) as unknown };
+    return { ok: true, value: JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(read.bytes)) as unknown };
   } catch {
-    return domainError("invalid", "the body is not JSON", { field: "body" });
+    return { ok: false, error: domainError("invalid", "the body is not JSON", { field: "body" }) };
   }
 }
 
 /** PUT: 201 created, 200 the same definition again, 409 another one (D15, TB2, TB3). */
 async function createTable(c: Ctx, name: string): Promise<Response> {
   const body = await jsonBody(c, MAX_DEFINITION_BODY_BYTES);
-  if ("code" in body) return errorResponse(body);
+  if (!body.ok) return errorResponse(body.error);
   const definition = parseTableDefinition(body.value);
   if (!definition.ok) return errorResponse(definition.error);
   const meta = metaLogClient(c.env.META_LOG);
@@ -99,12 +100,12 @@ async function createTable(c: Ctx, name: string): Promise<Response> {
   const buckets = definition.value.partitionBy === null ? definition.value.buckets : 0;
   const answer = await askCoordinator(c.env, (node) => node.createTable(name, recorded, buckets));
   tables(c.env).invalidate(name);
-  if (!("code" in answer)) return describeTable(c.env, name, answer.created ? 201 : 200);
-  if (answer.code === "conflict") {
+  if (answer.ok) return describeTable(c.env, name, answer.value.created ? 201 : 200);
+  if (answer.error.code === "conflict") {
     const again = await meta.lookupTable(name);
     if (again.table !== null) return answerExisting(c, name, again, definition.value);
   }
-  return errorResponse(answer);
+  return errorResponse(answer.error);
 }
 
 /**
@@ -122,7 +123,7 @@ async function addPartition(c: Ctx, table: TableLookup, definition: TableDefinit
   const name = table.table!.name;
   const answer = await askCoordinator(c.env, (node) => node.addPartition(name, value as string | number));
   tables(c.env).invalidate(name);
-  return "code" in answer ? errorResponse(answer) : describeTable(c.env, name, answer.created ? 201 : 200);
+  return answer.ok ? describeTable(c.env, name, answer.value.created ? 201 : 200) : errorResponse(answer.error);
 }
 
 async function answerExisting(c: Ctx, name: string, existing: TableLookup, requested: TableDefinition): Promise<Response> {

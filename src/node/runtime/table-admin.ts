@@ -34,7 +34,7 @@ export class TableAdmin {
         continue;
       }
       const ref = await snapshotBucket(this.ctx, bucket);
-      results.push({ streamId, coveredOffset: "code" in ref ? null : formatOffset(ref.coveredPosition), error: "code" in ref ? ref.code : null });
+      results.push({ streamId, coveredOffset: ref.ok ? formatOffset(ref.value.coveredPosition) : null, error: ref.ok ? null : ref.error.code });
     }
     return results;
   }

@@ -2,7 +2,6 @@
 // TabletStorage port), the batches in flight (the core's BucketState), how far the tablet has applied the
 // bucket's stream, and its snapshots. A bucket opened at a new stream epoch (a restart, a move back) is
 // loaded again (docs/tables.md, "Tablets on the leader").
-import type { DomainError } from "../../core/errors.ts";
 import type { TableDefinition } from "../../core/tables/definition.ts";
 import type { BucketState } from "../../core/tables/tablet.ts";
 import type { TableKind } from "../../core/tables/tablet-write.ts";
@@ -11,6 +10,7 @@ import type { NodeContext } from "../context.ts";
 import type { StreamState } from "../state/stream-registry.ts";
 import type { BucketTablet, TabletStorage } from "../../ports/tablet-storage.ts";
 import type { SnapshotRef } from "./snapshot-store.ts";
+import type { Result } from "../../core/result.ts";
 
 /** What the metadata log says of a bucket, enough to load it. */
 export interface BucketIdentity {
@@ -26,7 +26,7 @@ interface SnapshotProgress {
   /** The stream position the newest committed snapshot covers (0: none). */
   position: number;
   atMs: number;
-  running: Promise<SnapshotRef | DomainError> | null;
+  running: Promise<Result<SnapshotRef>> | null;
 }
 
 export interface LoadedBucket extends BucketIdentity {
@@ -54,7 +54,7 @@ export type TableContext = NodeContext & {
 export class TableBuckets {
   private readonly loaded = new Map<string, LoadedBucket>();
   /** Loads in progress, by `<stream id>@<epoch>`: one load per bucket and epoch, whoever asks (tables/leader.ts). */
-  readonly loads = new Map<string, Promise<LoadedBucket | DomainError>>();
+  readonly loads = new Map<string, Promise<Result<LoadedBucket>>>();
   /** Readers waiting for a bucket to apply up to an offset, by stream id. */
   readonly appliedWaiters: KeyedWaiters;
 

@@ -11,9 +11,10 @@ import { settleWithin } from "../../waits/keyed-waiters.ts";
 import { routeAtNode } from "../paths/routing.ts";
 import { errorReply, unavailable, type Reply } from "../state/replies.ts";
 import { ensureOpened } from "../streams/lifecycle.ts";
-import type { LoadedBucket, TableContext } from "./buckets.ts";
+import type { BucketIdentity, LoadedBucket, TableContext } from "./buckets.ts";
 import { loadBucket } from "./load.ts";
 import type { StreamState } from "../state/stream-registry.ts";
+import type { Result } from "../../core/result.ts";
 
 /** How long a request waits for its bucket to load before it is answered 503 (the load goes on). */
 const LOAD_WAIT_MS = 2_000;
@@ -54,7 +55,7 @@ export async function leadBucket(ctx: TableContext, address: BucketAddress): Pro
     return errorReply(unavailable("the bucket is opening (its tablet is being restored); retry", { reason: "bucket_opening" }));
   }
   const loaded = await loading;
-  return "code" in loaded ? errorReply(loaded) : { stream, bucket: loaded };
+  return loaded.ok ? { stream, bucket: loaded.value } : errorReply(loaded.error);
 }
 
 /**
@@ -69,16 +70,16 @@ async function createOnFirstUse(ctx: TableContext, name: string): Promise<Stream
   return ctx.registry.byName(name);
 }
 
-function startLoad(ctx: TableContext, stream: StreamState, address: BucketAddress): Promise<LoadedBucket | DomainError> {
+function startLoad(ctx: TableContext, stream: StreamState, address: BucketAddress): Promise<Result<LoadedBucket>> {
   const loads = ctx.tables.loads;
   const key = `${stream.id}@${stream.epoch}`;
   const running = loads.get(key);
   if (running !== undefined) return running;
   const load = identify(ctx, stream, address)
-    .then((identity) => ("code" in identity ? identity : loadBucket(ctx, stream, identity)))
-    .catch((error: unknown) => {
+    .then((identity): Promise<Result<LoadedBucket>> | Result<LoadedBucket> => (identity.ok ? loadBucket(ctx, stream, identity.value) : identity))
+    .catch((error: unknown): Result<LoadedBucket> => {
       ctx.log.log("node.error", { during: "table_load", streamId: stream.id }, error);
-      return unavailable("the bucket could not be loaded; retry");
+      return { ok: false, error: unavailable("the bucket could not be loaded; retry") };
     })
     .finally(() => loads.delete(key));
   loads.set(key, load);
@@ -87,13 +88,13 @@ function startLoad(ctx: TableContext, stream: StreamState, address: BucketAddres
 }
 
 /** The table's definition from the metadata log, for the bucket whose stream this is. */
-async function identify(ctx: TableContext, stream: StreamState, address: BucketAddress) {
+async function identify(ctx: TableContext, stream: StreamState, address: BucketAddress): Promise<Result<BucketIdentity>> {
   const lookup = await ctx.meta.lookupTable(address.table);
   const bucket = lookup.buckets.find((b) => b.streamId === stream.id);
-  if (lookup.table === null || bucket === undefined || bucket.bucket !== address.bucket) return noSuchBucket(address);
+  if (lookup.table === null || bucket === undefined || bucket.bucket !== address.bucket) return { ok: false, error: noSuchBucket(address) };
   const definition = parseTableDefinition(lookup.table.definition);
-  if (!definition.ok) return unavailable("the table's recorded definition does not parse", { table: address.table });
-  return { table: address.table, bucket: address.bucket, definition: definition.value, snapshots: bucket.snapshots };
+  if (!definition.ok) return { ok: false, error: unavailable("the table's recorded definition does not parse", { table: address.table }) };
+  return { ok: true, value: { table: address.table, bucket: address.bucket, definition: definition.value, snapshots: bucket.snapshots } };
 }
 
 function noSuchBucket(address: BucketAddress): DomainError {

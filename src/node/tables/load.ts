@@ -2,7 +2,6 @@
 // sound snapshot when it covers more than the tablet's mark, then the bucket's stream replayed from the mark
 // to the tail, a page at a time. What a tablet holds stays valid across epochs: a stream only grows and its
 // positions never change.
-import type { DomainError } from "../../core/errors.ts";
 import { formatOffset } from "../../core/protocol/offsets.ts";
 import { decodeJsonMessages } from "../../core/protocol/json-mode.ts";
 import { parseChangeRecord, type KeyedRecord, type Row } from "../../core/tables/changelog.ts";
@@ -19,6 +18,7 @@ import type { BucketIdentity, LoadedBucket, TableContext } from "./buckets.ts";
 import type { BucketTablet } from "../../ports/tablet-storage.ts";
 import { TabletRowsView } from "./tablet-rows-view.ts";
 import { restoreInto } from "./snapshot-store.ts";
+import type { Result } from "../../core/result.ts";
 
 const decoder = new TextDecoder();
 
@@ -32,7 +32,7 @@ function keyOfRow(definition: TableDefinition, row: Row): string | null {
  * Loads the bucket of `stream` (opened here) at its epoch: the stored tablet, then the stream replayed
  * from the tablet's mark to the tail. One load per stream at a time (the caller holds its lock).
  */
-export async function loadBucket(ctx: TableContext, stream: StreamState, identity: BucketIdentity): Promise<LoadedBucket | DomainError> {
+export async function loadBucket(ctx: TableContext, stream: StreamState, identity: BucketIdentity): Promise<Result<LoadedBucket>> {
   const startedMs = ctx.now();
   const tablet = ctx.tables.storage.open(stream.id);
   let mark = tablet.mark() ?? { appliedOffset: 0, appliedPosition: 0 };
@@ -51,8 +51,9 @@ export async function loadBucket(ctx: TableContext, stream: StreamState, identit
     mark = restored === null ? { appliedOffset: 0, appliedPosition: 0 } : { appliedOffset: restored.coveredOffset, appliedPosition: restored.coveredPosition };
     restoredFrom = restored?.coveredPosition ?? null;
   }
-  const replayed = await replay(ctx, stream, identity.definition, tablet, mark.appliedPosition, mark.appliedOffset);
-  if ("code" in replayed) return replayed;
+  const replayedAt = await replay(ctx, stream, identity.definition, tablet, mark.appliedPosition, mark.appliedOffset);
+  if (!replayedAt.ok) return replayedAt;
+  const replayed = replayedAt.value;
   ctx.log.log("table.load", {
     streamId: stream.id,
     table: identity.table,
@@ -74,7 +75,7 @@ export async function loadBucket(ctx: TableContext, stream: StreamState, identit
     snapshot: { position: newest?.coveredPosition ?? 0, atMs: ctx.now(), running: null },
   };
   ctx.tables.remember(bucket);
-  return bucket;
+  return { ok: true, value: bucket };
 }
 
 /** Applies the stream's records from `position` to its tail to the tablet, a page at a time. */
@@ -85,7 +86,7 @@ async function replay(
   tablet: BucketTablet,
   position: number,
   offset: number,
-): Promise<{ appliedPosition: number; appliedOffset: number } | DomainError> {
+): Promise<Result<{ appliedPosition: number; appliedOffset: number }>> {
   let at = { appliedPosition: position, appliedOffset: offset };
   while (at.appliedPosition < stream.tail) {
     const page = await readPage(ctx, stream, at.appliedPosition);
@@ -93,13 +94,13 @@ async function replay(
     const records: KeyedRecord[] = [];
     for (const message of decodeJsonMessages(decoder.decode(page.bytes))) {
       const record = parseChangeRecord(message);
-      if (!record.ok) return unavailable(`bucket stream ${stream.id} holds a record that is not a changelog record`, { at: formatOffset(at.appliedPosition) });
+      if (!record.ok) return { ok: false, error: unavailable(`bucket stream ${stream.id} holds a record that is not a changelog record`, { at: formatOffset(at.appliedPosition) }) };
       records.push({ key: keyOfRow(definition, record.value.row), record: record.value });
     }
     const changes = netChanges(records);
-    if (!changes.ok) return changes.error;
+    if (!changes.ok) return changes;
     at = { appliedPosition: page.end, appliedOffset: at.appliedOffset + records.length };
     tablet.apply(changes.value, at);
   }
-  return at;
+  return { ok: true, value: at };
 }

@@ -4,10 +4,10 @@
 // written a part at a time while writes go on (a fuzzy snapshot: replay from the mark repairs whatever
 // changed meanwhile, see tables/snapshot-store.ts), committed through the metadata log at the bucket's stream
 // epoch (a leader that lost the bucket is refused, CB3), and only then are parts no kept snapshot names collected.
-import type { DomainError } from "../../core/errors.ts";
 import { unavailable } from "../state/replies.ts";
 import type { LoadedBucket, TableContext } from "./buckets.ts";
 import { collectSnapshots, writeSnapshotOf, type SnapshotRef } from "./snapshot-store.ts";
+import type { Result } from "../../core/result.ts";
 
 /** Whether the bucket is due a snapshot now. */
 function snapshotDue(ctx: TableContext, bucket: LoadedBucket, nowMs: number): boolean {
@@ -17,7 +17,7 @@ function snapshotDue(ctx: TableContext, bucket: LoadedBucket, nowMs: number): bo
 }
 
 /** Snapshots one bucket: the ref committed, or why not. One snapshot per bucket at a time. */
-export async function snapshotBucket(ctx: TableContext, bucket: LoadedBucket): Promise<SnapshotRef | DomainError> {
+export async function snapshotBucket(ctx: TableContext, bucket: LoadedBucket): Promise<Result<SnapshotRef>> {
   if (bucket.snapshot.running !== null) return bucket.snapshot.running;
   const run = takeAndCommit(ctx, bucket).finally(() => {
     bucket.snapshot.running = null;
@@ -26,7 +26,7 @@ export async function snapshotBucket(ctx: TableContext, bucket: LoadedBucket): P
   return run;
 }
 
-async function takeAndCommit(ctx: TableContext, bucket: LoadedBucket): Promise<SnapshotRef | DomainError> {
+async function takeAndCommit(ctx: TableContext, bucket: LoadedBucket): Promise<Result<SnapshotRef>> {
   const startedMs = ctx.now();
   // The mark before the first row is read: everything applied after it is replayed over the snapshot.
   const position = bucket.appliedPosition;
@@ -43,7 +43,7 @@ async function takeAndCommit(ctx: TableContext, bucket: LoadedBucket): Promise<S
   });
   if (!committed.ok) {
     ctx.log.log("table.snapshot_refused", { streamId: bucket.streamId, code: committed.error.code });
-    return committed.error.code === "fenced" ? committed.error : unavailable(committed.error.message);
+    return { ok: false, error: committed.error.code === "fenced" ? committed.error : unavailable(committed.error.message) };
   }
   bucket.snapshot.position = position;
   bucket.snapshot.atMs = ctx.now();
@@ -60,7 +60,7 @@ async function takeAndCommit(ctx: TableContext, bucket: LoadedBucket): Promise<S
     durationMs: ctx.now() - startedMs,
     collected: deleted,
   });
-  return ref;
+  return { ok: true, value: ref };
 }
 
 /** The heartbeat's round: every due bucket, one after the other (a snapshot is CPU and store bandwidth). */
@@ -69,7 +69,7 @@ export async function snapshotDueBuckets(ctx: TableContext): Promise<number> {
   for (const bucket of ctx.tables.all()) {
     if (!snapshotDue(ctx, bucket, ctx.now())) continue;
     const result = await snapshotBucket(ctx, bucket);
-    if (!("code" in result)) taken++;
+    if (result.ok) taken++;
   }
   return taken;
 }
