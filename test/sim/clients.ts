@@ -110,6 +110,7 @@ export abstract class Client implements Actor {
     append.outcome = "acked";
     append.ack = {
       step: this.deps.trace.currentStep,
+      ms: this.deps.clock.now(),
       by: answer.by,
       start: end - byteLength(append.token),
       end,
@@ -124,7 +125,7 @@ export class Writer extends Client {
     const { prng, world, history, net } = this.deps;
     const stream = prng.pick(world.streams);
     if (!(await this.ensureCreated(stream))) return;
-    const append = history.newAppend({ client: this.name, stream, token: world.token(this.name), producer: null, sentStep: this.deps.trace.currentStep });
+    const append = history.newAppend({ client: this.name, stream, token: world.token(this.name), producer: null, sentStep: this.deps.trace.currentStep, sentMs: this.deps.clock.now() });
     const answer = await net.request(this.name, { method: "POST", path: streamPath(stream), headers: TEXT, body: append.token });
     append.attempts.push(describe(answer));
     if (answer.status === 204 || answer.status === 200) this.acknowledge(append, answer);
@@ -159,6 +160,7 @@ export class Producer extends Client {
         token,
         producer: { id: this.name, epoch: this.epoch, seq: this.seq },
         sentStep: trace.currentStep,
+        sentMs: this.deps.clock.now(),
       });
     }
     const append = this.pending;
@@ -199,18 +201,20 @@ export class Producer extends Client {
 
 export class Reader extends Client {
   protected async act(): Promise<void> {
-    const { prng, world, history, net, trace } = this.deps;
+    const { prng, world, history, net, trace, clock } = this.deps;
     const stream = prng.pick(world.streams);
     if (!(await this.ensureCreated(stream))) return;
     const seen = world.offsetsSeen.get(stream) ?? [];
     let offset: number | null = seen.length > 0 && prng.chance(0.5) ? prng.pick(seen) : null;
     for (let page = 0; page < 3; page++) {
       const query = `?offset=${offset === null ? "-1" : formatOffset(offset)}`;
+      const sent = { sentStep: trace.currentStep, sentMs: clock.now() };
       const answer = await net.request(this.name, { method: "GET", path: streamPath(stream, query) });
       const next = nextOffset(answer);
       if (answer.status !== 200 || next === null || answer.by === null) return;
       const start = offset ?? 0;
-      history.reads.push({ client: this.name, stream, mode: "catch-up", start, next, bytes: answer.text, step: trace.currentStep, by: answer.by });
+      const answered = { step: trace.currentStep, answeredMs: clock.now() };
+      history.reads.push({ client: this.name, stream, mode: "catch-up", start, next, bytes: answer.text, ...sent, ...answered, by: answer.by });
       world.sawOffset(stream, next);
       if (answer.headers.get("stream-up-to-date") === "true") return;
       offset = next;
@@ -240,7 +244,7 @@ export class Tailer extends Client {
       const start = this.position ?? 0;
       if (answer.status === 200) {
         const mode = this.position === null ? "catch-up" : "long-poll";
-        history.reads.push({ client: this.name, stream, mode, start, next, bytes: answer.text, step: trace.currentStep, by: answer.by });
+        history.reads.push({ client: this.name, stream, mode, start, next, bytes: answer.text, sentStep, sentMs, step: trace.currentStep, answeredMs: clock.now(), by: answer.by });
       } else if (answer.status === 204) {
         history.emptyPolls.push({
           client: this.name,
@@ -300,6 +304,7 @@ export class FinalReader implements Actor {
     let lastError = "";
     for (let attempt = 0; attempt < 40; ) {
       const query = `?offset=${offset === null ? "-1" : formatOffset(offset)}`;
+      const sent = { sentStep: trace.currentStep, sentMs: clock.now() };
       const answer = await net.request("final", { method: "GET", path: streamPath(stream, query) });
       const next = nextOffset(answer);
       if (answer.status === 404 && offset === null) {
@@ -310,7 +315,7 @@ export class FinalReader implements Actor {
         const start = offset ?? 0;
         if (start !== content.length) throw new Error(`final read of ${stream}: page at ${start}, have ${content.length}`);
         content += answer.text;
-        history.reads.push({ client: "final", stream, mode: "final", start, next, bytes: answer.text, step: trace.currentStep, by: answer.by });
+        history.reads.push({ client: "final", stream, mode: "final", start, next, bytes: answer.text, ...sent, step: trace.currentStep, answeredMs: clock.now(), by: answer.by });
         if (answer.headers.get("stream-up-to-date") === "true") {
           history.finalContent.set(stream, content);
           return;

@@ -30,6 +30,8 @@ export interface Ownership {
 
 export interface AckRecord {
   readonly step: number;
+  /** Virtual time the answer reached the client. */
+  readonly ms: number;
   /** The incarnation that answered. */
   readonly by: IncarnationId;
   readonly start: number;
@@ -57,6 +59,8 @@ export interface AppendRecord {
   readonly producer: { readonly id: string; readonly epoch: number; readonly seq: number } | null;
   /** The step its first attempt was sent at. */
   readonly sentStep: number;
+  /** Virtual time its first attempt was sent at. */
+  readonly sentMs: number;
   outcome: AppendOutcome;
   ack?: AckRecord;
   /** The answers of every attempt, for the trace. */
@@ -70,7 +74,12 @@ export interface ReadRecord {
   readonly start: number;
   readonly next: number;
   readonly bytes: string;
+  /** The step and virtual time the request was sent at. */
+  readonly sentStep: number;
+  readonly sentMs: number;
+  /** The step and virtual time the answer reached the client. */
   readonly step: number;
+  readonly answeredMs: number;
   readonly by: IncarnationId;
 }
 
