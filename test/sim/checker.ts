@@ -12,6 +12,8 @@ import { decodeStreamObject } from "../../src/storage/stream-object.ts";
 import { decodeWalObject } from "../../src/storage/wal-format.ts";
 import { parseWalKey } from "../../src/storage/keys.ts";
 import { incarnationLabel, superseded, type AppendRecord, type History, type Ownership, type StoreWrite, type WalDataRecord } from "./history.ts";
+import { checkLiveness, type LivenessOptions } from "./liveness-checker.ts";
+import { checkLogEntries } from "./log-checker.ts";
 import { checkSubscriptions } from "./subscription-checker.ts";
 import { checkTables } from "./table-checker.ts";
 
@@ -35,16 +37,17 @@ export const INVARIANT = {
   offsets: "invariant 3 (offsets increase; readers agree)",
   epochs: "invariant 5 (epochs never decrease; stale epochs refused)",
   transfers: "invariant 6 (a completion applies only to the close it names)",
+  fatal: "fatal (only a bug explains it)",
   liveness: "liveness (the run settles and every stream reads back)",
-  wakeUp: "notice: lost wake-up",
   staleAnswer: "notice: a zombie answered from stale state",
   unhandled: "notice: unhandled promise rejection in mink",
   zombieWrite: "notice: a superseded incarnation wrote the manifest of a stream its successor opened",
 } as const;
 
-export function check(history: History, options: { readonly longPollTimeoutMs: number }): CheckResult {
+export function check(history: History, options: LivenessOptions): CheckResult {
   const violations: Violation[] = [];
   const notices: Violation[] = [];
+  if (history.fatal !== null) violations.push({ invariant: INVARIANT.fatal, message: history.fatal.message, focus: history.fatal.focus, step: history.fatal.step });
   checkOneWriter(history, violations);
   checkFinalContent(history, violations);
   checkProducerAnswers(history, violations, notices);
@@ -52,7 +55,8 @@ export function check(history: History, options: { readonly longPollTimeoutMs: n
   checkEpochs(history, violations);
   checkZombieManifestWrites(history, notices);
   checkTransfers(history, violations);
-  checkWakeUps(history, options.longPollTimeoutMs, notices);
+  checkLogEntries(history, violations);
+  checkLiveness(history, options, violations);
   checkTables(history, violations, notices);
   checkSubscriptions(history, violations);
   return { violations, notices };
@@ -448,28 +452,6 @@ function checkTransfers(history: History, out: Violation[]): void {
           `${describeStream(before, command.streamId)}${pending === undefined ? " with no transfer pending" : ""}`,
         focus: [`streamId="${command.streamId}"`, ` ${command.streamId} `],
         step,
-      });
-    }
-  }
-}
-
-/** Notice: a long-poll that ran to its timeout while an append at its offset was acknowledged. */
-function checkWakeUps(history: History, longPollTimeoutMs: number, out: Violation[]): void {
-  const acked = history.appends.filter((append) => append.ack !== undefined);
-  for (const poll of history.emptyPolls) {
-    if (poll.answeredMs - poll.sentMs < longPollTimeoutMs) continue;
-    if (superseded(history, poll.by, poll.answeredStep)) continue;
-    const missed = acked.find(
-      (append) => append.stream === poll.stream && append.ack!.start === poll.offset && append.ack!.step > poll.sentStep && append.ack!.step < poll.answeredStep,
-    );
-    if (missed !== undefined) {
-      out.push({
-        invariant: INVARIANT.wakeUp,
-        message:
-          `${poll.client}'s long-poll of ${poll.stream} at ${poll.offset} (steps ${poll.sentStep}-${poll.answeredStep}) timed out at ${incarnationLabel(poll.by)} ` +
-          `although ${missed.token} was acknowledged there at step ${missed.ack!.step} by ${incarnationLabel(missed.ack!.by)}`,
-        focus: [poll.stream, poll.client, missed.token],
-        step: poll.answeredStep,
       });
     }
   }

@@ -26,6 +26,8 @@ import { scheduledStore } from "./sim-store.ts";
 import type { Trace } from "./trace.ts";
 import type { VirtualClock } from "./virtual-time.ts";
 import { consoleSink } from "../../src/log/logger.ts";
+import { parseOffset } from "../../src/core/protocol/offsets.ts";
+import { CorruptObjectError } from "../../src/storage/record-codec.ts";
 
 export const ORIGIN = "http://127.0.0.1:8787";
 /** How long a node trusts a cached lookup (as the Durable Object does). */
@@ -147,7 +149,10 @@ export class SimCluster {
         logSink: consoleSink,
         random: this.random,
         background: (work) => {
-          work.catch((error: unknown) => trace.write(`  node ${inc.label} background work failed: ${String(error)}`));
+          work.catch((error: unknown) => {
+            trace.write(`  node ${inc.label} background work failed: ${String(error)}`);
+            this.noteCorruption(inc, error);
+          });
         },
         onStopped: (error) => this.end(inc, `stopped (${error.code}: ${error.message})`),
         effectsFetch: meta.subscriptions.fetchFor(inc.label, () => inc.gate.crashed),
@@ -163,9 +168,34 @@ export class SimCluster {
       this.heartbeatLoop(inc, settings.heartbeatMs);
       return true;
     } catch (error) {
+      this.noteCorruption(inc, error);
       if (!inc.ended) this.end(inc, `start failed: ${String(error)}`);
       return false;
     }
+  }
+
+  /**
+   * A corrupt object (a WAL chain with a hole, a checksum that fails) is never a fault the simulation
+   * injects: only a bug writes one. The run stops at the first (run-seed.ts) instead of restarting the node
+   * until the liveness bound runs out, and the checker names it.
+   */
+  private noteCorruption(inc: Incarnation, error: unknown): void {
+    if (!(error instanceof CorruptObjectError) || this.deps.history.fatal !== null) return;
+    const step = this.deps.trace.currentStep;
+    this.deps.history.fatal = { step, message: `${inc.label} found a corrupt object at step ${step}: ${error.message}`, focus: [inc.label] };
+    this.deps.trace.write(`  FATAL: ${this.deps.history.fatal.message}`);
+  }
+
+  /** Notes an append's answer as it leaves the incarnation (the order acknowledgements leave in). */
+  private noteAppendAnswer(inc: Incarnation, request: Request, response: Response): void {
+    const header = response.headers.get("stream-next-offset");
+    const next = header === null ? null : parseOffset(header);
+    if (request.method !== "POST" || (response.status !== 200 && response.status !== 204) || next === null) return;
+    const path = new URL(request.url).pathname;
+    const at = path.indexOf("/v1/stream/");
+    if (at < 0) return;
+    const stream = decodeURIComponent(path.slice(at + "/v1/stream/".length));
+    this.deps.history.appendAnswers.push({ by: inc.id, stream, nextOffset: next, step: this.deps.trace.currentStep });
   }
 
   /** The Durable Object's alarm: heartbeat, abort on a newer epoch, compact when due. */
@@ -222,11 +252,12 @@ export class SimCluster {
    * Delivers a request to a node (its newest incarnation, or now and then an older one still running).
    * Rejects like a lost connection when the node is down or the incarnation dies before it answers.
    */
-  async deliver(nodeId: string, request: Request): Promise<{ response: Response; by: IncarnationId }> {
+  async deliver(nodeId: string, request: Request): Promise<{ response: Response; by: IncarnationId; arrivedStep: number }> {
     const live = this.live(nodeId);
     if (live.length === 0) throw new Error(`connection to ${nodeId} refused: node down`);
     const { prng } = this.deps;
     const inc = live.length > 1 && prng.chance(this.deps.zombieRouting) ? prng.pick(live.slice(0, -1)) : live.at(-1)!;
+    const arrivedStep = this.deps.trace.currentStep;
     return new Promise((resolve, reject) => {
       const fail = (reason: string): void => reject(new Error(reason));
       inc.inflight.add(fail);
@@ -238,7 +269,8 @@ export class SimCluster {
       answer().then(
         (response) => {
           if (!inc.inflight.delete(fail)) return;
-          resolve({ response, by: inc.id });
+          this.noteAppendAnswer(inc, request, response);
+          resolve({ response, by: inc.id, arrivedStep });
         },
         (error: unknown) => {
           if (!inc.inflight.delete(fail)) return;

@@ -77,6 +77,8 @@ export interface ReadRecord {
   /** The step and virtual time the request was sent at. */
   readonly sentStep: number;
   readonly sentMs: number;
+  /** The step the request reached the node that answered it (null: unknown). */
+  readonly arrivedStep: number | null;
   /** The step and virtual time the answer reached the client. */
   readonly step: number;
   readonly answeredMs: number;
@@ -142,6 +144,25 @@ export interface ProducerAnomaly {
   readonly by: IncarnationId | null;
 }
 
+/**
+ * An append's answer as it left a node (200 or 204 to a POST), in the order answers left that incarnation:
+ * the checker maps each to the WAL object holding its bytes, whose seqs must not go down (acks in seq order).
+ */
+export interface AppendAnswerRecord {
+  readonly by: IncarnationId;
+  /** The stream name, from the request's path. */
+  readonly stream: string;
+  readonly nextOffset: number;
+  readonly step: number;
+}
+
+/** Something only a bug explains, found while the run goes on (a corrupt WAL at start): the seed stops there. */
+export interface FatalRecord {
+  readonly step: number;
+  readonly message: string;
+  readonly focus: readonly string[];
+}
+
 export interface IncarnationRecord {
   readonly id: IncarnationId;
   readonly startedStep: number;
@@ -158,6 +179,10 @@ export class History {
   readonly writes: StoreWrite[] = [];
   readonly producerAnomalies: ProducerAnomaly[] = [];
   readonly incarnations: IncarnationRecord[] = [];
+  /** Every append answer that left a node, in the order they left (cluster.ts). */
+  readonly appendAnswers: AppendAnswerRecord[] = [];
+  /** The first finding that stops the run early (null: none). */
+  fatal: FatalRecord | null = null;
   /** Final content per stream name (null: the stream does not exist at the end). */
   readonly finalContent = new Map<string, string | null>();
   /** Streams whose final read did not complete. */

@@ -22,6 +22,8 @@ export interface HttpAnswer {
   readonly text: string;
   /** The incarnation that gave the final answer. */
   readonly by: IncarnationId | null;
+  /** The step the request reached that incarnation at (null: it never did). */
+  readonly arrivedStep: number | null;
   readonly error: string | null;
 }
 
@@ -84,9 +86,9 @@ export class Network {
           if (request.body !== undefined) init.body = request.body;
           this.cluster
             .deliver(nodeId, new Request(`${ORIGIN}/n/${nodeId}${path}`, init))
-            .then(async ({ response, by }) => {
+            .then(async ({ response, by, arrivedStep }) => {
               const text = await response.text();
-              finish({ status: response.status, headers: response.headers, text, by, error: null });
+              finish({ status: response.status, headers: response.headers, text, by, arrivedStep, error: null });
             })
             .catch((error: unknown) => finish(noAnswer(error instanceof Error ? error.message : String(error))));
         },
@@ -96,7 +98,7 @@ export class Network {
 }
 
 function noAnswer(error: string): HttpAnswer {
-  return { status: 0, headers: new Headers(), text: "", by: null, error };
+  return { status: 0, headers: new Headers(), text: "", by: null, arrivedStep: null, error };
 }
 
 /** The error code of a JSON error answer, for the trace. */

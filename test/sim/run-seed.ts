@@ -221,6 +221,8 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     const run = async (phase: Phase, steps: number, done: () => boolean): Promise<boolean> => {
       for (let i = 0; i < steps; i++) {
         if (done()) return true;
+        // A corrupt object found (cluster.ts): nothing after it can be trusted, and the seed has failed.
+        if (history.fatal !== null) return false;
         if (!(await scheduler.takeStep(phase))) return done();
       }
       return done();
@@ -251,13 +253,13 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
       history.subscriptions.caughtUp = await run("final", CATCH_UP_STEPS, () => consumers.caughtUp());
     }
 
-    const result = check(history, { longPollTimeoutMs: clientDeps.longPollTimeoutMs });
+    const result = check(history, { longPollTimeoutMs: clientDeps.longPollTimeoutMs, msAt: (step) => trace.msAt(step) });
     for (const text of unhandled) result.notices.push({ invariant: INVARIANT.unhandled, message: text, focus: ["unhandled rejection"] });
-    if (!calm) {
+    if (!calm && history.fatal === null) {
       const busy = [...clients, ...tableActors];
       result.violations.push({ invariant: INVARIANT.liveness, message: `the run did not settle in ${SETTLE_STEPS} steps: ${unsettled(cluster, busy, meta)}`, focus: [] });
     }
-    if (!finalDone()) {
+    if (!finalDone() && history.fatal === null) {
       result.violations.push({ invariant: INVARIANT.liveness, message: `the final read did not finish in ${FINAL_STEPS} steps`, focus: ["final"] });
     }
     trace.write(`end: ${scheduler.step} steps, ${result.violations.length} violations, ${result.notices.length} notices`);

@@ -10,6 +10,8 @@ export class Trace {
   private readonly hash: Hash = createHash("sha256");
   private step = 0;
   private clockMs: number;
+  /** The virtual time of each step (the last the scheduler set for it). */
+  private readonly stepMs: number[] = [];
 
   constructor(
     private readonly startMs: number,
@@ -23,6 +25,16 @@ export class Trace {
   at(step: number, clockMs: number): void {
     this.step = step;
     this.clockMs = clockMs;
+    this.stepMs[step] = clockMs;
+  }
+
+  /** The virtual time step `step` ran at (the start, for step 0 or one not reached). */
+  msAt(step: number): number {
+    for (let s = Math.min(step, this.stepMs.length - 1); s >= 0; s--) {
+      const ms = this.stepMs[s];
+      if (ms !== undefined) return ms;
+    }
+    return this.startMs;
   }
 
   get currentStep(): number {
