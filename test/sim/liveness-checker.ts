@@ -1,10 +1,11 @@
 // Liveness of live reads, as measured properties rather than outcomes (a lost wake-up still ends within the
 // long-poll timeout, so an outcome check never sees it):
-// - a long-poll that returned data did so within WAKE_BOUND_MS of virtual time after both the request had
-//   reached the incarnation that answered it and that same incarnation had acknowledged an append covering
-//   its offset (it wakes its waiting polls in the turn it acknowledges; the bound leaves room for the store
-//   reads a poll may make after waking). A poll that waited at a transfer's target for the stream to
-//   arrive is not bounded here: the data was acknowledged elsewhere, and the transfer takes what it takes;
+// - a long-poll that returned data did so within WAKE_BOUND_MS of virtual time after the incarnation that
+//   answered it, while the poll was waiting there, acknowledged an append covering its offset (it wakes its
+//   waiting polls in the turn it acknowledges; the bound leaves room for the store reads a poll may make
+//   after waking). A poll that waited at a transfer's target for the stream to arrive is not bounded here:
+//   the data was acknowledged elsewhere (or before the stream left and came back), and a transfer takes
+//   what it takes;
 // - a long-poll that ran to its timeout although an append at its offset was acknowledged while it waited
 //   is a lost wake-up, unless a newer incarnation of its node had started (a zombie answers from stale state).
 import { incarnationLabel, superseded, type History, type ReadRecord } from "./history.ts";
@@ -56,15 +57,15 @@ function longPollWaits(history: History, msAt: (step: number) => number): { read
   const waits: { read: ReadRecord; waitedMs: number }[] = [];
   for (const read of history.reads) {
     if (read.mode !== "long-poll" || read.arrivedStep === null || superseded(history, read.by, read.step)) continue;
-    const readyStep = firstAck(incarnationLabel(read.by), read.stream, read.start);
+    const readyStep = firstAck(incarnationLabel(read.by), read.stream, read.start, read.arrivedStep);
     if (readyStep === null) continue;
-    waits.push({ read, waitedMs: msAt(read.step) - msAt(Math.max(read.arrivedStep, readyStep)) });
+    waits.push({ read, waitedMs: msAt(read.step) - msAt(readyStep) });
   }
   return waits;
 }
 
-/** The first step at which incarnation `by` acknowledged an append of `stream` ending past `offset`. */
-function firstAckSteps(history: History): (by: string, stream: string, offset: number) => number | null {
+/** The first step from `fromStep` on at which incarnation `by` acknowledged an append of `stream` ending past `offset`. */
+function firstAckSteps(history: History): (by: string, stream: string, offset: number, fromStep: number) => number | null {
   const byStream = new Map<string, { nextOffset: number; step: number }[]>();
   for (const answer of history.appendAnswers) {
     const key = `${incarnationLabel(answer.by)} ${answer.stream}`;
@@ -72,9 +73,11 @@ function firstAckSteps(history: History): (by: string, stream: string, offset: n
     list.push({ nextOffset: answer.nextOffset, step: answer.step });
     byStream.set(key, list);
   }
-  return (by, stream, offset) => {
+  return (by, stream, offset, fromStep) => {
     let first: number | null = null;
-    for (const answer of byStream.get(`${by} ${stream}`) ?? []) if (answer.nextOffset > offset && (first === null || answer.step < first)) first = answer.step;
+    for (const answer of byStream.get(`${by} ${stream}`) ?? []) {
+      if (answer.nextOffset > offset && answer.step >= fromStep && (first === null || answer.step < first)) first = answer.step;
+    }
     return first;
   };
 }
