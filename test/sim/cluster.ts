@@ -26,7 +26,6 @@ import { scheduledStore } from "./sim-store.ts";
 import type { Trace } from "./trace.ts";
 import type { VirtualClock } from "./virtual-time.ts";
 import { consoleSink } from "../../src/log/logger.ts";
-import { parseOffset } from "../../src/core/protocol/offsets.ts";
 import { CorruptObjectError } from "../../src/storage/record-codec.ts";
 
 export const ORIGIN = "http://127.0.0.1:8787";
@@ -162,6 +161,12 @@ export class SimCluster {
         return false;
       }
       inc.runtime = runtime;
+      // The node's own extension point, called at each acknowledgement in acknowledgement order: the moment
+      // itself, not the answer (which the subscription report may hold back).
+      runtime.ctx.observers.add((change) => {
+        this.deps.history.acknowledged.push({ by: inc.id, stream: change.name, tail: change.tailPositionBytes, step: trace.currentStep });
+        return undefined;
+      });
       inc.app = streamRoutes(() => runtime.ctx);
       inc.state = "running";
       trace.write(`  node ${inc.label} running (replayed ${runtime.recovery.recordsReplayed} records, seal at ${runtime.recovery.sealSeq})`);
@@ -186,17 +191,7 @@ export class SimCluster {
     this.deps.trace.write(`  FATAL: ${this.deps.history.fatal.message}`);
   }
 
-  /** Notes an append's answer as it leaves the incarnation (the order acknowledgements leave in). */
-  private noteAppendAnswer(inc: Incarnation, request: Request, response: Response): void {
-    const header = response.headers.get("stream-next-offset");
-    const next = header === null ? null : parseOffset(header);
-    if (request.method !== "POST" || (response.status !== 200 && response.status !== 204) || next === null) return;
-    const path = new URL(request.url).pathname;
-    const at = path.indexOf("/v1/stream/");
-    if (at < 0) return;
-    const stream = decodeURIComponent(path.slice(at + "/v1/stream/".length));
-    this.deps.history.appendAnswers.push({ by: inc.id, stream, nextOffset: next, step: this.deps.trace.currentStep });
-  }
+
 
   /** The Durable Object's alarm: heartbeat, abort on a newer epoch, compact when due. */
   private heartbeatLoop(inc: Incarnation, everyMs: number): void {
@@ -269,7 +264,6 @@ export class SimCluster {
       answer().then(
         (response) => {
           if (!inc.inflight.delete(fail)) return;
-          this.noteAppendAnswer(inc, request, response);
           resolve({ response, by: inc.id, arrivedStep });
         },
         (error: unknown) => {

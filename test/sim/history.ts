@@ -145,14 +145,15 @@ export interface ProducerAnomaly {
 }
 
 /**
- * An append's answer as it left a node (200 or 204 to a POST), in the order answers left that incarnation:
- * the checker maps each to the WAL object holding its bytes, whose seqs must not go down (acks in seq order).
+ * A stream's acknowledged state moving on at a node (an append acknowledged, or a close), seen by an
+ * observer the simulation adds to each incarnation (cluster.ts), in acknowledgement order: the checker maps
+ * each to the WAL object holding the bytes that end at `tail`.
  */
-export interface AppendAnswerRecord {
+export interface AcknowledgedRecord {
   readonly by: IncarnationId;
-  /** The stream name, from the request's path. */
   readonly stream: string;
-  readonly nextOffset: number;
+  /** The stream's tail after it, in bytes. */
+  readonly tail: number;
   readonly step: number;
 }
 
@@ -179,8 +180,8 @@ export class History {
   readonly writes: StoreWrite[] = [];
   readonly producerAnomalies: ProducerAnomaly[] = [];
   readonly incarnations: IncarnationRecord[] = [];
-  /** Every append answer that left a node, in the order they left (cluster.ts). */
-  readonly appendAnswers: AppendAnswerRecord[] = [];
+  /** Every acknowledgement at a node, in the order they happened (cluster.ts). */
+  readonly acknowledged: AcknowledgedRecord[] = [];
   /** The first finding that stops the run early (null: none). */
   fatal: FatalRecord | null = null;
   /** Final content per stream name (null: the stream does not exist at the end). */

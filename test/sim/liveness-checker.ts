@@ -66,17 +66,17 @@ function longPollWaits(history: History, msAt: (step: number) => number): { read
 
 /** The first step from `fromStep` on at which incarnation `by` acknowledged an append of `stream` ending past `offset`. */
 function firstAckSteps(history: History): (by: string, stream: string, offset: number, fromStep: number) => number | null {
-  const byStream = new Map<string, { nextOffset: number; step: number }[]>();
-  for (const answer of history.appendAnswers) {
-    const key = `${incarnationLabel(answer.by)} ${answer.stream}`;
+  const byStream = new Map<string, { tail: number; step: number }[]>();
+  for (const ack of history.acknowledged) {
+    const key = `${incarnationLabel(ack.by)} ${ack.stream}`;
     const list = byStream.get(key) ?? [];
-    list.push({ nextOffset: answer.nextOffset, step: answer.step });
+    list.push({ tail: ack.tail, step: ack.step });
     byStream.set(key, list);
   }
   return (by, stream, offset, fromStep) => {
     let first: number | null = null;
-    for (const answer of byStream.get(`${by} ${stream}`) ?? []) {
-      if (answer.nextOffset > offset && answer.step >= fromStep && (first === null || answer.step < first)) first = answer.step;
+    for (const ack of byStream.get(`${by} ${stream}`) ?? []) {
+      if (ack.tail > offset && ack.step >= fromStep && (first === null || ack.step < first)) first = ack.step;
     }
     return first;
   };

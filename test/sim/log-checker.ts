@@ -159,28 +159,29 @@ function chainsByIncarnation(history: History): Map<string, { startSeq: number; 
 
 /**
  * An append is acknowledged only once its WAL object and every object of its incarnation below it landed:
- * an acknowledgement above a hole is lost when a seal fills the hole (replay stops there). Checked when the
- * answer left the node, which is after the acknowledgement (observers may hold it back, never bring it forward).
+ * an acknowledgement above a hole is lost when a seal fills the hole (replay stops there). Checked at the
+ * acknowledgement itself (the node's observers), not when the answer leaves: a subscription report may hold
+ * the answer back until the hole is filled.
  */
 function checkAckOrder(history: History, out: LogFinding[]): void {
   const seqs = walSeqs(history);
   const chains = chainsByIncarnation(history);
-  for (const answer of history.appendAnswers) {
-    const label = incarnationLabel(answer.by);
-    // A 204 to a duplicate, or bytes this incarnation did not write: no object of its own to compare.
-    const seq = seqs.get(`${label} ${answer.stream} ${answer.nextOffset}`);
+  for (const ack of history.acknowledged) {
+    const label = incarnationLabel(ack.by);
+    // A close, or a tail this incarnation did not write: no object of its own to compare.
+    const seq = seqs.get(`${label} ${ack.stream} ${ack.tail}`);
     const chain = chains.get(label);
     if (seq === undefined || chain === undefined) continue;
     for (let below = chain.startSeq + 1; below <= seq; below++) {
       const landedStep = chain.landed.get(below);
-      if (landedStep !== undefined && landedStep <= answer.step) continue;
+      if (landedStep !== undefined && landedStep <= ack.step) continue;
       out.push({
         invariant: LOG_INVARIANT.ackOrder,
         message:
-          `${label} acknowledged ${answer.stream} up to ${answer.nextOffset} (WAL seq ${seq}) at step ${answer.step}, ` +
+          `${label} acknowledged ${ack.stream} up to ${ack.tail} (WAL seq ${seq}) at step ${ack.step}, ` +
           `while its seq ${below} ${landedStep === undefined ? "never landed" : `landed only at step ${landedStep}`}`,
-        focus: [label, answer.stream, `wal/${answer.by.nodeId}/`],
-        step: answer.step,
+        focus: [label, ack.stream, `wal/${ack.by.nodeId}/`],
+        step: ack.step,
       });
       break;
     }
