@@ -3,6 +3,7 @@
 //   npm run sim -- --seeds 20000     the soak
 //   npm run sim -- --first 7000 --seeds 100
 //   SIM_SEED=<n> npm run sim         one seed, every trace line printed (replays a failure)
+//   npm run sim -- --until-failure   stop at the first seed that fails (scripts/sim-mutants.ts)
 // Exits non-zero when any seed breaks an invariant or the same seed gives two different traces.
 import { coverage, formatCounts, mergeCounts } from "./coverage.ts";
 import { describeShape, runSeed, type SeedResult } from "./run-seed.ts";
@@ -12,19 +13,24 @@ interface Args {
   first: number;
   maxSteps: number | undefined;
   single: number | null;
+  untilFailure: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { seeds: 500, first: 1, maxSteps: undefined, single: null };
+  const args: Args = { seeds: 500, first: 1, maxSteps: undefined, single: null, untilFailure: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
+    if (flag === "--until-failure") {
+      args.untilFailure = true;
+      continue;
+    }
     const value = Number(argv[i + 1]);
     const valid = Number.isSafeInteger(value) && value >= 0;
     if ((flag === "--seeds" || flag === "--first" || flag === "--max-steps") && !valid) throw new Error(`${flag} needs a non-negative integer`);
     if (flag === "--seeds") args.seeds = value;
     else if (flag === "--first") args.first = value;
     else if (flag === "--max-steps") args.maxSteps = value;
-    else throw new Error(`unknown argument ${flag ?? ""} (use --seeds N, --first N, --max-steps N, or SIM_SEED=n)`);
+    else throw new Error(`unknown argument ${flag ?? ""} (use --seeds N, --first N, --max-steps N, --until-failure, or SIM_SEED=n)`);
     i++;
   }
   const single = process.env["SIM_SEED"];
@@ -78,6 +84,7 @@ async function main(): Promise<number> {
     if (result.result.violations.length > 0) {
       failed++;
       report(result);
+      if (args.untilFailure) return 1;
     }
   }
   // Determinism: the first seed again must give the very same trace.
