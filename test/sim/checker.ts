@@ -12,6 +12,7 @@ import { decodeStreamObject } from "../../src/storage/stream-object.ts";
 import { decodeWalObject } from "../../src/storage/wal-format.ts";
 import { parseWalKey } from "../../src/storage/keys.ts";
 import { incarnationLabel, superseded, type AppendRecord, type History, type Ownership, type StoreWrite, type WalDataRecord } from "./history.ts";
+import { checkLinearizable } from "./linearizability-check.ts";
 import { checkSubscriptions } from "./subscription-checker.ts";
 import { checkTables } from "./table-checker.ts";
 
@@ -36,6 +37,7 @@ export const INVARIANT = {
   epochs: "invariant 5 (epochs never decrease; stale epochs refused)",
   transfers: "invariant 6 (a completion applies only to the close it names)",
   liveness: "liveness (the run settles and every stream reads back)",
+  linearizable: "linearizability (each stream's client history is linearizable)",
   wakeUp: "notice: lost wake-up",
   staleAnswer: "notice: a zombie answered from stale state",
   unhandled: "notice: unhandled promise rejection in mink",
@@ -55,6 +57,7 @@ export function check(history: History, options: { readonly longPollTimeoutMs: n
   checkWakeUps(history, options.longPollTimeoutMs, notices);
   checkTables(history, violations, notices);
   checkSubscriptions(history, violations);
+  violations.push(...checkLinearizable(history, INVARIANT.linearizable));
   return { violations, notices };
 }
 
