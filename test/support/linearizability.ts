@@ -202,7 +202,7 @@ function searchStream(stream: string, all: readonly TimedOperation[], budgetStep
     }
     if (stack.length > deepest.depth) remember(deepest, stack, entry, head);
     const frame = stack.pop();
-    if (frame === undefined) return { kind: "violation", stream, explanation: explain(operations, deepest) };
+    if (frame === undefined) return { kind: "violation", stream, explanation: explain(operations, deepest, finalContent) };
     linearized.set(frame.call.op, false);
     unlift(frame.call);
     state = frame.state;
@@ -233,7 +233,7 @@ function remember(deepest: Deepest, stack: readonly Frame[], blocked: Entry, hea
   for (let e = head.next; e !== null && e !== blocked; e = e.next) if (e.call && e.op !== blocked.op) deepest.pending.push(e.op);
 }
 
-function explain(operations: readonly TimedOperation[], deepest: Deepest): string {
+function explain(operations: readonly TimedOperation[], deepest: Deepest, finalContent: string | null): string {
   const name = (op: number): string => {
     const o = operations[op]!;
     return `${o.label} [${o.invokedAt}, ${o.respondedAt}]`;
@@ -244,6 +244,7 @@ function explain(operations: readonly TimedOperation[], deepest: Deepest): strin
     `the longest linearizable prefix has ${deepest.prefix.length} of ${operations.length} operations` +
     (prefix.length === 0 ? "" : ` (${skipped > 0 ? `..., ` : ""}${prefix.join(", ")})`) +
     `; then ${name(deepest.blocked)} cannot be placed before its response` +
-    (deepest.pending.length === 0 ? "" : `, nor first any of ${deepest.pending.slice(0, EXPLAIN_PREFIX_OPS).map(name).join(", ")}`)
+    (deepest.pending.length === 0 ? "" : `, nor first any of ${deepest.pending.slice(0, EXPLAIN_PREFIX_OPS).map(name).join(", ")}`) +
+    (finalContent === null ? "" : ` (every effect held to the ${finalContent.length} bytes of the final read)`)
   );
 }
