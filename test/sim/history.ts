@@ -74,6 +74,8 @@ export interface ReadRecord {
   readonly start: number;
   readonly next: number;
   readonly bytes: string;
+  /** The answer said Stream-Up-To-Date: `next` was the tail when it was read. */
+  readonly upToDate: boolean;
   /** The step and virtual time the request was sent at. */
   readonly sentStep: number;
   readonly sentMs: number;

@@ -14,8 +14,9 @@
 //   and a lost wake-up is not judged for one either); docs/architecture.md's invariants bound what a stale
 //   view may do (misdirect, never lose or double data), not how old a zombie's read may be. The
 //   acknowledgements of a zombie stay in: what it acknowledged landed and must be in the stream;
+// - a read answered with Stream-Up-To-Date says its next offset was the tail when it was read;
 // - an empty long-poll (204) says the tail was at its Stream-Next-Offset at some moment while it waited;
-// - the final read's pages are marked final, its last page up to date, so the checker may prune by it.
+// - the final read's pages are marked final (its last page is up to date), so the checker may prune by it.
 import { checkLinearizability, describeVerdict, type StreamOperation, type TimedOperation } from "../support/linearizability.ts";
 import { superseded, type AppendRecord, type History } from "./history.ts";
 
@@ -61,23 +62,15 @@ function duplicateOperations(
 }
 
 function readOperations(history: History): TimedOperation[] {
-  const lastFinalPage = new Map<string, number>();
-  history.reads.forEach((read, i) => {
-    if (read.mode === "final" && typeof history.finalContent.get(read.stream) === "string") lastFinalPage.set(read.stream, i);
-  });
-  const out: TimedOperation[] = [];
-  history.reads.forEach((read, i) => {
-    if (superseded(history, read.by, read.step)) return;
-    const final = read.mode === "final";
-    out.push({
+  return history.reads
+    .filter((read) => !superseded(history, read.by, read.step))
+    .map((read) => ({
       stream: read.stream,
       invokedAt: read.sentStep,
       respondedAt: read.step,
-      op: { kind: "read", start: read.start, next: read.next, bytes: read.bytes, upToDate: lastFinalPage.get(read.stream) === i, final },
-      label: `${read.mode} read of [${read.start}, ${read.next}) by ${read.client}`,
-    });
-  });
-  return out;
+      op: { kind: "read", start: read.start, next: read.next, bytes: read.bytes, upToDate: read.upToDate, final: read.mode === "final" },
+      label: `${read.mode} read of [${read.start}, ${read.next})${read.upToDate ? " up to date" : ""} by ${read.client}`,
+    }));
 }
 
 function pollOperations(history: History): TimedOperation[] {
