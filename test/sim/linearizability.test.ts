@@ -151,6 +151,10 @@ describe("the linearizability checker: verdicts", () => {
     expect(describeVerdict(result)).toContain("undecided (search budget exhausted, counted as a failure)");
   });
 
+  it("refuses a history with an answer before its invocation (a recording bug, not a verdict)", () => {
+    expect(() => checkLinearizability([timed(2, 1, acked("a", 0))])).toThrow(/answered at 1, before it was invoked at 2/);
+  });
+
   it("checks each stream alone: a stream's history does not excuse another's", () => {
     const other = (o: TimedOperation): TimedOperation => ({ ...o, stream: "t" });
     expect(verdict([timed(0, 1, acked("a", 0)), other(timed(2, 3, acked("b", 1)))])).toBe("violation");

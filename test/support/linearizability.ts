@@ -48,6 +48,7 @@ const EXPLAIN_PREFIX_OPS = 8;
 export function checkLinearizability(history: readonly TimedOperation[], budgetSteps = DEFAULT_BUDGET_STEPS): Verdict {
   const byStream = new Map<string, TimedOperation[]>();
   for (const operation of history) {
+    if (!(operation.invokedAt <= operation.respondedAt)) throw new Error(`${operation.label} on ${operation.stream}: answered at ${operation.respondedAt}, before it was invoked at ${operation.invokedAt}`);
     const list = byStream.get(operation.stream);
     if (list === undefined) byStream.set(operation.stream, [operation]);
     else list.push(operation);
@@ -176,7 +177,9 @@ function searchStream(stream: string, all: readonly TimedOperation[], budgetStep
   let entry = head.next;
   let firstChoice = 0;
   let steps = 0;
-  while (head.next !== null && entry !== null) {
+  while (head.next !== null) {
+    // Every call's return follows it in the list, and the walk stops at the first return: never past the end.
+    if (entry === null) throw new Error("linearizability search walked past the last entry");
     if (entry.call) {
       const choices = modelStep(state, operations[entry.op]!.op, entry.op);
       steps++;
