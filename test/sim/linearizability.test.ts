@@ -139,9 +139,9 @@ describe("the linearizability checker: close", () => {
 
 describe("the linearizability checker: verdicts", () => {
   it("names the stream and the operation it could not place", () => {
-    const result = checkLinearizability([timed(0, 1, acked("a", 0), "A"), timed(2, 3, acked("b", 0), "B")]);
-    expect(result.kind).toBe("violation");
-    expect(describeVerdict(result)).toMatch(/^s: not linearizable: the longest linearizable prefix has 1 of 2 operations \(A \[0, 1\]\); then B \[2, 3\] cannot be placed/);
+    const result = checkLinearizability([timed(0, 1, acked("a", 0), "A"), timed(2, 3, acked("b", 0), "B"), timed(2.5, 4, acked("c", 5), "C")]);
+    expect(result).toMatchObject({ kind: "violation", stream: "s", linearized: ["A"], unplaced: ["B", "C"] });
+    expect(describeVerdict(result)).toMatch(/^s: not linearizable: the longest linearizable prefix has 1 of 3 operations \(A \[0, 1\]\); then B \[2, 3\] cannot be placed before its response, nor first any of C \[2.5, 4\]$/);
   });
 
   it("answers undecided, not linearizable, when the search budget runs out", () => {

@@ -36,7 +36,15 @@ export interface TimedOperation {
 
 export type Verdict =
   | { readonly kind: "linearizable"; readonly streams: number; readonly steps: number }
-  | { readonly kind: "violation"; readonly stream: string; readonly explanation: string }
+  | {
+      readonly kind: "violation";
+      readonly stream: string;
+      readonly explanation: string;
+      /** The labels of the longest linearizable prefix the search found, in its order. */
+      readonly linearized: readonly string[];
+      /** The operation whose response came before it could be placed after that prefix, then its rivals. */
+      readonly unplaced: readonly string[];
+    }
   | { readonly kind: "undecided"; readonly stream: string; readonly explanation: string };
 
 /** Model steps allowed per stream before the verdict is "undecided". */
@@ -205,7 +213,7 @@ function searchStream(stream: string, all: readonly TimedOperation[], budgetStep
     }
     if (stack.length > deepest.depth) remember(deepest, stack, entry, head);
     const frame = stack.pop();
-    if (frame === undefined) return { kind: "violation", stream, explanation: explain(operations, deepest, finalContent) };
+    if (frame === undefined) return violation(stream, operations, deepest, finalContent);
     linearized.set(frame.call.op, false);
     unlift(frame.call);
     state = frame.state;
@@ -234,6 +242,17 @@ function remember(deepest: Deepest, stack: readonly Frame[], blocked: Entry, hea
   deepest.blocked = blocked.op;
   deepest.pending = [];
   for (let e = head.next; e !== null && e !== blocked; e = e.next) if (e.call && e.op !== blocked.op) deepest.pending.push(e.op);
+}
+
+function violation(stream: string, operations: readonly TimedOperation[], deepest: Deepest, finalContent: string | null): Verdict {
+  const label = (op: number): string => operations[op]!.label;
+  return {
+    kind: "violation",
+    stream,
+    explanation: explain(operations, deepest, finalContent),
+    linearized: deepest.prefix.map(label),
+    unplaced: [deepest.blocked, ...deepest.pending].map(label),
+  };
 }
 
 function explain(operations: readonly TimedOperation[], deepest: Deepest, finalContent: string | null): string {
