@@ -58,6 +58,14 @@ describe("the linearizability checker: appends of unknown outcome", () => {
     expect(verdict([timed(0, 3, read(0, "a", false)), timed(2, INF, unknown("a"))])).toBe("linearizable");
   });
 
+  it("accepts an unknown append that took no effect, even when its attempt is known to have ended", () => {
+    // Its response bound is finite (an attempt that ended without a definite answer), so it cannot be put off to the end.
+    const history = [timed(0, 1, unknown("a")), timed(0.5, 3, acked("b", 0)), timed(4, 5, read(0, "b", true))];
+    expect(verdict(history)).toBe("linearizable");
+    // Nor can it take effect after that bound: here after an append sent once it had ended.
+    expect(verdict([timed(0, 1, unknown("a")), timed(2, 3, acked("b", 0)), timed(4, 5, read(0, "ba", true))])).toBe("violation");
+  });
+
   it("accepts an unknown append that never took effect, and rejects an acknowledged one the final read lacks", () => {
     expect(verdict([timed(0, INF, unknown("a")), timed(0, 1, acked("b", 0)), timed(2, 3, read(0, "b", true, true))])).toBe("linearizable");
     expect(verdict([timed(0, INF, unknown("a")), timed(0, 1, acked("b", 0)), timed(2, 3, read(0, "", true, true))])).toBe("violation");
@@ -149,6 +157,12 @@ describe("the linearizability checker: verdicts", () => {
     const result = checkLinearizability([...history, timed(1, 2, read(0, "", false))], 3);
     expect(result.kind).toBe("undecided");
     expect(describeVerdict(result)).toContain("undecided (search budget exhausted, counted as a failure)");
+  });
+
+  it("remembers what it explored: ten concurrent reads before an impossible append take about 2^10 steps, not 10!", () => {
+    const reads = Array.from({ length: 10 }, () => timed(0, 10, read(0, "", false)));
+    const result = checkLinearizability([...reads, timed(11, 12, acked("a", 5))], 20_000);
+    expect(result.kind).toBe("violation");
   });
 
   it("refuses a history with an answer before its invocation (a recording bug, not a verdict)", () => {
