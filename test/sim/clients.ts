@@ -178,6 +178,7 @@ export class Producer extends Client {
       } else if (answer.status === 204) {
         // A duplicate: an earlier attempt of this (epoch, seq) landed.
         append.outcome = "duplicate";
+        append.duplicateStep = trace.currentStep;
       } else if (answer.status === 400 || answer.status === 403 || (answer.status === 409 && answer.headers.has("producer-expected-seq"))) {
         // Only a lost or reordered append explains these: the producer never skips a seq or an epoch.
         history.producerAnomalies.push({

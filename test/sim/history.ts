@@ -63,6 +63,8 @@ export interface AppendRecord {
   readonly sentMs: number;
   outcome: AppendOutcome;
   ack?: AckRecord;
+  /** The step a duplicate answer (204) reached the client. */
+  duplicateStep?: number;
   /** The answers of every attempt, for the trace. */
   readonly attempts: string[];
 }

@@ -6,8 +6,7 @@
 //   acknowledged at [start, end), between its first attempt and its acknowledgement;
 // - an append without a definite answer may still take effect at any later step: unknown, never answered;
 // - a producer's append answered as a duplicate is two operations: the attempt that took effect (unknown:
-//   its own answer was lost) and the duplicate answer. The step of that answer is not recorded, but it came
-//   before the final read started (the settle phase waits for every client to be idle), which bounds it;
+//   its own answer was lost), which took effect before the duplicate answer, and that answer;
 // - an append refused with 404 took no effect and observed nothing the model judges: left out;
 // - a read answered by a superseded incarnation (a zombie that has not noticed its successor) is left out:
 //   it answers from its own older state, which the checker already tolerates as a notice (staleAnswer,
@@ -28,14 +27,13 @@ interface LinearizabilityViolation {
 }
 
 export function checkLinearizable(history: History, invariant: string): LinearizabilityViolation[] {
-  const finalSentStep = Math.min(...history.reads.filter((read) => read.mode === "final").map((read) => read.sentStep));
-  const operations = [...appendOperations(history, finalSentStep - 0.5), ...readOperations(history), ...pollOperations(history)];
+  const operations = [...appendOperations(history), ...readOperations(history), ...pollOperations(history)];
   const verdict = checkLinearizability(operations);
   if (verdict.kind === "linearizable") return [];
   return [{ invariant, message: describeVerdict(verdict), focus: [verdict.stream] }];
 }
 
-function appendOperations(history: History, answeredBeforeStep: number): TimedOperation[] {
+function appendOperations(history: History): TimedOperation[] {
   const out: TimedOperation[] = [];
   for (const append of history.appends) {
     const timed = (respondedAt: number, outcome: Extract<StreamOperation, { kind: "append" }>["outcome"], label = `${append.token} ${append.outcome}`): TimedOperation => ({
@@ -47,7 +45,7 @@ function appendOperations(history: History, answeredBeforeStep: number): TimedOp
     });
     if (append.outcome === "acked" && append.ack !== undefined) out.push(timed(append.ack.step, { kind: "ok", start: append.ack.start, end: append.ack.end }));
     else if (append.outcome === "unknown") out.push(timed(Number.POSITIVE_INFINITY, { kind: "unknown" }));
-    else if (append.outcome === "duplicate") out.push(...duplicateOperations(append, timed, answeredBeforeStep));
+    else if (append.outcome === "duplicate") out.push(...duplicateOperations(append, timed));
   }
   return out;
 }
@@ -55,10 +53,10 @@ function appendOperations(history: History, answeredBeforeStep: number): TimedOp
 function duplicateOperations(
   append: AppendRecord,
   timed: (respondedAt: number, outcome: { kind: "unknown" } | { kind: "duplicate" }, label: string) => TimedOperation,
-  answeredBeforeStep: number,
 ): TimedOperation[] {
-  if (append.producer === null) return [];
-  return [timed(Number.POSITIVE_INFINITY, { kind: "unknown" }, `${append.token} (the attempt that landed)`), timed(answeredBeforeStep, { kind: "duplicate" }, `${append.token} duplicate`)];
+  if (append.producer === null || append.duplicateStep === undefined) return [];
+  const answered = append.duplicateStep;
+  return [timed(answered, { kind: "unknown" }, `${append.token} (the attempt that landed)`), timed(answered, { kind: "duplicate" }, `${append.token} duplicate`)];
 }
 
 function readOperations(history: History): TimedOperation[] {
