@@ -2,6 +2,9 @@
 // router (following its 307s), retry the same Producer-Seq on every failure (so a retried append is
 // deduplicated, never doubled), and record each acknowledgement with the node that gave it and when; and a
 // reader that reads a stream back whole. The checks compare what was acknowledged with what was read.
+// Each writer also records its appends (one operation per seq, from its first attempt to its definite answer)
+// and the final read of its stream in a ClientHistory, for the linearizability check.
+import { ClientHistory } from "./client-history.ts";
 import type { Service } from "./service.ts";
 
 export interface Ack {
@@ -28,6 +31,8 @@ export class IdempotentWriter {
   readonly acks: Ack[] = [];
   /** Failed attempts (503, connection reset, timeout) and what they were. */
   readonly failures = new Map<string, number>();
+  /** Every append of this writer and the final read of its stream (readWhole with it), for the linearizability check. */
+  readonly history = new ClientHistory();
   private running = true;
   private done: Promise<void> | null = null;
   private nextSeq = 0;
@@ -52,20 +57,31 @@ export class IdempotentWriter {
   }
 
   private async loop(): Promise<void> {
+    // When the first attempt of the seq in flight was sent (null: none in flight).
+    let firstSentAt: number | null = null;
     while (this.running) {
       const seq = this.nextSeq;
-      const node = await this.appendOnce(seq);
+      firstSentAt ??= this.history.now();
+      const node = await this.appendOnce(seq, firstSentAt);
       if (node !== null) {
         this.acks.push({ seq, node, atMs: Date.now() });
         this.nextSeq++;
+        firstSentAt = null;
       } else {
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
       }
     }
+    // Stopped with a seq never answered for sure: it may have landed, or may yet.
+    if (firstSentAt !== null) this.history.unknown(this.name, token(this.name, this.nextSeq), this.producer(this.nextSeq), firstSentAt);
+  }
+
+  private producer(seq: number): { id: string; epoch: number; seq: number } {
+    return { id: `writer-${this.name}`, epoch: 0, seq };
   }
 
   /** One attempt; the answering node on success, null on any failure (retried with the same seq). */
-  private async appendOnce(seq: number): Promise<string | null> {
+  private async appendOnce(seq: number, firstSentAt: number): Promise<string | null> {
+    const invokedAt = this.history.now();
     try {
       const response = await fetch(`${this.service.baseUrl}/v1/stream/${this.name}`, {
         method: "POST",
@@ -74,6 +90,10 @@ export class IdempotentWriter {
         signal: AbortSignal.timeout(APPEND_TIMEOUT_MS),
       });
       await response.arrayBuffer();
+      const nextOffset = response.headers.get("stream-next-offset");
+      if (response.status === 200 && nextOffset !== null) this.history.acked(this.name, token(this.name, seq), this.producer(seq), firstSentAt, nextOffset);
+      if (response.status === 200 && nextOffset === null) this.history.unknown(this.name, token(this.name, seq), this.producer(seq), firstSentAt);
+      if (response.status === 204) this.history.duplicate(this.name, token(this.name, seq), this.producer(seq), firstSentAt, invokedAt);
       if (response.status === 200 || response.status === 204) return nodeOf(response.url, ROUTER_NODE_ID);
       this.count(`${response.status}`);
       return null;
@@ -97,16 +117,24 @@ export function nodeOf(url: string, routerNodeId = "router"): string {
   return /\/n\/([^/]+)\//.exec(new URL(url).pathname)?.[1] ?? routerNodeId;
 }
 
-/** The whole content of a stream, read through the router from the start until up to date. */
-export async function readWhole(service: Service, name: string): Promise<string> {
+/**
+ * The whole content of a stream, read through the router from the start until up to date; with `history`,
+ * each page is recorded there as a page of the final read (call it once every writer has stopped).
+ */
+export async function readWhole(service: Service, name: string, history?: ClientHistory): Promise<string> {
   let offset = "-1";
   let text = "";
   for (let pages = 0; pages < 10_000; pages++) {
+    const invokedAt = history?.now() ?? 0;
     const response = await fetch(`${service.baseUrl}/v1/stream/${name}?offset=${offset}`);
     if (response.status !== 200) throw new Error(`read ${name} at ${offset}: ${response.status} ${await response.text()}`);
-    text += await response.text();
-    offset = response.headers.get("stream-next-offset") ?? offset;
-    if (response.headers.get("stream-up-to-date") === "true") return text;
+    const page = await response.text();
+    text += page;
+    const nextOffset = response.headers.get("stream-next-offset");
+    const upToDate = response.headers.get("stream-up-to-date") === "true";
+    if (history !== undefined && nextOffset !== null) history.read(name, offset, invokedAt, { bytes: page, nextOffset, upToDate }, true);
+    offset = nextOffset ?? offset;
+    if (upToDate) return text;
   }
   throw new Error(`read ${name}: too many pages`);
 }

@@ -87,11 +87,17 @@ async function acksBeyond(writers: readonly IdempotentWriter[], count: number, t
   );
 }
 
+/**
+ * Stops the writers, then reads each stream back: its content matches what its writer sent, and the writer's
+ * history (every append from its first attempt to its answer, and this final read) is linearizable.
+ */
 async function stopAndCheck(writers: readonly IdempotentWriter[]): Promise<void> {
   await Promise.all(writers.map((writer) => writer.stop()));
   for (const writer of writers) {
-    const problem = checkContent(writer.name, await readWhole(service, writer.name), writer);
+    const problem = checkContent(writer.name, await readWhole(service, writer.name, writer.history), writer);
     expect(problem, writer.name).toBeNull();
+    const verdict = writer.history.verdict();
+    expect(verdict.startsWith("linearizable"), verdict).toBe(true);
   }
 }
 

@@ -9,6 +9,7 @@
 //          MINK_E2E_KILL_SEED (the kill points; a fresh one is printed), MINK_E2E_KILL_AFTER_ACKS_MAX (200)
 
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { ClientHistory } from "./client-history.ts";
 import { runKillRounds } from "./kill-rounds.ts";
 import { startService, type Service } from "./service.ts";
 
@@ -59,9 +60,13 @@ describe("SIGKILL in the middle of concurrent appends", () => {
       offsetSamplesPerStream: 8,
       namePrefix: `kill-${Date.now().toString(36)}`,
       log: (line) => console.log(`[kill-restart] ${line}`),
+      history: new ClientHistory(),
     });
     console.log(`[kill-restart] ${JSON.stringify(report)}`);
     expect(report.rounds).toBe(ROUNDS);
     expect(report.acknowledged).toBeGreaterThan(0);
+    // Every append and read of every round, with when it was sent and answered, and a final read of each
+    // stream: the history is linearizable against the stream model (test/support/linearizability.ts).
+    expect(report.linearizability.startsWith("linearizable"), report.linearizability).toBe(true);
   }, 30 * 60_000);
 });

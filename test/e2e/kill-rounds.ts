@@ -15,9 +15,13 @@
 //   - each appender's acknowledged frames appear in the order it sent them.
 // Appends are never retried (no idempotent-producer headers), so an in-flight append that landed counts
 // once, and one that did not is simply absent.
+// Given a ClientHistory (mink's offsets only: it reads them as byte positions), every append and read is
+// recorded with when it was invoked and answered, every stream is read once more at the end, and the report
+// carries the linearizability checker's verdict on the whole history.
 
 import { Agent, fetch as undiciFetch } from "undici";
 import { seededRandom } from "../support/seeded-random.ts";
+import type { ClientHistory } from "./client-history.ts";
 
 export interface KillTarget {
   baseUrl: string;
@@ -41,6 +45,8 @@ export interface KillRoundsOptions {
   /** Stream names start with this (unique per run). */
   namePrefix: string;
   log?: (line: string) => void;
+  /** Records the clients' operations for the linearizability check (mink's offsets only). */
+  history?: ClientHistory;
 }
 
 export interface KillRoundsReport {
@@ -51,6 +57,8 @@ export interface KillRoundsReport {
   /** Appends in flight at a kill that are absent. */
   inFlightAbsent: number;
   bytesPerStream: number[];
+  /** The linearizability checker's verdict on the recorded history ("not recorded" without a history). */
+  linearizability: string;
 }
 
 interface SentAppend {
@@ -127,7 +135,10 @@ function parseFrames(text: string): ParsedFrame[] {
 
 class StreamClient {
   readonly #agent = new Agent({ connect: { timeout: 5_000 } });
-  constructor(private readonly baseUrl: string) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly history: ClientHistory | null = null,
+  ) {}
 
   url(name: string): string {
     return `${this.baseUrl}/v1/stream/${encodeURIComponent(name)}`;
@@ -141,30 +152,42 @@ class StreamClient {
 
   /** One append; the caller decides what a failure means. */
   async append(name: string, frame: string): Promise<{ status: number; nextOffset: string | null; body: string }> {
-    const response = await this.#fetch(this.url(name), {
-      method: "POST",
-      headers: { "content-type": CONTENT_TYPE },
-      body: new TextEncoder().encode(frame),
-    });
-    return { status: response.status, nextOffset: response.headers.get("stream-next-offset"), body: await response.text() };
+    const invokedAt = this.history?.now() ?? 0;
+    try {
+      const response = await this.#fetch(this.url(name), {
+        method: "POST",
+        headers: { "content-type": CONTENT_TYPE },
+        body: new TextEncoder().encode(frame),
+      });
+      const answer = { status: response.status, nextOffset: response.headers.get("stream-next-offset"), body: await response.text() };
+      if ((answer.status === 200 || answer.status === 204) && answer.nextOffset !== null) this.history?.acked(name, frame, null, invokedAt, answer.nextOffset);
+      else this.history?.unknown(name, frame, null, invokedAt);
+      return answer;
+    } catch (error) {
+      this.history?.unknown(name, frame, null, invokedAt);
+      throw error;
+    }
   }
 
   /** One catch-up read from `offset` ("-1" = the start). */
-  async readAt(name: string, offset: string): Promise<{ text: string; nextOffset: string; upToDate: boolean }> {
+  async readAt(name: string, offset: string, final = false): Promise<{ text: string; nextOffset: string; upToDate: boolean }> {
+    const invokedAt = this.history?.now() ?? 0;
     const response = await this.#fetch(`${this.url(name)}?offset=${encodeURIComponent(offset)}`, { method: "GET" });
     const text = Buffer.from(await response.arrayBuffer()).toString("latin1");
     if (response.status !== 200 && response.status !== 204) throw new Error(`GET ${name}?offset=${offset}: ${response.status} ${text.slice(0, 300)}`);
     const nextOffset = response.headers.get("stream-next-offset");
     if (nextOffset === null) throw new Error(`GET ${name}?offset=${offset}: no Stream-Next-Offset`);
-    return { text, nextOffset, upToDate: response.headers.has("stream-up-to-date") };
+    const upToDate = response.headers.has("stream-up-to-date");
+    this.history?.read(name, offset, invokedAt, { bytes: text, nextOffset, upToDate }, final);
+    return { text, nextOffset, upToDate };
   }
 
   /** The whole stream from the start, following Stream-Next-Offset until Stream-Up-To-Date. */
-  async readAll(name: string): Promise<string> {
+  async readAll(name: string, final = false): Promise<string> {
     let offset = "-1";
     let text = "";
     for (let reads = 0; reads < 100_000; reads++) {
-      const chunk = await this.readAt(name, offset);
+      const chunk = await this.readAt(name, offset, final);
       text += chunk.text;
       if (chunk.upToDate) return text;
       if (chunk.nextOffset === offset && chunk.text === "") throw new Error(`GET ${name}: no progress at offset ${offset} and not up to date`);
@@ -202,7 +225,7 @@ export async function runKillRounds(target: KillTarget, options: KillRoundsOptio
   }
 
   for (let round = 1; round <= options.rounds; round++) {
-    const client = new StreamClient(target.baseUrl);
+    const client = new StreamClient(target.baseUrl, options.history ?? null);
     let killed = false;
     const errorsBeforeKill: string[] = [];
     let firstAcks = 0;
@@ -271,7 +294,7 @@ export async function runKillRounds(target: KillTarget, options: KillRoundsOptio
     const started = performance.now();
     await target.restart();
     log(`round ${round}: restarted in ${Math.round(performance.now() - started)} ms; verifying`);
-    const reader = new StreamClient(target.baseUrl);
+    const reader = new StreamClient(target.baseUrl, options.history ?? null);
     try {
       for (let stream = 0; stream < names.length; stream++) {
         const text = await reader.readAll(names[stream] ?? "");
@@ -284,6 +307,7 @@ export async function runKillRounds(target: KillTarget, options: KillRoundsOptio
   }
 
   // Every in-flight append has been decided by now: present or absent in the last read.
+  const linearizability = options.history === undefined ? "not recorded" : await finalVerdict(target, names, options.history);
   const present = new Set<string>();
   for (const text of lastRead) for (const frame of parseFrames(text)) present.add(frame.id);
   const appends = [...sent.values()];
@@ -293,7 +317,19 @@ export async function runKillRounds(target: KillTarget, options: KillRoundsOptio
     inFlightStored: appends.filter((a) => a.nextOffset === undefined && present.has(a.id)).length,
     inFlightAbsent: appends.filter((a) => a.nextOffset === undefined && !present.has(a.id)).length,
     bytesPerStream: lastRead.map((text) => text.length),
+    linearizability,
   };
+}
+
+/** Reads every stream once more, after everything else answered (the final read), and checks the history. */
+async function finalVerdict(target: KillTarget, names: readonly string[], history: ClientHistory): Promise<string> {
+  const reader = new StreamClient(target.baseUrl, history);
+  try {
+    for (const name of names) await reader.readAll(name, true);
+  } finally {
+    await reader.close();
+  }
+  return history.verdict();
 }
 
 async function verifyStream(

@@ -14,6 +14,7 @@ import { parseWalKey } from "../../src/storage/keys.ts";
 import { incarnationLabel, superseded, type AppendRecord, type History, type Ownership, type StoreWrite, type WalDataRecord } from "./history.ts";
 import { checkLiveness, type LivenessOptions } from "./liveness-checker.ts";
 import { checkLogEntries } from "./log-checker.ts";
+import { checkLinearizable } from "./linearizability-check.ts";
 import { checkSubscriptions } from "./subscription-checker.ts";
 import { checkTables } from "./table-checker.ts";
 
@@ -39,6 +40,7 @@ export const INVARIANT = {
   transfers: "invariant 6 (a completion applies only to the close it names)",
   fatal: "fatal (only a bug explains it)",
   liveness: "liveness (the run settles and every stream reads back)",
+  linearizable: "linearizability (each stream's client history is linearizable)",
   staleAnswer: "notice: a zombie answered from stale state",
   unhandled: "notice: unhandled promise rejection in mink",
   zombieWrite: "notice: a superseded incarnation wrote the manifest of a stream its successor opened",
@@ -59,6 +61,7 @@ export function check(history: History, options: LivenessOptions): CheckResult {
   checkLiveness(history, options, violations);
   checkTables(history, violations, notices);
   checkSubscriptions(history, violations);
+  violations.push(...checkLinearizable(history, INVARIANT.linearizable));
   return { violations, notices };
 }
 

@@ -178,6 +178,7 @@ export class Producer extends Client {
       } else if (answer.status === 204) {
         // A duplicate: an earlier attempt of this (epoch, seq) landed.
         append.outcome = "duplicate";
+        append.duplicateStep = trace.currentStep;
       } else if (answer.status === 400 || answer.status === 403 || (answer.status === 409 && answer.headers.has("producer-expected-seq"))) {
         // Only a lost or reordered append explains these: the producer never skips a seq or an epoch.
         history.producerAnomalies.push({
@@ -214,9 +215,10 @@ export class Reader extends Client {
       if (answer.status !== 200 || next === null || answer.by === null) return;
       const start = offset ?? 0;
       const answered = { step: trace.currentStep, answeredMs: clock.now() };
-      history.reads.push({ client: this.name, stream, mode: "catch-up", start, next, bytes: answer.text, ...sent, arrivedStep: answer.arrivedStep, ...answered, by: answer.by });
+      const upToDate = answer.headers.get("stream-up-to-date") === "true";
+      history.reads.push({ client: this.name, stream, mode: "catch-up", start, next, bytes: answer.text, upToDate, ...sent, arrivedStep: answer.arrivedStep, ...answered, by: answer.by });
       world.sawOffset(stream, next);
-      if (answer.headers.get("stream-up-to-date") === "true") return;
+      if (upToDate) return;
       offset = next;
     }
   }
@@ -244,7 +246,8 @@ export class Tailer extends Client {
       const start = this.position ?? 0;
       if (answer.status === 200) {
         const mode = this.position === null ? "catch-up" : "long-poll";
-        history.reads.push({ client: this.name, stream, mode, start, next, bytes: answer.text, sentStep, sentMs, arrivedStep: answer.arrivedStep, step: trace.currentStep, answeredMs: clock.now(), by: answer.by });
+        const upToDate = answer.headers.get("stream-up-to-date") === "true";
+        history.reads.push({ client: this.name, stream, mode, start, next, bytes: answer.text, upToDate, sentStep, sentMs, arrivedStep: answer.arrivedStep, step: trace.currentStep, answeredMs: clock.now(), by: answer.by });
       } else if (answer.status === 204) {
         history.emptyPolls.push({
           client: this.name,
@@ -315,8 +318,9 @@ export class FinalReader implements Actor {
         const start = offset ?? 0;
         if (start !== content.length) throw new Error(`final read of ${stream}: page at ${start}, have ${content.length}`);
         content += answer.text;
-        history.reads.push({ client: "final", stream, mode: "final", start, next, bytes: answer.text, ...sent, arrivedStep: answer.arrivedStep, step: trace.currentStep, answeredMs: clock.now(), by: answer.by });
-        if (answer.headers.get("stream-up-to-date") === "true") {
+        const upToDate = answer.headers.get("stream-up-to-date") === "true";
+        history.reads.push({ client: "final", stream, mode: "final", start, next, bytes: answer.text, upToDate, ...sent, arrivedStep: answer.arrivedStep, step: trace.currentStep, answeredMs: clock.now(), by: answer.by });
+        if (upToDate) {
           history.finalContent.set(stream, content);
           return;
         }

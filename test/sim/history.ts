@@ -63,6 +63,8 @@ export interface AppendRecord {
   readonly sentMs: number;
   outcome: AppendOutcome;
   ack?: AckRecord;
+  /** The step a duplicate answer (204) reached the client. */
+  duplicateStep?: number;
   /** The answers of every attempt, for the trace. */
   readonly attempts: string[];
 }
@@ -74,6 +76,8 @@ export interface ReadRecord {
   readonly start: number;
   readonly next: number;
   readonly bytes: string;
+  /** The answer said Stream-Up-To-Date: `next` was the tail when it was read. */
+  readonly upToDate: boolean;
   /** The step and virtual time the request was sent at. */
   readonly sentStep: number;
   readonly sentMs: number;
