@@ -12,11 +12,13 @@
 //   once its lease lapsed, acquires it again at epoch + 1: then only the coordinator epoch tells the
 //   stale tick from a current one;
 // - sealed-zombie: an incarnation's next WAL data PUT is held, and at that moment it turns zombie (no
-//   heartbeat); the PUT lands only once its chain is sealed at a newer epoch (the takeover's seal at
-//   epoch + 1, or its restart's): only the seal stops it;
+//   heartbeat); the PUT lands only once its chain was recovered by someone else (the log records the
+//   takeover of its epoch, or a later incarnation of its node finished its start): only the seal that
+//   recovery wrote stops it. (Judged by the recovery, not by the seal, so a recovery that forgot to seal
+//   lets the PUT land and the checker sees the consequences.)
 // - late-put: an incarnation's next WAL data PUT is held past the writer's deadline (the seed's
-//   WAL_BATCH_DEADLINE_MS is short); the writer stops, the node restarts and seals, then the PUT lands on
-//   the seal.
+//   WAL_BATCH_DEADLINE_MS is short); the writer stops, the node restarts (its start seals the chain), then
+//   the PUT lands, on the seal.
 // Delivering what was held is the `late` category, offered in every phase once it is ripe.
 import type { CompleteTransfer, Coordinator } from "../../src/core/meta/index.ts";
 import type { StoreOperation } from "../../src/storage/memory-store.ts";
@@ -62,7 +64,7 @@ export function describeGuardShape(shape: GuardShape): string {
     .join(", ");
 }
 
-export interface GuardDeps {
+interface GuardDeps {
   readonly cluster: SimCluster;
   readonly meta: SimMetaLog;
   readonly history: History;
@@ -91,9 +93,6 @@ interface HeldPut {
   readonly kind: "sealed-zombie" | "late-put";
   readonly key: string;
   readonly land: () => void;
-  /** The history's writes looked at so far for a newer seal on the chain. */
-  scanned: number;
-  sealed: boolean;
 }
 
 export class GuardScenarios implements Actor, TargetedFaults {
@@ -168,7 +167,7 @@ export class GuardScenarios implements Actor, TargetedFaults {
     if (armed === undefined || op !== "put" || body === undefined || !key.startsWith("wal/")) return false;
     if (decodeWalObject(body, key).kind !== "records") return false;
     this.putArms.delete(owner);
-    this.heldPuts.push({ inc: armed.inc, kind: armed.kind, key, land, scanned: this.deps.history.writes.length, sealed: false });
+    this.heldPuts.push({ inc: armed.inc, kind: armed.kind, key, land });
     const runtime = armed.inc.runtime;
     if (armed.kind === "sealed-zombie" && runtime !== null) {
       // Healed long after the takeover (its next heartbeat then learns it was declared dead): until then
@@ -205,7 +204,7 @@ export class GuardScenarios implements Actor, TargetedFaults {
       moves.push({ category: "late", label: `deliver ${this.paused!.inc.label}'s late tick at coordinator epoch ${tick.coordinator.coordinatorEpoch}`, run: () => this.deliverTick() });
     }
     for (const held of this.heldPuts) {
-      if (!this.sealedAbove(held)) continue;
+      if (!this.recoveredByAnother(held.inc)) continue;
       moves.push({ category: "late", label: `land ${held.inc.label}'s held WAL PUT ${held.key} (${held.kind})`, run: () => this.landPut(held) });
     }
     return moves;
@@ -230,17 +229,11 @@ export class GuardScenarios implements Actor, TargetedFaults {
     return (state.lease?.coordinatorEpoch ?? 0) > coordinator.coordinatorEpoch && state.nodes.get(coordinator.nodeId)?.epoch === coordinator.nodeEpoch;
   }
 
-  /** A seal on the PUT's chain at a newer epoch than its writer's landed since it was held. */
-  private sealedAbove(held: HeldPut): boolean {
-    const writes = this.deps.history.writes;
-    const chain = held.key.slice(0, held.key.lastIndexOf("/") + 1);
-    for (; !held.sealed && held.scanned < writes.length; held.scanned++) {
-      const write = writes[held.scanned]!;
-      if (!write.key.startsWith(chain)) continue;
-      const object = decodeWalObject(write.body, write.key);
-      held.sealed = object.kind === "seal" && object.sealEpoch > held.inc.id.epoch;
-    }
-    return held.sealed;
+  /** The writer's chain was recovered since: its takeover completed, or a later incarnation of its node started. */
+  private recoveredByAnother(writer: Incarnation): boolean {
+    const { nodeId, epoch } = writer.id;
+    if ((this.deps.meta.service.state.nodes.get(nodeId)?.takenOver ?? 0) >= epoch) return true;
+    return (this.deps.cluster.incarnations.get(nodeId) ?? []).some((inc) => inc.id.epoch > epoch && inc.runtime !== null);
   }
 
   private deliverProposal(late: LateProposal): void {

@@ -6,7 +6,7 @@
 // never from inside mink. The scenarios are in guard-scenarios.ts; docs/simulation.md has this table too.
 import { decodeWalObject } from "../../src/storage/wal-format.ts";
 
-export interface Guard {
+interface Guard {
   readonly name: string;
   /** How the simulation tells that it refused something. */
   readonly recognised: string;

@@ -4,6 +4,8 @@
 // applies a proposal) only when the scheduler picks it, possibly with a fault, and the answer may be
 // held back for a later step. A crashed incarnation's calls already sent may still arrive; their answers
 // are dropped, and it sends nothing new. Subscriptions are the real SubscriptionService (subscription-meta.ts).
+// On guard-scenario seeds a targeted fault may hold a call back (its caller times out, it arrives later);
+// every answer is looked at for a guard that fired (guards.ts), counted as `guard <name>`.
 import type { LogEntry, Touched } from "../../src/core/meta/index.ts";
 import { emptyState } from "../../src/core/meta/index.ts";
 import { MemoryJournal } from "../../src/metadata/memory-journal.ts";

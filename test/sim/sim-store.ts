@@ -3,7 +3,9 @@
 // moment. `fail` and `delay` are the MemoryStore's own injected faults (injected for exactly that request,
 // just before it is sent); a lost answer is made here, after the store acted, so the history knows the
 // write took effect. A crashed incarnation's requests already sent still land when picked (a zombie's
-// in-flight write), but their answers are dropped, and it sends nothing new.
+// in-flight write), but their answers are dropped, and it sends nothing new. On guard-scenario seeds a
+// WAL PUT may be held back until its chain was recovered (guard-scenarios.ts); a refused conditional PUT is
+// counted as the guard that refused it (guards.ts).
 import { manifestKey } from "../../src/storage/keys.ts";
 import type { MemoryStore, StoreOperation } from "../../src/storage/memory-store.ts";
 import { ObjectStoreError, type ObjectStore } from "../../src/storage/object-store.ts";
