@@ -7,6 +7,8 @@
 // virtual timer before acting). Metadata calls: `fail` and `lost` the same way (a Durable Object RPC that
 // broke before or after the MetaLog applied it). Either kind may also have its answer held back as a
 // separate step (`split`), so a crash can fall between the effect and the caller hearing of it.
+// Seeds that run the guard scenarios (guard-scenarios.ts) also aim faults at single calls: `targeted`.
+import type { StoreOperation } from "../../src/storage/memory-store.ts";
 import type { Prng } from "./prng.ts";
 
 export type StoreFault = { readonly kind: "none" | "fail" | "lost" } | { readonly kind: "delay"; readonly delayMs: number };
@@ -38,8 +40,24 @@ export function drawFaultProfile(prng: Prng): FaultProfile {
   };
 }
 
+/**
+ * Faults aimed at one call, decided when the scheduler picks it (before the profile's fault is drawn).
+ * Set only on seeds that run the guard scenarios (guard-scenarios.ts).
+ */
+export interface TargetedFaults {
+  /**
+   * A metadata call from `owner` arriving: `late` keeps it (the caller hears a timeout now, `deliverLate`
+   * makes it arrive later, its answer going nowhere), `fail` fails it (not applied); null: as usual.
+   */
+  meta(owner: string, label: string, subject: object | undefined, deliverLate: () => void): "late" | "fail" | null;
+  /** An object-store request from `owner` about to reach the store: true when held back (`land` sends it later). */
+  store(owner: string, op: StoreOperation, key: string, body: Uint8Array | undefined, land: () => void): boolean;
+}
+
 export class FaultPlan {
   private healed = false;
+  /** Faults aimed at single calls (the guard scenarios); null on most seeds. */
+  targeted: TargetedFaults | null = null;
 
   constructor(
     private readonly prng: Prng,

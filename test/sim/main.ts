@@ -4,8 +4,10 @@
 //   npm run sim -- --first 7000 --seeds 100
 //   SIM_SEED=<n> npm run sim         one seed, every trace line printed (replays a failure)
 //   npm run sim -- --until-failure   stop at the first seed that fails (scripts/sim-mutants.ts)
-// Exits non-zero when any seed breaks an invariant or the same seed gives two different traces.
+// Exits non-zero when any seed breaks an invariant, the same seed gives two different traces, or (on runs
+// of at least 200 seeds) a guard never fired or a coverage count fell far below its usual level (floors.ts).
 import { coverage, formatCounts, mergeCounts } from "./coverage.ts";
+import { guardLines, shortfalls } from "./floors.ts";
 import { describeShape, runSeed, type SeedResult } from "./run-seed.ts";
 
 interface Args {
@@ -99,9 +101,12 @@ async function main(): Promise<number> {
     console.log(`${kind}: ${count} in ${seeds.size} seeds (${listed}${seeds.size > 8 ? ", ..." : ""}); first: ${example.slice(0, 300)}`);
   }
   console.log(`coverage: ${formatCounts(totals)}`);
+  console.log(`guards: ${guardLines(totals).join("; ")}`);
+  const short = shortfalls(totals, args.seeds);
+  for (const line of short) console.log(`FLOOR: ${line}`);
   const seconds = Math.round((performance.now() - startedMs) / 1000);
   console.log(`sim: ${args.seeds} seeds, ${failed} failed, ${steps} steps, ${seconds} s`);
-  return failed === 0 && deterministic ? 0 : 1;
+  return failed === 0 && deterministic && short.length === 0 ? 0 : 1;
 }
 
 main().then(

@@ -16,6 +16,7 @@ import { check, INVARIANT, type CheckResult } from "./checker.ts";
 import { FinalReader, Producer, Reader, Tailer, World, Writer, type Client, type ClientDeps } from "./clients.ts";
 import { SimCluster } from "./cluster.ts";
 import { drawFaultProfile, FaultPlan, type FaultProfile } from "./faults.ts";
+import { describeGuardShape, drawGuardShape, GuardScenarios, LATE_WEIGHTS, type GuardShape } from "./guard-scenarios.ts";
 import { EPOCH_BASE_MS, History } from "./history.ts";
 import { Network } from "./network.ts";
 import { Operator } from "./operator.ts";
@@ -46,6 +47,8 @@ const SUBSCRIPTION_SEEDS = 0.5;
 const SUBSCRIPTION_STREAM = 0x5ab5c000;
 /** Steps after the final read for the consumers to catch up. */
 const CATCH_UP_STEPS = 4_000;
+/** Mixed into the seed for the guard scenarios' own generator (guard-scenarios.ts). */
+const GUARD_STREAM = 0x6a4d0000;
 
 /** Failover settings short enough that leases run out within a seed (as the end-to-end tests set them). */
 const LEASE_TTL_MS = 1_000;
@@ -76,6 +79,7 @@ export interface SeedShape {
   readonly weights: Weights;
   readonly tables: TableShape | null;
   readonly subscriptions: SubscriptionShape | null;
+  readonly guards: GuardShape | null;
 }
 
 /** The table workload of a seed: how many table clients, how eager they are (the `table` weight), whether its table is partitioned. */
@@ -85,10 +89,15 @@ export interface TableShape {
   readonly partitioned: boolean;
 }
 
-function drawShape(prng: Prng, maxSteps: number, tables: TableShape | null, subscriptions: SubscriptionShape | null): SeedShape {
+function drawShape(prng: Prng, maxSteps: number, tables: TableShape | null, subscriptions: SubscriptionShape | null, guards: GuardShape | null): SeedShape {
   const shape = drawStreamShape(prng, maxSteps);
-  const weights = { ...shape.weights, ...(tables === null ? {} : { table: tables.weight }), ...(subscriptions === null ? {} : { consumer: subscriptions.weight }) };
-  return { ...shape, tables, subscriptions, weights };
+  const weights = {
+    ...shape.weights,
+    ...(tables === null ? {} : { table: tables.weight }),
+    ...(subscriptions === null ? {} : { consumer: subscriptions.weight }),
+    ...(guards === null ? {} : guards.weights),
+  };
+  return { ...shape, tables, subscriptions, guards, weights };
 }
 
 function drawTableShape(prng: Prng, partitionPrng: Prng): TableShape | null {
@@ -96,7 +105,7 @@ function drawTableShape(prng: Prng, partitionPrng: Prng): TableShape | null {
   return { clients: prng.between(2, 4), weight: prng.pick([2, 4, 8]), partitioned: partitionPrng.chance(PARTITIONED_SEEDS) };
 }
 
-function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables" | "subscriptions"> {
+function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables" | "subscriptions" | "guards"> {
   return {
     nodes: prng.between(2, 4),
     streams: prng.between(1, 4),
@@ -153,7 +162,8 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
   const tablePrng = new Prng((seed ^ TABLE_STREAM) >>> 0);
   const subscriptionPrng = new Prng((seed ^ SUBSCRIPTION_STREAM) >>> 0);
   const tableShape = drawTableShape(tablePrng, new Prng((seed ^ PARTITION_STREAM) >>> 0));
-  const shape = drawShape(prng, options.maxSteps ?? 900, tableShape, drawSubscriptionShape(subscriptionPrng, SUBSCRIPTION_SEEDS));
+  const guardPrng = new Prng((seed ^ GUARD_STREAM) >>> 0);
+  const shape = drawShape(prng, options.maxSteps ?? 900, tableShape, drawSubscriptionShape(subscriptionPrng, SUBSCRIPTION_SEEDS), drawGuardShape(guardPrng));
   const clock = new VirtualClock(START_MS);
   const trace = new Trace(START_MS, options.verbose === true);
   const history = new History();
@@ -174,7 +184,11 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     const faults = new FaultPlan(prng.fork(), shape.faults);
     const meta = new SimMetaLog(clock, scheduler.io, faults, trace, history, LEASE_TTL_MS);
     const store = new MemoryStore();
-    const settings = shape.tables === null ? SETTINGS : { ...SETTINGS, ...TABLE_SETTINGS };
+    const settings = {
+      ...SETTINGS,
+      ...(shape.tables === null ? {} : TABLE_SETTINGS),
+      ...(shape.guards?.walDeadlineMs == null ? {} : { WAL_BATCH_DEADLINE_MS: String(shape.guards.walDeadlineMs) }),
+    };
     const nodeIds = Array.from({ length: shape.nodes }, (_, i) => `n${i + 1}`);
     const cluster = new SimCluster(
       { clock, prng: prng.fork(), io: scheduler.io, faults, trace, history, store, meta, settings, zombieRouting: shape.zombieRouting },
@@ -202,6 +216,11 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     const operator = new Operator(meta, prng.fork(), trace, nodeIds);
     scheduler.addActor(operator);
     scheduler.addActor(new Chaos(cluster, prng.fork(), { crashes: shape.crashes, leaseTtlMs: LEASE_TTL_MS }, () => clock.now()));
+    if (shape.guards !== null) {
+      const guards = new GuardScenarios({ cluster, meta, history, trace, prng: guardPrng.fork(), now: () => clock.now(), leaseTtlMs: LEASE_TTL_MS });
+      faults.targeted = guards;
+      scheduler.addActor(guards);
+    }
     const finalReader = new FinalReader(clientDeps);
     scheduler.addActor(finalReader);
     const tableDeps: TableDeps = { net, prng: tablePrng.fork(), clock, trace, history, world: new TableWorld(shape.tables?.partitioned === true) };
@@ -233,7 +252,7 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     trace.write("settle: faults healed, no new client actions, no crashes");
     faults.heal();
     operator.undrainAll();
-    scheduler.weights = SETTLE_WEIGHTS;
+    scheduler.weights = { ...SETTLE_WEIGHTS, ...LATE_WEIGHTS };
     const settled = (): boolean =>
       nodeIds.every((id) => {
         const live = cluster.live(id);
@@ -246,7 +265,7 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     const calm = await run("settle", SETTLE_STEPS, settled);
 
     trace.write("final: reading every stream back");
-    scheduler.weights = FINAL_WEIGHTS;
+    scheduler.weights = { ...FINAL_WEIGHTS, ...LATE_WEIGHTS };
     await run("final", FINAL_STEPS, finalDone);
     if (consumers !== null) {
       trace.write("subscriptions: the consumers catch up");
@@ -297,6 +316,7 @@ export function describeShape(shape: SeedShape): string {
     `store fail ${pct(f.storeFail)} lost ${pct(f.storeLost)} delay ${pct(f.storeDelay)}, meta fail ${pct(f.metaFail)} lost ${pct(f.metaLost)}, split ${pct(f.split)}; ` +
     `weights timer ${w["timer"]} client ${w["client"]} crash ${w["crash"]} zombie ${w["zombie"]} transfer ${w["transfer"]} drain ${w["drain"]}` +
     (shape.tables === null ? "" : `; ${shape.tables.partitioned ? "partitioned table" : "table"} clients ${shape.tables.clients}, weight ${shape.tables.weight}`) +
-    (shape.subscriptions === null ? "" : `; subscriptions lease ${shape.subscriptions.leaseTtlMs} ms, consumer weight ${shape.subscriptions.weight}`)
+    (shape.subscriptions === null ? "" : `; subscriptions lease ${shape.subscriptions.leaseTtlMs} ms, consumer weight ${shape.subscriptions.weight}`) +
+    (shape.guards === null ? "" : `; guard scenarios ${describeGuardShape(shape.guards)}`)
   );
 }

@@ -4,12 +4,15 @@
 // applies a proposal) only when the scheduler picks it, possibly with a fault, and the answer may be
 // held back for a later step. A crashed incarnation's calls already sent may still arrive; their answers
 // are dropped, and it sends nothing new. Subscriptions are the real SubscriptionService (subscription-meta.ts).
+// On guard-scenario seeds a targeted fault may hold a call back (its caller times out, it arrives later);
+// every answer is looked at for a guard that fired (guards.ts), counted as `guard <name>`.
 import type { LogEntry, Touched } from "../../src/core/meta/index.ts";
 import { emptyState } from "../../src/core/meta/index.ts";
 import { MemoryJournal } from "../../src/metadata/memory-journal.ts";
 import { DEFAULT_TIMINGS, MetaLogService } from "../../src/metadata/meta-log-service.ts";
 import type { NodeMetaPort } from "../../src/node/runtime/wiring.ts";
 import type { FaultPlan } from "./faults.ts";
+import { guardCounter, metaGuard } from "./guards.ts";
 import { EPOCH_BASE_MS, incarnationLabel, type History, type IncarnationId, type Ownership } from "./history.ts";
 import type { IoQueue } from "./scheduler.ts";
 import { SimSubscriptions } from "./subscription-meta.ts";
@@ -57,7 +60,7 @@ export class SimMetaLog {
     private readonly io: IoQueue,
     private readonly faults: FaultPlan,
     private readonly trace: Trace,
-    history: History,
+    private readonly history: History,
     leaseTtlMs: number,
   ) {
     this.journal = new RecordingJournal(history, trace);
@@ -89,7 +92,7 @@ export class SimMetaLog {
    * One call to the MetaLog from `owner` as a pending operation: it arrives when the scheduler picks it,
    * maybe failed (not applied) or lost (applied, the answer lost), and its answer may be held back.
    */
-  call<T>(owner: string, gate: Gate, label: string, invoke: () => T | Promise<T>): Promise<T> {
+  call<T>(owner: string, gate: Gate, label: string, invoke: () => T | Promise<T>, subject?: object): Promise<T> {
     if (gate.crashed) return never<T>();
     return new Promise<T>((resolve, reject) => {
       const deliver = (settle: () => void, outcome: string): void => {
@@ -105,7 +108,13 @@ export class SimMetaLog {
         owner,
         label,
         run: () => {
-          const fault = this.faults.meta();
+          const targeted = this.faults.targeted?.meta(owner, label, subject, () => this.deliverLate(owner, label, invoke, subject)) ?? null;
+          if (targeted === "late") {
+            this.trace.write(`  meta ${owner} ${label} HELD BACK: the caller times out, the request arrives later`);
+            deliver(() => reject(new Error(`sim: metadata call ${label} timed out (held back)`)), "timed out");
+            return;
+          }
+          const fault = targeted ?? this.faults.meta();
           if (fault === "fail") {
             this.trace.write(`  meta ${owner} ${label} FAILED (injected, not applied)`);
             deliver(() => reject(new Error(`sim: metadata call ${label} failed (injected)`)), "failed");
@@ -116,11 +125,13 @@ export class SimMetaLog {
             .then(
               (value) => {
                 if (fault === "lost") {
+                  this.observe(label, value, subject);
                   this.trace.write(`  meta ${owner} ${label} applied, answer LOST: ${summarize(value)}`);
                   deliver(() => reject(new Error(`sim: metadata answer to ${label} lost (injected)`)), "lost");
                   return;
                 }
                 this.trace.write(`  meta ${owner} ${label} -> ${summarize(value)}`);
+                this.observe(label, value, subject);
                 deliver(() => resolve(value), summarize(value));
               },
               (error: unknown) => {
@@ -133,13 +144,32 @@ export class SimMetaLog {
     });
   }
 
+  /** A call held back (TargetedFaults.meta `late`) arriving now: applied, its answer traced and going nowhere. */
+  private deliverLate(owner: string, label: string, invoke: () => unknown, subject: object | undefined): void {
+    Promise.resolve()
+      .then(invoke)
+      .then(
+        (value) => {
+          this.trace.write(`  meta ${owner} ${label} (late) -> ${summarize(value)}`);
+          this.observe(label, value, subject);
+        },
+        (error: unknown) => this.trace.write(`  meta ${owner} ${label} (late) threw ${String(error)}`),
+      );
+  }
+
+  /** Counts a guard the answer shows firing (guards.ts); a lost answer's refusal is counted too. */
+  private observe(label: string, value: unknown, subject: object | undefined): void {
+    const guard = metaGuard(label, value, subject);
+    if (guard !== null) this.history.count(guardCounter(guard));
+  }
+
   /** The port one incarnation uses; `owner` names it in the trace. */
   port(owner: string, gate: Gate): NodeMetaPort {
-    const call = <T>(label: string, invoke: () => T | Promise<T>): Promise<T> => this.call(owner, gate, label, invoke);
+    const call = <T>(label: string, invoke: () => T | Promise<T>, subject?: object): Promise<T> => this.call(owner, gate, label, invoke, subject);
     const service = this.service;
     const subscriptions = this.subscriptions.service;
     return {
-      propose: (command) => call(`propose ${describeCommand(command)}`, () => service.propose(command)) as never,
+      propose: (command) => call(`propose ${describeCommand(command)}`, () => service.propose(command), command) as never,
       lookupStream: (query) => call(`lookup ${"name" in query ? query.name : query.id}`, () => service.lookupStream(query)),
       lookupTable: (name) => call(`lookupTable ${name}`, () => service.lookupTable(name)),
       createTable: (coordinator, name, definition, buckets, config) =>
@@ -149,7 +179,7 @@ export class SimMetaLog {
       watchDuties: (nodeId, since, timeoutMs, nodeEpoch) =>
         call(`watchDuties since ${since}`, () => service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
       heartbeat: (nodeId, nodeEpoch) => call("heartbeat", () => service.heartbeat(nodeId, nodeEpoch)),
-      coordinatorTick: (coordinator, maxMoves) => call("coordinatorTick", () => service.coordinatorTick(coordinator, maxMoves)),
+      coordinatorTick: (coordinator, maxMoves) => call("coordinatorTick", () => service.coordinatorTick(coordinator, maxMoves), coordinator),
       collectable: (coordinator, ids) => call(`collectable ${ids.length} ids`, () => service.collectable(coordinator, ids)),
       onStreamAppended: (tails) =>
         call(`onStreamAppended ${tails.map((t) => `${t.path}@${offsetBytes(t.tailOffset)}`).join(" ")}`, async () => {

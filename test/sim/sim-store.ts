@@ -3,12 +3,15 @@
 // moment. `fail` and `delay` are the MemoryStore's own injected faults (injected for exactly that request,
 // just before it is sent); a lost answer is made here, after the store acted, so the history knows the
 // write took effect. A crashed incarnation's requests already sent still land when picked (a zombie's
-// in-flight write), but their answers are dropped, and it sends nothing new.
+// in-flight write), but their answers are dropped, and it sends nothing new. On guard-scenario seeds a
+// WAL PUT may be held back until its chain was recovered (guard-scenarios.ts); a refused conditional PUT is
+// counted as the guard that refused it (guards.ts).
 import { manifestKey } from "../../src/storage/keys.ts";
 import type { MemoryStore, StoreOperation } from "../../src/storage/memory-store.ts";
 import { ObjectStoreError, type ObjectStore } from "../../src/storage/object-store.ts";
 import { decodeWalObject } from "../../src/storage/wal-format.ts";
-import type { FaultPlan } from "./faults.ts";
+import type { FaultPlan, StoreFault } from "./faults.ts";
+import { guardCounter, storeGuard } from "./guards.ts";
 import type { History, Ownership, WalDataRecord } from "./history.ts";
 import type { IoQueue } from "./scheduler.ts";
 import { never, type Gate, type SimMetaLog } from "./sim-meta.ts";
@@ -28,7 +31,7 @@ const decoder = new TextDecoder();
 
 export function scheduledStore(deps: StoreDeps, owner: string, gate: Gate): ObjectStore {
   const { base, io, faults, trace, history } = deps;
-  const call = <R>(op: StoreOperation, key: string, invoke: () => Promise<R>, onEffect?: () => void): Promise<R> => {
+  const call = <R>(op: StoreOperation, key: string, invoke: () => Promise<R>, onEffect?: () => void, body?: Uint8Array): Promise<R> => {
     if (gate.crashed) return never<R>();
     return new Promise<R>((resolve, reject) => {
       const deliver = (settle: () => void, outcome: string): void => {
@@ -39,35 +42,48 @@ export function scheduledStore(deps: StoreDeps, owner: string, gate: Gate): Obje
           settle();
         }
       };
+      const land = (fault: StoreFault): void => {
+        if (fault.kind === "fail") base.inject({ op, keyPrefix: key, kind: "fail", times: 1 });
+        if (fault.kind === "delay") base.inject({ op, keyPrefix: key, kind: "delay", delayMs: fault.delayMs, times: 1 });
+        const note = fault.kind === "none" ? "" : fault.kind === "delay" ? ` [delay ${fault.delayMs}ms]` : ` [${fault.kind}]`;
+        invoke().then(
+          (value) => {
+            onEffect?.();
+            if (fault.kind === "lost") {
+              trace.write(`  store ${owner} ${op} ${key}${note} took effect, answer lost`);
+              deliver(() => reject(new ObjectStoreError("retryable", `sim: answer to ${op} ${key} lost (injected)`, key)), "lost");
+              return;
+            }
+            trace.write(`  store ${owner} ${op} ${key}${note} -> ok`);
+            deliver(() => resolve(value), "ok");
+          },
+          (error: unknown) => {
+            const kind = error instanceof ObjectStoreError ? error.kind : String(error);
+            trace.write(`  store ${owner} ${op} ${key}${note} -> ${kind}`);
+            if (kind === "precondition_failed" && body !== undefined) countGuard(key, body);
+            deliver(() => reject(error instanceof Error ? error : new Error(String(error))), kind);
+          },
+        );
+      };
       io.add({
         kind: "store",
         owner,
         label: `${op} ${key}`,
         run: () => {
-          const fault = faults.store();
-          if (fault.kind === "fail") base.inject({ op, keyPrefix: key, kind: "fail", times: 1 });
-          if (fault.kind === "delay") base.inject({ op, keyPrefix: key, kind: "delay", delayMs: fault.delayMs, times: 1 });
-          const note = fault.kind === "none" ? "" : fault.kind === "delay" ? ` [delay ${fault.delayMs}ms]` : ` [${fault.kind}]`;
-          invoke().then(
-            (value) => {
-              onEffect?.();
-              if (fault.kind === "lost") {
-                trace.write(`  store ${owner} ${op} ${key}${note} took effect, answer lost`);
-                deliver(() => reject(new ObjectStoreError("retryable", `sim: answer to ${op} ${key} lost (injected)`, key)), "lost");
-                return;
-              }
-              trace.write(`  store ${owner} ${op} ${key}${note} -> ok`);
-              deliver(() => resolve(value), "ok");
-            },
-            (error: unknown) => {
-              const kind = error instanceof ObjectStoreError ? error.kind : String(error);
-              trace.write(`  store ${owner} ${op} ${key}${note} -> ${kind}`);
-              deliver(() => reject(error instanceof Error ? error : new Error(String(error))), kind);
-            },
-          );
+          if (faults.targeted?.store(owner, op, key, body, () => land({ kind: "none" })) === true) {
+            trace.write(`  store ${owner} ${op} ${key} HELD BACK: it lands later`);
+            return;
+          }
+          land(faults.store());
         },
       });
     });
+  };
+  /** A conditional PUT refused: which guard refused it (guards.ts), judged by the bytes that landed there first. */
+  const countGuard = (key: string, body: Uint8Array): void => {
+    const existing = history.writes.findLast((write) => write.key === key)?.body ?? null;
+    const guard = storeGuard(key, body, existing);
+    if (guard !== null) history.count(guardCounter(guard));
   };
   const recordPut = (key: string, body: Uint8Array) => (): void => {
     const manifest = MANIFEST.exec(key);
@@ -95,7 +111,7 @@ export function scheduledStore(deps: StoreDeps, owner: string, gate: Gate): Obje
     history.writes.push({ step: trace.currentStep, owner, key, body: body.slice(), manifestOf, walData });
   };
   return {
-    put: (key, body, options) => call("put", key, () => base.put(key, body, options), recordPut(key, body)),
+    put: (key, body, options) => call("put", key, () => base.put(key, body, options), recordPut(key, body), body),
     get: (key, range) => call("get", key, () => base.get(key, range)),
     head: (key) => call("head", key, () => base.head(key)),
     list: (prefix, options) => call("list", prefix, () => base.list(prefix, options)),
