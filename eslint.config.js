@@ -5,7 +5,7 @@ import tseslint from "typescript-eslint";
 const SHIPPED = ["src/**/*.ts", "durable-objects/**/*.ts", "scripts/**/*.ts", "bin/**/*.js"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "**/dist/", ".wrangler/", ".mink/", "worker-configuration.d.ts", ".dependency-cruiser.cjs"] },
+  { ignores: ["node_modules/", "**/dist/", ".wrangler/", ".mink/", "reports/", ".stryker-tmp/", "worker-configuration.d.ts", ".dependency-cruiser.cjs"] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
@@ -82,8 +82,8 @@ export default tseslint.config(
     },
   },
   {
-    // Plain JavaScript outside every tsconfig: the lint config and the CLI launcher.
-    files: ["eslint.config.js", "bin/*.js"],
+    // Plain JavaScript outside every tsconfig: the lint config, the StrykerJS config and the CLI launcher.
+    files: ["eslint.config.js", "stryker.config.mjs", "bin/*.js"],
     ...tseslint.configs.disableTypeChecked,
   },
 );

@@ -65,6 +65,31 @@ describe("checkpoint", () => {
     await expect(readCheckpoint(store, "n1")).rejects.toBeInstanceOf(CheckpointCorruptError);
     await expect(readCheckpoint(store, "n1")).rejects.toThrow(checkpointKey("n1"));
   });
+
+  it("a checkpoint is read only when it is exactly {formatVersion 1, its node, two counts}; zero counts are counts", async () => {
+    const store = new MemoryStore();
+    const put = (value: unknown): Promise<unknown> => store.put(checkpointKey("n1"), new TextEncoder().encode(JSON.stringify(value)));
+    await put({ formatVersion: 1, nodeId: "n1", walSeq: 0, epoch: 0 });
+    expect((await readCheckpoint(store, "n1"))?.checkpoint).toEqual({ nodeId: "n1", walSeq: 0, epoch: 0 });
+    const malformed: [unknown, string][] = [
+      [null, "not a checkpoint of format version 1"],
+      [7, "not a checkpoint of format version 1"],
+      [{ nodeId: "n1", walSeq: 1, epoch: 1 }, "not a checkpoint of format version 1"],
+      [{ formatVersion: 2, nodeId: "n1", walSeq: 1, epoch: 1 }, "not a checkpoint of format version 1"],
+      [{ formatVersion: 1, nodeId: "n1", walSeq: -1, epoch: 1 }, "malformed"],
+      [{ formatVersion: 1, nodeId: "n1", walSeq: 1.5, epoch: 1 }, "malformed"],
+      [{ formatVersion: 1, nodeId: "n1", walSeq: "1", epoch: 1 }, "malformed"],
+      [{ formatVersion: 1, nodeId: "n1", walSeq: 1, epoch: -1 }, "malformed"],
+      [{ formatVersion: 1, nodeId: "n1", walSeq: 1, epoch: 2 ** 53 }, "malformed"],
+      [{ formatVersion: 1, nodeId: "n1", walSeq: 1, epoch: 1, extra: true }, "malformed"],
+    ];
+    for (const [value, problem] of malformed) {
+      await put(value);
+      const error = await readCheckpoint(store, "n1").then(() => undefined, (caught: unknown) => caught);
+      expect(error, JSON.stringify(value)).toBeInstanceOf(CheckpointCorruptError);
+      expect((error as CheckpointCorruptError).problem, JSON.stringify(value)).toContain(problem);
+    }
+  });
 });
 
 describe("deleteWalBelow", () => {

@@ -208,3 +208,109 @@ describe("manifest", () => {
     await expect(readManifest(store, S)).rejects.toBeInstanceOf(ManifestCorruptError);
   });
 });
+
+describe("manifest validation: the same rules for what is read and what is written", () => {
+  const key = manifestKey(S);
+  const encode = (value: unknown): Uint8Array => new TextEncoder().encode(JSON.stringify(value));
+  const valid = {
+    formatVersion: 1,
+    streamId: S,
+    epoch: 2,
+    startOffset: 0,
+    objects: [{ key: "o1", firstOffset: 0, endOffset: 10, bytes: 5 }],
+    walRanges: [{ nodeId: "n1", fromSeq: 0, toSeq: 2 }],
+    endOffset: 12,
+    closed: { atEpoch: 1, endOffset: 12 },
+    eof: false,
+    session: { producers: 1 },
+  };
+  // Every bound met with equality: zero counts, an empty object, an empty WAL range, closed at the epoch itself.
+  const boundary = {
+    formatVersion: 1,
+    streamId: S,
+    epoch: 0,
+    startOffset: 5,
+    objects: [{ key: "o1", firstOffset: 5, endOffset: 5, bytes: 0 }],
+    walRanges: [{ nodeId: "n1", fromSeq: 3, toSeq: 3 }],
+    endOffset: 5,
+    closed: { atEpoch: 0, endOffset: 0 },
+    eof: true,
+  };
+
+  it("a manifest that meets every rule, at its bounds too, decodes to its fields", () => {
+    for (const manifest of [valid, boundary]) {
+      const { formatVersion: _version, ...fields } = manifest;
+      expect(decodeManifest(encode(manifest), key, S)).toEqual(fields);
+    }
+  });
+
+  it("a manifest breaking one rule is refused, and the error names the rule", () => {
+    const cases: [unknown, string][] = [
+      [null, "not a manifest of format version 1"],
+      [[], "not a manifest of format version 1"],
+      [{ ...valid, extra: 1 }, "unknown field extra"],
+      [{ ...valid, streamId: "" }, "streamId must be a non-empty string"],
+      [{ ...valid, streamId: 7 }, "streamId must be a non-empty string"],
+      [{ ...valid, epoch: -1 }, "epoch must be a safe non-negative integer"],
+      [{ ...valid, epoch: 1.5 }, "epoch must be a safe non-negative integer"],
+      [{ ...valid, epoch: "2" }, "epoch must be a safe non-negative integer"],
+      [{ ...valid, epoch: 2 ** 53 }, "epoch must be a safe non-negative integer"],
+      [{ ...valid, startOffset: -1 }, "start ≤ end"],
+      [{ ...valid, endOffset: "12" }, "start ≤ end"],
+      [{ ...valid, startOffset: 13, objects: [], walRanges: [] }, "start ≤ end"],
+      [{ ...valid, eof: "false" }, "eof must be a boolean"],
+      [{ ...valid, session: null }, "session must be an object"],
+      [{ ...valid, session: [] }, "session must be an object"],
+      [{ ...valid, session: "s" }, "session must be an object"],
+      [{ ...valid, objects: {} }, "objects must be an array"],
+      [{ ...valid, objects: [null] }, "an object entry is not an object"],
+      [{ ...valid, objects: [7] }, "an object entry is not an object"],
+      [{ ...valid, objects: [{ key: 1, firstOffset: 0, endOffset: 10, bytes: 5 }] }, "bad object entry"],
+      [{ ...valid, objects: [{ key: "o1", firstOffset: -1, endOffset: 10, bytes: 5 }] }, "bad object entry"],
+      [{ ...valid, objects: [{ key: "o1", firstOffset: 0, endOffset: 1.5, bytes: 5 }] }, "bad object entry"],
+      [{ ...valid, objects: [{ key: "o1", firstOffset: 0, endOffset: 10, bytes: -5 }] }, "bad object entry"],
+      [{ ...valid, startOffset: 4, objects: [{ key: "o1", firstOffset: 4, endOffset: 3, bytes: 5 }] }, "bad object entry"],
+      [{ ...valid, objects: [{ key: "o1", firstOffset: 1, endOffset: 10, bytes: 5 }] }, "objects not contiguous from the start: one starts at 1, expected 0"],
+      [
+        { ...valid, objects: [{ key: "o1", firstOffset: 0, endOffset: 10, bytes: 5 }, { key: "o2", firstOffset: 11, endOffset: 12, bytes: 1 }] },
+        "one starts at 11, expected 10",
+      ],
+      [{ ...valid, endOffset: 9, closed: undefined }, "endOffset 9 below the last object's end 10"],
+      [{ ...valid, walRanges: {} }, "walRanges must be an array"],
+      [{ ...valid, walRanges: [null] }, "a WAL range is not an object"],
+      [{ ...valid, walRanges: ["r"] }, "a WAL range is not an object"],
+      [{ ...valid, walRanges: [{ nodeId: 1, fromSeq: 0, toSeq: 2 }] }, "bad WAL range"],
+      [{ ...valid, walRanges: [{ nodeId: "n1", fromSeq: -1, toSeq: 2 }] }, "bad WAL range"],
+      [{ ...valid, walRanges: [{ nodeId: "n1", fromSeq: 0, toSeq: 0.5 }] }, "bad WAL range"],
+      [{ ...valid, walRanges: [{ nodeId: "n1", fromSeq: 3, toSeq: 2 }] }, "bad WAL range"],
+      [{ ...valid, closed: null }, "closed must be an object"],
+      [{ ...valid, closed: 1 }, "closed must be an object"],
+      [{ ...valid, closed: { atEpoch: 3, endOffset: 12 } }, "bad closed"],
+      [{ ...valid, closed: { atEpoch: -1, endOffset: 12 } }, "bad closed"],
+      [{ ...valid, closed: { atEpoch: 1, endOffset: "12" } }, "bad closed"],
+      [{ ...valid, streamId: "other" }, "names stream other"],
+    ];
+    for (const [manifest, rule] of cases) {
+      const error = (() => {
+        try {
+          decodeManifest(encode(manifest), key, S);
+        } catch (caught) {
+          return caught;
+        }
+        return undefined;
+      })();
+      expect(error, JSON.stringify(manifest)).toBeInstanceOf(ManifestCorruptError);
+      expect((error as ManifestCorruptError).message, JSON.stringify(manifest)).toContain(rule);
+    }
+  });
+
+  it("a manifest that breaks a rule is never written: updateManifest refuses it with the rule", async () => {
+    const store = new MemoryStore();
+    await openManifest(store, S, 1);
+    const puts = store.counts.put;
+    const error = await rejection(updateManifest(store, S, 1, (m) => ({ ...m, walRanges: [{ nodeId: "n1", fromSeq: 2, toSeq: 1 }] })));
+    expect(error).toBeInstanceOf(InvalidManifestError);
+    expect((error as Error).message).toBe(`manifest of ${S}: bad WAL range {"nodeId":"n1","fromSeq":2,"toSeq":1}`);
+    expect(store.counts.put).toBe(puts);
+  });
+});

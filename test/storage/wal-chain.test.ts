@@ -131,6 +131,17 @@ describe("seal", () => {
     expect(store.keys()).toHaveLength(2);
   });
 
+  it("a seal on top is the sealer's own only if both its sealer and its epoch match: otherwise it seals again above", async () => {
+    const store = new MemoryStore();
+    expect(await sealChain(store, { nodeId: NODE, fromSeq: 0, sealedBy: NODE, sealEpoch: 1 })).toEqual({ sealSeq: 0 });
+    // The same node restarted at a higher epoch: the seal of its earlier incarnation does not fence that incarnation.
+    expect(await sealChain(store, { nodeId: NODE, fromSeq: 0, sealedBy: NODE, sealEpoch: 2 })).toEqual({ sealSeq: 1 });
+    // Another sealer at the same epoch: not its seal either.
+    expect(await sealChain(store, { nodeId: NODE, fromSeq: 0, sealedBy: "n2", sealEpoch: 2 })).toEqual({ sealSeq: 2 });
+    expect(await sealChain(store, { nodeId: NODE, fromSeq: 0, sealedBy: "n2", sealEpoch: 2 })).toEqual({ sealSeq: 2 });
+    expect(store.keys()).toHaveLength(3);
+  });
+
   it("claims a wider window above when the old writer's last PUT lands first", async () => {
     const memory = new MemoryStore();
     const old = new WalWriter(memory, NODE, 1, 0);

@@ -11,6 +11,7 @@ import {
   walRecordBytes,
   type WalObject,
 } from "../../src/storage/wal-format.ts";
+import { crc32c } from "../../src/storage/crc32c.ts";
 
 const KEY = "wal/n1/00000000000000000007";
 const MAX_OFFSET = Number.MAX_SAFE_INTEGER - 1_000;
@@ -124,6 +125,43 @@ describe("WAL format", () => {
     expect(expectCorrupt(bytes.slice(0, 40)).problem).toMatch(/torn/);
     expect(expectCorrupt(new TextEncoder().encode("not a wal object")).problem).toMatch(/magic/);
     expect(expectCorrupt(new Uint8Array(3)).problem).toMatch(/truncated/);
+  });
+
+  it("a forged object with a valid checksum is still refused by name: version, kind, u64 past 2^53, flags, record end, count, seal epoch", () => {
+    // One record of one data byte, ids "n1" and "s": every field at a fixed offset (68 bytes in all).
+    const one: WalObject = {
+      kind: "records",
+      nodeId: "n1",
+      nodeEpoch: 1,
+      seq: 2,
+      records: [{ streamId: "s", streamEpoch: 3, firstOffset: 4, flags: 0, meta: new Uint8Array(0), data: new Uint8Array([9]) }],
+    };
+    const bytes = encodeWalObject(one);
+    expect(bytes.byteLength).toBe(68);
+    /** `bytes` with one field rewritten and the checksum recomputed, so only the field's own check can refuse it. */
+    const forge = (source: Uint8Array, write: (view: DataView) => void): Uint8Array => {
+      const copy = source.slice();
+      const view = new DataView(copy.buffer);
+      write(view);
+      view.setUint32(copy.byteLength - 4, crc32c(copy.subarray(0, copy.byteLength - 4)));
+      return copy;
+    };
+    const cases: [(view: DataView) => void, RegExp][] = [
+      [(v) => v.setUint16(4, 2), /unsupported format version 2/],
+      [(v) => v.setUint8(6, 3), /unknown object kind 3/],
+      [(v) => v.setBigUint64(23, 2n ** 53n), /seq beyond 2\^53/],
+      [(v) => v.setUint8(54, 2), /unknown record flags 2/],
+      [(v) => v.setBigUint64(46, BigInt(Number.MAX_SAFE_INTEGER)), /record end beyond 2\^53/],
+      [(v) => v.setUint32(31, 2), /truncated/],
+      [(v) => v.setUint32(31, 0), /29 unparsed bytes before the checksum/],
+    ];
+    for (const [write, problem] of cases) expect(expectCorrupt(forge(bytes, write)).problem).toMatch(problem);
+    // The largest safe u64 is a value, not an overflow.
+    const top = decodeWalObject(forge(bytes, (v) => v.setBigUint64(23, BigInt(Number.MAX_SAFE_INTEGER))), KEY);
+    expect(top.seq).toBe(Number.MAX_SAFE_INTEGER);
+    // A seal's header epoch (offset 15) must equal its seal epoch.
+    const seal = encodeWalObject({ kind: "seal", nodeId: "n1", seq: 2, sealedBy: "n2", sealEpoch: 5 });
+    expect(expectCorrupt(forge(seal, (v) => v.setBigUint64(15, 4n))).problem).toMatch(/seal epoch 5 differs from header epoch 4/);
   });
 
   it("refuses to encode what it could not decode exactly", () => {

@@ -80,6 +80,9 @@ describe("WalWriter group commit", () => {
     expect(store.counts.put).toBe(2);
     expect(store.keys()).toEqual([walKey("n1", 0), walKey("n1", 1)]);
     expect(writer.stats).toMatchObject({ objectsWritten: 2, recordsWritten: 2, appendsAcknowledged: 2, retries: 0 });
+    // bytesWritten is what landed: the two objects' sizes.
+    const landed = (await store.get(walKey("n1", 0))).body.byteLength + (await store.get(walKey("n1", 1))).body.byteLength;
+    expect(writer.stats.bytesWritten).toBe(landed);
   });
 
   it("appends arriving while a PUT is in flight share the next object: 101 appends, 2 PUTs", async () => {

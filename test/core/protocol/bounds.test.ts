@@ -35,12 +35,16 @@ describe("B-2 JSON page boundaries", () => {
 
   test("a page that reached the tail ends with its bytes", () => {
     expect(jsonPageCut(bytes('{"a":1}\n{"b":2}\n'), true)).toBe(16);
+    // Nothing left at the tail is an empty page, not a message still to read.
+    expect(jsonPageCut(bytes(""), true)).toBe(0);
   });
 
   test("a page with no message end before the tail asks for the rest of its one message", () => {
     expect(jsonPageCut(bytes('{"big":"xxxx'), false)).toBeNull();
     expect(firstMessageEnd(bytes('xxxx"}\n{"next":1}\n'))).toBe(7);
     expect(firstMessageEnd(bytes("xxxx"))).toBeNull();
+    // A message whose newline is the very first byte still ends there (an empty message).
+    expect(firstMessageEnd(bytes("\n{}\n"))).toBe(1);
   });
 
   test("property: a cut is never inside a message and never drops a whole message before it", () => {

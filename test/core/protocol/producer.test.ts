@@ -145,6 +145,12 @@ describe("checkProducer", () => {
     expect([...pruned.keys()]).toEqual(["fresh"]);
     expect(pruneProducers(pruned, NOW, 1_000)).toBe(pruned);
   });
+
+  test("pruneProducers keeps a producer idle for exactly the bound: only longer is dropped", () => {
+    const table = commitProducer(EMPTY_PRODUCERS, "edge", { epoch: 0, lastSeq: 0, lastUpdatedMs: NOW - 1_000 });
+    expect(pruneProducers(table, NOW, 1_000)).toBe(table);
+    expect([...pruneProducers(table, NOW + 1, 1_000).keys()]).toEqual([]);
+  });
 });
 
 // A model of the owner: apply a sequence of requests, committing accepted states.
