@@ -22,6 +22,10 @@ export default defineConfig({
     include: ["test/core/**/*.test.ts", "test/storage/**/*.test.ts", "test/contract/**/*.test.ts"],
     exclude: ["test/contract/**/*.s3.test.ts", "test/storage/**/*.s3.test.ts"],
     globalSetup: ["test/setup/embedded-s3.global.ts"],
+    // Each surviving mutant reruns every property suite that reaches it: a tenth of their cases here
+    // (test/support/property-runs.ts, test/setup/stryker-property-runs.ts); `npm test` runs them in full.
+    env: { MINK_PROPERTY_RUNS_SCALE: "0.1" },
+    setupFiles: ["test/setup/stryker-property-runs.ts"],
     sequence: { sequencer: ShortestFirst },
     // Instrumented code runs slower, on shared cores: the longest property tests pass 5 s. A mutant that makes
     // a test hang is still caught, by Stryker's own timeout.

@@ -17,6 +17,7 @@ import {
   updateManifest,
   type Manifest,
 } from "../../src/storage/manifest.ts";
+import { propertyRuns } from "../support/property-runs.ts";
 
 const S = "stream-1";
 const addRange = (fromSeq: number) => (m: Manifest): Manifest =>
@@ -126,7 +127,7 @@ describe("manifest", () => {
         // After the open, the old owner is fenced for good.
         await expect(updateManifest(memory, S, 1, addRange(99))).rejects.toBeInstanceOf(StaleEpochError);
       }),
-      { numRuns: 200 },
+      { numRuns: propertyRuns(200) },
     );
   });
 

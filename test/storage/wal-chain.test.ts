@@ -11,6 +11,7 @@ import type { WalRecord } from "../../src/storage/record-codec.ts";
 import { WalCorruptError, encodeWalObject } from "../../src/storage/wal-format.ts";
 import { readChain, replayChain, sealChain } from "../../src/storage/wal-chain.ts";
 import { WalFencedError, WalWriter, WalWriterFailedError } from "../../src/storage/wal-writer.ts";
+import { propertyRuns } from "../support/property-runs.ts";
 
 const NODE = "n1";
 const noSleep = async (): Promise<void> => {};
@@ -106,7 +107,7 @@ describe("seal", () => {
           expect(await replayed(memory, FROM, second.sealSeq)).toEqual([...acked.flatMap((a) => a.labels), ...later.map(label)]);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: propertyRuns(300) },
     );
   });
 
@@ -221,7 +222,7 @@ describe("replay", () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: propertyRuns(300) },
     );
   });
 

@@ -22,6 +22,7 @@ import { WalDeadlineError, WalFencedError, WalWriter, WalWriterFailedError } fro
 import { putCreateOnce } from "../../src/storage/create-once.ts";
 import { resolveRetry } from "../../src/storage/retry-policy.ts";
 import { rejection, scheduledStore } from "../support/store-wrappers.ts";
+import { propertyRuns } from "../support/property-runs.ts";
 
 const noSleep = async (): Promise<void> => {};
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -166,7 +167,7 @@ describe("WalWriter group commit", () => {
           expect(labels).toEqual(called.flatMap((i) => Array.from({ length: sizes[i]! }, (_, j) => `${i}.${j}`)));
         },
       ),
-      { numRuns: 150 },
+      { numRuns: propertyRuns(150) },
     );
   });
 });

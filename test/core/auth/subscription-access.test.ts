@@ -5,6 +5,7 @@ import { describe, expect, test } from "vitest";
 import { patternLiteralStart, scopeOfBody, subscriptionNeeds, subscriptionRoute } from "../../../src/core/auth/subscription-access.ts";
 import { matchesPattern } from "../../../src/core/subscriptions/paths.ts";
 import { parseRequestTarget } from "../../../src/core/protocol/request-target.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 describe("table AS: routes", () => {
   test.each([
@@ -59,7 +60,7 @@ describe("the invariant", () => {
         const path = seg.join("/");
         if (matchesPattern(pattern, path)) expect(path.startsWith(patternLiteralStart(pattern))).toBe(true);
       }),
-      { numRuns: 2000 },
+      { numRuns: propertyRuns(2000) },
     );
   });
 });

@@ -25,6 +25,7 @@ import {
   type StreamView,
 } from "../../../src/core/meta/index.ts";
 import { build, create, CTX, register } from "./fixtures.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 const place = (streamId: string): CommandOf<"PlaceStream"> => ({ type: "PlaceStream", streamId });
 const open = (streamId: string, nodeId: string): CommandOf<"OpenStream"> => ({ type: "OpenStream", streamId, nodeId, nodeEpoch: 1 });
@@ -308,7 +309,7 @@ function expectedLoad(state: MetaState, drained: string, count: number): Map<str
   return load;
 }
 
-const RUNS = 300;
+const RUNS = propertyRuns(300);
 
 describe("planDrain properties", () => {
   it("planDrain never targets the drained node nor a node without slots or draining", () => {
@@ -399,7 +400,7 @@ describe("planDrain properties", () => {
         expect(state.assigned).toEqual(assigned);
         expect(state.version).toBe(version);
       }),
-      { numRuns: 50 },
+      { numRuns: propertyRuns(50) },
     );
   });
 });

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { apply, countsAsAssigned, isEligible, type Command, type CommandOf, type MetaState, type NodeRecord } from "../../../src/core/meta/index.ts";
 import { DEFAULT_MAX_REBALANCE_MOVES, planRebalance, type RebalanceMove, type RebalancePlan } from "../../../src/core/meta/rebalance.ts";
 import { build, create, CTX, register } from "./fixtures.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 const place = (streamId: string): CommandOf<"PlaceStream"> => ({ type: "PlaceStream", streamId });
 const open = (streamId: string, nodeId: string): CommandOf<"OpenStream"> => ({ type: "OpenStream", streamId, nodeId, nodeEpoch: 1 });
@@ -341,7 +342,7 @@ describe("planRebalance properties", () => {
         const state = stateOf(nodes, nodes.flatMap((n) => many(n.id, perSlot * n.slots)));
         expect(planRebalance(state, new Set(nodes.map((n) => n.id)))).toEqual({ orphans: [], moves: [], meanLoad: perSlot, unplaceable: 0 });
       }),
-      { numRuns: 50 },
+      { numRuns: propertyRuns(50) },
     );
   });
 });

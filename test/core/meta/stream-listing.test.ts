@@ -14,6 +14,7 @@ import {
   type StreamListQuery,
 } from "../../../src/core/meta/index.ts";
 import { build, create, register } from "./fixtures.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 const NAMES = ["a", "demo/a", "demo/b", "demo/b/x", "demo/c", "demo0", "demp", "z"];
 const q = (prefix: string, after: string | null, limit: number): StreamListQuery => ({ prefix, after, limit });
@@ -170,7 +171,7 @@ describe("property: paging through every page", () => {
           expect(seen).toEqual(expected);
         },
       ),
-      { numRuns: 500 },
+      { numRuns: propertyRuns(500) },
     );
   });
 });

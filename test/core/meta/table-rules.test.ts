@@ -10,6 +10,7 @@ import { bucketStreamName, encodePartition } from "../../../src/core/tables/buck
 import { MAX_PARTITION_STRING_LENGTH } from "../../../src/core/tables/rows.ts";
 import { run, stepsArbitrary } from "./arbitraries.ts";
 import { build, CTX, expectChange, expectNoop, expectRejected, register } from "./fixtures.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 const COORD: Coordinator = { nodeId: "a", nodeEpoch: 1, coordinatorEpoch: 1 };
 const JSON_STREAM = { contentType: "application/json" };
@@ -374,7 +375,7 @@ describe("leaders are stream owners: epochs and re-leading", () => {
           }
         }
       }),
-      { numRuns: 200 },
+      { numRuns: propertyRuns(200) },
     );
   });
   it("a dead leader's opened bucket is re-led by the coordinator's ReassignStreams, and the new leader's open takes a higher epoch", () => {

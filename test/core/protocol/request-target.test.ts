@@ -4,6 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { formatTarget, parseRequestTarget, type RequestTarget } from "../../../src/core/protocol/request-target.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 const parsed = (path: string): RequestTarget => {
   const target = parseRequestTarget(path);
@@ -99,7 +100,7 @@ describe("one parse", () => {
         expect(again.ok && again.value).toEqual(target.value);
         expect(formatTarget(target.value)).toBe(formatTarget(again.ok ? again.value : target.value));
       }),
-      { numRuns: 2_000 },
+      { numRuns: propertyRuns(2_000) },
     );
   });
   test("any spelling of a path is refused or means exactly what the canonical path means", () => {
@@ -110,7 +111,7 @@ describe("one parse", () => {
         if (!spelled.ok) return;
         expect(canonical.ok && canonical.value).toEqual(spelled.value);
       }),
-      { numRuns: 2_000 },
+      { numRuns: propertyRuns(2_000) },
     );
   });
 });

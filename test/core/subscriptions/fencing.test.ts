@@ -16,8 +16,9 @@ import {
   type WakeContext,
 } from "../../../src/core/subscriptions/index.ts";
 import { off, ORIGIN, pullSub, webhookSub } from "./fixtures.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
-const RUNS = 200;
+const RUNS = propertyRuns(200);
 const STREAMS = ["events/a", "events/b", "other/c"] as const;
 
 type Op =
@@ -166,6 +167,7 @@ describe("wake fencing properties", () => {
     seen.acceptedAcks = 0;
     seen.refusedAcks = 0;
     seen.lapsedLeases = 0;
+    // Never scaled down (property-runs.ts): the claim is about this many samples from this seed.
     for (const ops of fc.sample(fc.array(opArb, { maxLength: 40 }), { numRuns: 400, seed: 7 })) {
       run(pullSub(), ops);
       run(webhookSub(), ops);

@@ -3,8 +3,9 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { matchesPattern, parsePattern, parseStreamPath } from "../../../src/core/subscriptions/index.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
-const RUNS = 300;
+const RUNS = propertyRuns(300);
 
 /** The obvious recursive matcher: exponential in the worst case, fine for small inputs. */
 function oracle(pattern: readonly string[], path: readonly string[]): boolean {

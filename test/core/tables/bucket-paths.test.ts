@@ -9,6 +9,7 @@ import { encodePartition } from "../../../src/core/tables/bucketing.ts";
 import { MAX_BUCKETS, MAX_TABLE_NAME_LENGTH, parseTableDefinition } from "../../../src/core/tables/definition.ts";
 import { partitionSegmentOf } from "../../../src/core/tables/partition-segment.ts";
 import { MAX_PARTITION_STRING_LENGTH, validateRow } from "../../../src/core/tables/rows.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 const OPS = ["write", "lookup", "prefix", "changelog"] as const;
 
@@ -48,7 +49,7 @@ describe("bucket paths", () => {
         expect(path.split("/")).toHaveLength(partition === null ? 7 : 9);
         expect(path).not.toMatch(/[?#]/);
       }),
-      { numRuns: 1000, seed: 17 },
+      { numRuns: propertyRuns(1000), seed: 17 },
     );
   });
 

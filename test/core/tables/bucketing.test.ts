@@ -6,6 +6,7 @@ import { assignBuckets } from "../../../src/core/tables/assignment.ts";
 import { bucketOf, bucketStreamName, encodePartition, fnv1a32, parseBucketStreamName, decodePartitionKey, partitionKey, partitionValue } from "../../../src/core/tables/bucketing.ts";
 import { MAX_BUCKETS, MAX_TABLE_NAME_LENGTH, parseTableDefinition, type TableDefinition } from "../../../src/core/tables/definition.ts";
 import { MAX_PARTITION_STRING_LENGTH } from "../../../src/core/tables/rows.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 function definition(body: unknown): TableDefinition {
   const result = parseTableDefinition(body);
@@ -38,7 +39,7 @@ describe("bucketing", () => {
         expect(bucket).toBeGreaterThanOrEqual(0);
         expect(bucket).toBeLessThan(keyed.buckets);
       }),
-      { numRuns: 500, seed: 13 },
+      { numRuns: propertyRuns(500), seed: 13 },
     );
   });
 
@@ -51,7 +52,7 @@ describe("bucketing", () => {
     expectEven(Array.from({ length: 10_000 }, (_, i) => `user-${i}`));
     fc.assert(
       fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 16 }), { minLength: 10_000, maxLength: 10_000 }), expectEven),
-      { numRuns: 3, seed: 13 },
+      { numRuns: propertyRuns(3), seed: 13 },
     );
   });
 
@@ -75,7 +76,7 @@ describe("bucketing", () => {
       fc.property(fc.oneof(fc.maxSafeInteger(), fc.constantFrom(Number.MIN_SAFE_INTEGER, -1, 0, 1), fc.string({ maxLength: MAX_PARTITION_STRING_LENGTH, unit: "binary" })), (value) => {
         expect(decodePartitionKey(encodePartition(value))).toBe(value);
       }),
-      { numRuns: 500, seed: 7 },
+      { numRuns: propertyRuns(500), seed: 7 },
     );
     expect(decodePartitionKey(encodePartition("5"))).toBe("5");
     expect(decodePartitionKey(encodePartition(5))).toBe(5);
@@ -106,7 +107,7 @@ describe("bucketing", () => {
         const name = ([t, p, i]: typeof a): string => bucketStreamName(t, p === null ? null : encodePartition(p), i);
         expect(name(a) === name(b)).toBe(JSON.stringify(a) === JSON.stringify(b));
       }),
-      { numRuns: 2000, seed: 13 },
+      { numRuns: propertyRuns(2000), seed: 13 },
     );
   });
 
@@ -147,7 +148,7 @@ describe("bucket assignment", () => {
           expect(Math.max(...perNode) - Math.min(...perNode)).toBeLessThanOrEqual(1);
         },
       ),
-      { numRuns: 300, seed: 13 },
+      { numRuns: propertyRuns(300), seed: 13 },
     );
   });
 

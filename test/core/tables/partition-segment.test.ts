@@ -15,6 +15,7 @@ import {
   partitionValueOfKey,
 } from "../../../src/core/tables/partition-segment.ts";
 import { MAX_PARTITION_STRING_LENGTH, validateRow } from "../../../src/core/tables/rows.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 const MAX = Number.MAX_SAFE_INTEGER;
 
@@ -66,14 +67,14 @@ describe("table PS: a partition segment as a value of the partition column", () 
         // And through a URL: percent-encoded, decoded once (request-target.ts).
         expect(parsePartitionSegment("int", decodeURIComponent(encodeURIComponent(partitionSegmentOf(value))))).toEqual({ ok: true, value });
       }),
-      { numRuns: 500, seed: 22 },
+      { numRuns: propertyRuns(500), seed: 22 },
     );
     fc.assert(
       fc.property(stringValue, (value) => {
         const text = decodeURIComponent(encodeURIComponent(partitionSegmentOf(value)));
         expect(parsePartitionSegment("string", text)).toEqual({ ok: true, value });
       }),
-      { numRuns: 500, seed: 22 },
+      { numRuns: propertyRuns(500), seed: 22 },
     );
   });
 });

@@ -7,6 +7,7 @@ import { describe, expect, test } from "vitest";
 import { bucketOf, encodePartition } from "../../../src/core/tables/bucketing.ts";
 import { parseTableDefinition, type TableDefinition } from "../../../src/core/tables/definition.ts";
 import { bucketIdText, parseLookupKeys, parsePrefixBody, parseWriteBody } from "../../../src/core/tables/requests.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 function definition(body: unknown): TableDefinition {
   const result = parseTableDefinition(body);
@@ -58,7 +59,7 @@ describe("table Q: requests of a partitioned table", () => {
           rows.map(([r, i, s]) => ({ partition: encodePartition(r), bucket: bucketOf(byRegion, { region: r, id: i, seq: s, v: null }) })),
         );
       }),
-      { numRuns: 300, seed: 11 },
+      { numRuns: propertyRuns(300), seed: 11 },
     );
   });
 
@@ -88,7 +89,7 @@ describe("table Q: requests of a partitioned table", () => {
           keys.map(([r, i, s]) => ({ partition: encodePartition(r), bucket: bucketOf(byRegion, { region: r, id: i, seq: s, v: null }) })),
         );
       }),
-      { numRuns: 300, seed: 12 },
+      { numRuns: propertyRuns(300), seed: 12 },
     );
     // The same id on two days: two keys, two partitions.
     const [five, six] = parsed(parseLookupKeys(byDay, [{ id: "a", day: 5 }, { id: "a", day: 6 }]));
@@ -105,7 +106,7 @@ describe("table Q: requests of a partitioned table", () => {
         expect(parsed(parsePrefixBody(byRegion, { prefix: { region: r, id: i } }))).toMatchObject({ partition: encodePartition(r), bucket });
         expect(parsed(parsePrefixBody(byRegion, { prefix: { region: r, id: i, seq: s } }))).toMatchObject({ partition: encodePartition(r), bucket });
       }),
-      { numRuns: 300, seed: 13 },
+      { numRuns: propertyRuns(300), seed: 13 },
     );
   });
 

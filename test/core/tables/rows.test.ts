@@ -13,6 +13,7 @@ import {
   primaryKeyOf,
   validateRow,
 } from "../../../src/core/tables/rows.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 function definition(body: unknown): TableDefinition {
   const result = parseTableDefinition(body);
@@ -165,7 +166,7 @@ function compareTuples(a: readonly KeyValue[], b: readonly KeyValue[]): number {
 
 const sign = (n: number): number => Math.sign(n);
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-const PROPERTY = { numRuns: 2000, seed: 13 };
+const PROPERTY = { numRuns: propertyRuns(2000), seed: 13 };
 
 describe("key encoding", () => {
   test("K1: false sorts before true", () => {

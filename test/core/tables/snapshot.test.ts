@@ -8,6 +8,7 @@ import { partIsSound, restoreSnapshot, takeSnapshot, type SnapshotCut, type Snap
 import { acknowledgeBatch, applyRecords, failBatch } from "../../../src/core/tables/tablet-apply.ts";
 import { writeStep, type WriteOp } from "../../../src/core/tables/tablet-write.ts";
 import { EMPTY_TABLET, openBucket, type BucketState, type Tablet } from "../../../src/core/tables/tablet.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 function unwrap<T>(result: { ok: true; value: T } | { ok: false; error: unknown }): T {
   if (!result.ok) throw new Error(`rejected: ${JSON.stringify(result.error)}`);
@@ -132,7 +133,7 @@ describe("restore plus replay", () => {
           expect(unwrap(applyRecords(restored, 0, log))).toEqual(full);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: propertyRuns(300) },
     );
   });
 });

@@ -8,6 +8,7 @@ import { acknowledgeBatch, applyRecords, failBatch } from "../../../src/core/tab
 import { lookup } from "../../../src/core/tables/tablet-read.ts";
 import { writeStep, type WriteOp } from "../../../src/core/tables/tablet-write.ts";
 import { EMPTY_TABLET, openBucket } from "../../../src/core/tables/tablet.ts";
+import { propertyRuns } from "../../support/property-runs.ts";
 
 function unwrap<T>(result: { ok: true; value: T } | { ok: false; error: unknown }): T {
   if (!result.ok) throw new Error(`rejected: ${JSON.stringify(result.error)}`);
@@ -58,7 +59,7 @@ describe("write and apply under random interleavings", () => {
         }
         imagesAreRight(log);
       }),
-      { numRuns: 300 },
+      { numRuns: propertyRuns(300) },
     );
   });
 });
