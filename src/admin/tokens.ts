@@ -15,10 +15,13 @@ import { errorResponse } from "../http/responses.ts";
 const tokenId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/);
 const DEFAULT_LIST_LIMIT = 100;
 
-/** A token id: 128 random bits, base64url. */
-function newTokenId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+/**
+ * A token id: 128 random bits, base64url, never starting with `-`: `mink token revoke <id>` reads an argument
+ * that starts with `-` as an option (one id in 64 did, and could be revoked only after `--`).
+ */
+export function newTokenId(bytes: Uint8Array = crypto.getRandomValues(new Uint8Array(16))): string {
+  const id = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return id.startsWith("-") ? `_${id.slice(1)}` : id;
 }
 
 export const adminTokenRoutes = new Hono<AdminEnv>();

@@ -182,6 +182,7 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
       "<id> is the id 'mink token create' and 'mink token list' print, or the token itself: its id is read",
       "from it (the server still checks that a live token has that id).",
       "Fails (exit 1) when no live token has this id (unknown, or expired already); revoking twice is fine.",
+      "Ids never start with '-'; one minted before 2026-12-06 may: put it last, after '--' (mink token revoke [options] -- <id>).",
       'With --json: {"id": <id>, "revoked": true} (the server answers 204, without a body).',
     ],
   },

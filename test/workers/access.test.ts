@@ -5,6 +5,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import worker from "../../src/index.ts";
+import { newTokenId } from "../../src/admin/tokens.ts";
 import { signToken } from "../../src/auth/token-codec.ts";
 import { TOKEN_AUDIENCE } from "../../src/core/auth/claims.ts";
 import type { Env } from "../../src/env.ts";
@@ -31,6 +32,15 @@ async function mint(prefixes: string[], ops: string[], ttlSeconds = 3600): Promi
 const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
 const codeOf = async (response: Response): Promise<string> => (await response.json<{ error: { code: string } }>()).error.code;
 const run = Date.now().toString(36);
+
+describe("token ids", () => {
+  test("never start with '-', so `mink token revoke <id>` never reads one as an option (0xf8 encodes as '-')", () => {
+    const leadingDash = new Uint8Array(16).fill(0xf8);
+    expect(btoa(String.fromCharCode(...leadingDash)).startsWith("+")).toBe(true);
+    expect(newTokenId(leadingDash)).toMatch(/^_[A-Za-z0-9_-]{21}$/);
+    for (let i = 0; i < 256; i++) expect(newTokenId().startsWith("-")).toBe(false);
+  });
+});
 
 describe("access tokens in token mode", () => {
   test("AC1 at the router and at a node's address: no token is 401 with WWW-Authenticate, and nothing is created", async () => {
