@@ -3,8 +3,8 @@
 //   meta_snapshot        the latest snapshot: version, chunk count, byte size (at most one row)
 //   meta_snapshot_chunk  the snapshot text as UTF-8 in BLOB rows of at most chunkBytes (DO SQLite refuses
 //                        values over about 2 MB: SQLITE_TOOBIG)
-// Every method is synchronous; each write of the MetaLogTables port runs in one transaction (`transact`:
-// ctx.storage.transactionSync).
+// Every method is synchronous; each write of the MetaLogTables port is atomic: one statement, or one
+// transaction (`transact`: ctx.storage.transactionSync).
 import type { Command, LogEntry, Touched } from "../src/core/meta/index.ts";
 import type { MetaLogTables } from "../src/metadata/meta-log-persistence.ts";
 
@@ -40,7 +40,8 @@ export class MetaLogStore implements MetaLogTables {
 
   append(entry: LogEntry, touched: Touched): void {
     const row = [entry.index, JSON.stringify(entry.command), entry.nowMs, JSON.stringify(touched)];
-    this.transact(() => this.sql.exec("INSERT INTO meta_log (idx, command, now_ms, touched) VALUES (?, ?, ?, ?)", ...row));
+    // One statement is atomic on its own: a transaction around it only cost a savepoint per entry.
+    this.sql.exec("INSERT INTO meta_log (idx, command, now_ms, touched) VALUES (?, ?, ?, ?)", ...row);
   }
 
   /** Entries after `index`, in order. */

@@ -138,7 +138,7 @@ export class MetaLogService {
       if (command.type === "DeclareDead") this.failoverCounts.failovers++;
       if (command.type === "CompleteTakeover") this.failoverCounts.takeovers++;
       this.journal.afterAppend?.(state);
-      this.watches.changed();
+      this.watches.changed(touched);
     }
     return { ...result, version: this.current.version };
   }

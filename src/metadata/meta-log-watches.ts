@@ -8,6 +8,7 @@ import {
   fullChanges,
   handedToNode,
   isHandedTo,
+  nodesConcernedBy,
   transferDuties,
   type MetaState,
   type Touched,
@@ -16,8 +17,10 @@ import {
 import type { NodeDuties } from "../ports/meta-log-client.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
 
-/** The one key watchers wait on: the log's next change. */
+/** The key view watchers wait on: the log's next change. */
 const CHANGE = "change";
+/** The key a node's duty watchers wait on: an entry that concerns the node. */
+const dutiesKey = (nodeId: string): string => `duties:${nodeId}`;
 
 /** What the watches read of the log. */
 export interface WatchedLog {
@@ -37,9 +40,13 @@ export class MetaLogWatches {
     private readonly touchedBetween: (since: number, upTo: number) => Touched[] | null,
   ) {}
 
-  /** Wakes every watcher: the log changed. */
-  changed(): void {
+  /**
+   * The log changed by an entry that touched `touched`: wakes every view watcher, and the duty watchers of
+   * the nodes the entry concerns (nodesConcernedBy), only those.
+   */
+  changed(touched: Touched): void {
     this.waiters.notify(CHANGE);
+    for (const nodeId of nodesConcernedBy(this.log.state, touched)) this.waiters.notify(dutiesKey(nodeId));
   }
 
   /**
@@ -66,10 +73,16 @@ export class MetaLogWatches {
     const superseded = (): boolean => nodeEpoch !== undefined && checkHeartbeat(this.log.state, nodeId, nodeEpoch) !== null;
     if (superseded()) return { version: this.log.state.version, transfers: [], handedTo: [], superseded: true };
     const deadlineMs = this.log.now() + this.log.boundedWaitMs(timeoutMs);
+    // It is woken only by entries that concern its node (`changed`), and each wake-up reads only the
+    // entries after the last one it read: a stream passed over as not this node's concern, and touched
+    // again later, is read again there (its record is current). Woken by every entry and reading from
+    // `since` each time, the watchers took a third of the log's CPU under a stream of creates.
+    let scannedTo = since;
     // A wait that ended without a change (its timeout, or the bound on waiters reached) answers at once.
     for (let woken = true; ; ) {
       const state = this.log.state;
-      const changes = since === 0 ? null : this.changesSince(since);
+      const changes = since === 0 ? null : this.changesSince(scannedTo);
+      scannedTo = state.version;
       const handedTo =
         changes === null || changes.full ? handedToNode(state, nodeId) : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
       // Answer at once when a change since `since` concerns this node's transfers (or at the end of the wait,
@@ -79,7 +92,7 @@ export class MetaLogWatches {
       const relevant = changes === null || changes.full || changes.streams.some((stream) => concernsNode(stream, nodeId));
       if (superseded()) return { version: state.version, transfers: [], handedTo: [], superseded: true };
       if (relevant || remainingMs <= 0 || !woken) return { version: state.version, transfers: transferDuties(state, nodeId), handedTo };
-      woken = (await this.waiters.wait(CHANGE, remainingMs)) === "changed";
+      woken = (await this.waiters.wait(dutiesKey(nodeId), remainingMs)) === "changed";
     }
   }
 

@@ -226,13 +226,14 @@ export class WalWriter {
     const deadlineMs = this.batchDeadlineMs;
     if (deadlineMs === undefined) return undefined;
     const controller = new AbortController();
-    const error = new WalDeadlineError(seq, deadlineMs);
-    let expire: (() => void) | undefined;
-    const expired = new Promise<never>((_, reject) => (expire = () => reject(error)));
+    let expire: ((error: WalDeadlineError) => void) | undefined;
+    const expired = new Promise<never>((_, reject) => (expire = reject));
     expired.catch(() => undefined);
+    // The error is made when the deadline passes, not per object: capturing a stack costs more than the rest.
     const timer = setTimeout(() => {
+      const error = new WalDeadlineError(seq, deadlineMs);
       controller.abort(error);
-      expire?.();
+      expire?.(error);
     }, deadlineMs);
     return {
       signal: controller.signal,

@@ -4,7 +4,7 @@
 // counting the streams already planned so the plan spreads them by the slots ratio.
 import { chooseNode } from "./placement.ts";
 import { countsAsAssigned, type MetaState } from "./state.ts";
-import { streamView, type StreamView } from "./view.ts";
+import { streamView, type StreamView, type Touched } from "./view.ts";
 
 /** Streams with a pending transfer whose source or target is `nodeId`. */
 export function transferDuties(state: MetaState, nodeId: string): StreamView[] {
@@ -25,6 +25,27 @@ export function concernsNode(stream: StreamView, nodeId: string): boolean {
   const transfer = stream.transfer;
   if (transfer !== undefined && (transfer.source === nodeId || transfer.target === nodeId)) return true;
   return isHandedTo(stream, nodeId);
+}
+
+/**
+ * The nodes whose watcher an entry that touched `touched` may concern, judged on the state after it: each
+ * node it touched (a registration or a declared death may supersede the watcher), and for each stream it
+ * touched, the source and target of its pending transfer, or the node it is handed to (`concernsNode`).
+ * The metadata log wakes only these watchers, so a busy log of creates and opens wakes none.
+ */
+export function nodesConcernedBy(state: MetaState, touched: Touched): Set<string> {
+  const nodes = new Set(touched.nodes ?? []);
+  for (const streamId of touched.streams ?? []) {
+    const transfer = state.transfers.get(streamId);
+    if (transfer !== undefined) {
+      nodes.add(transfer.source);
+      nodes.add(transfer.target);
+      continue;
+    }
+    const stream = state.streams.get(streamId);
+    if (stream !== undefined && stream.owner !== null && stream.ownership === "placed" && stream.epoch > 0) nodes.add(stream.owner);
+  }
+  return nodes;
 }
 
 /** Every stream with a pending transfer. */

@@ -16,6 +16,7 @@ import {
   isHandedTo,
   isEligible,
   lookupStream,
+  nodesConcernedBy,
   pendingTransfers,
   planDrain,
   transferDuties,
@@ -131,6 +132,35 @@ describe("concernsNode", () => {
     const handed = view(build([close("s1", "a", 1), complete("s1", 1)], state), "s1");
     expect(concernsNode(handed, "b")).toBe(true);
     expect(concernsNode(handed, "a")).toBe(false);
+  });
+});
+
+describe("nodesConcernedBy", () => {
+  const state = fourStreams();
+  it("nodesConcernedBy: the touched nodes, both ends of a touched stream's transfer, the node a touched stream is handed to", () => {
+    expect([...nodesConcernedBy(state, { streams: ["s1"] })].sort()).toEqual(["a", "b"]);
+    expect([...nodesConcernedBy(state, { nodes: ["c"] })]).toEqual(["c"]);
+    const handed = build([close("s1", "a", 1), complete("s1", 1)], state);
+    expect([...nodesConcernedBy(handed, { streams: ["s1"] })]).toEqual(["b"]);
+  });
+  it("nodesConcernedBy: creates, placements and opens concern no watcher (a busy log wakes none)", () => {
+    expect([...nodesConcernedBy(state, { streams: ["s3", "s4"] })]).toEqual([]);
+    expect([...nodesConcernedBy(state, { streams: ["gone"] })]).toEqual([]);
+  });
+  it("nodesConcernedBy holds every node concernsNode says a touched stream concerns (no watcher left asleep)", () => {
+    const nodes = ["a", "b", "c", "d"];
+    const steps: Command[] = [close("s1", "a", 1), complete("s1", 1), open("s1", "b"), begin("s3", "d"), close("s3", "c", 1), complete("s3", 1)];
+    fc.assert(
+      fc.property(fc.subarray(steps), (chosen) => {
+        let at = state;
+        for (const step of chosen) at = apply(at, step, CTX).state;
+        for (const streamId of ["s1", "s2", "s3", "s4"]) {
+          const concerned = nodesConcernedBy(at, { streams: [streamId] });
+          for (const node of nodes) if (concernsNode(view(at, streamId), node)) expect(concerned.has(node)).toBe(true);
+        }
+      }),
+      { numRuns: propertyRuns(100) },
+    );
   });
 });
 
