@@ -297,6 +297,8 @@ function proposerOf(command: Command): { nodeId: string; nodeEpoch: number } | n
       return { nodeId: command.nodeId, nodeEpoch: command.nodeEpoch };
     case "RegisterNode":
       return null;
+    case "ClaimStream":
+      return command.by;
     case "SetSlots":
     case "SetDraining":
     case "CreateStream":

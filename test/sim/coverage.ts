@@ -8,6 +8,7 @@ const COUNTED: ReadonlySet<string> = new Set([
   "CompleteTransfer",
   "BeginTransfer",
   "OpenStream",
+  "ClaimStream",
   "SetDraining",
   "AcquireLease",
   "DeclareDead",

@@ -6,7 +6,7 @@
 // are dropped, and it sends nothing new. Subscriptions are the real SubscriptionService (subscription-meta.ts).
 // On guard-scenario seeds a targeted fault may hold a call back (its caller times out, it arrives later);
 // every answer is looked at for a guard that fired (guards.ts), counted as `guard <name>`.
-import type { LogEntry, Touched } from "../../src/core/meta/index.ts";
+import type { LogEntry, MetaState, Proposer, Touched } from "../../src/core/meta/index.ts";
 import { emptyState } from "../../src/core/meta/index.ts";
 import { MemoryJournal } from "../../src/metadata/memory-journal.ts";
 import { DEFAULT_TIMINGS, MetaLogService } from "../../src/metadata/meta-log-service.ts";
@@ -31,6 +31,8 @@ class RecordingJournal extends MemoryJournal {
   service: MetaLogService | null = null;
   /** The latest OpenStream per stream id: the incarnation allowed to acknowledge appends. */
   readonly openers = new Map<string, IncarnationId>();
+  /** The ClaimStream just journaled, until afterAppend sees the state it made. */
+  private claim: { readonly streamId: string; readonly by: Proposer } | null = null;
 
   constructor(
     private readonly history: History,
@@ -46,7 +48,18 @@ class RecordingJournal extends MemoryJournal {
     this.history.journal.push({ step: this.trace.currentStep, entry, before: this.service.state });
     const command = entry.command;
     if (command.type === "OpenStream") this.openers.set(command.streamId, { nodeId: command.nodeId, epoch: command.nodeEpoch });
+    this.claim = command.type === "ClaimStream" ? { streamId: touched.streams?.[0] ?? "", by: command.by } : null;
     this.trace.write(`log #${entry.index} ${describeCommand(command)}`);
+  }
+
+  /** A journaled claim that left its stream opened by the proposer opened it (table CM): its opener. */
+  afterAppend(state: MetaState): void {
+    const claim = this.claim;
+    this.claim = null;
+    const stream = claim === null ? undefined : state.streams.get(claim.streamId);
+    if (claim !== null && stream?.ownership === "opened" && stream.owner === claim.by.nodeId) {
+      this.openers.set(claim.streamId, { nodeId: claim.by.nodeId, epoch: claim.by.nodeEpoch });
+    }
   }
 }
 

@@ -14,17 +14,17 @@ export interface AdmissionLimits {
 }
 
 /** The commands that add client-sized strings to the log: refused (AD4) when the budget would be passed. */
-const GROWING: ReadonlySet<Command["type"]> = new Set(["CreateStream", "CreateTable", "AddPartition"]);
+const GROWING: ReadonlySet<Command["type"]> = new Set(["CreateStream", "ClaimStream", "CreateTable", "AddPartition"]);
 
 /**
  * Table AD — admission of a command:
  * | row | condition                                                   | result                                      |
- * | AD1 | CreateStream of a name not registered, `maxStreams` streams | limit_reached {limit: "MAX_STREAMS", max}   |
- * | AD2 | CreateStream of a registered name (a repeat or a conflict)  | admitted: apply answers it (CS3, CS4)       |
+ * | AD1 | CreateStream or ClaimStream of a name not registered, `maxStreams` streams | limit_reached {limit: "MAX_STREAMS", max} |
+ * | AD2 | CreateStream or ClaimStream of a registered name (a repeat or a conflict) | admitted: apply answers it (CS3, CS4, CM) |
  * | AD3 | any other command                                           | admitted                                    |
  *
  * Table AD, after `apply` and before the journal (admitGrowth), for a command apply accepted:
- * | AD4 | CreateStream, CreateTable or AddPartition that grows the metadata bytes past `maxMetaBytes` | limit_reached {limit: "MAX_META_BYTES", max} |
+ * | AD4 | CreateStream, ClaimStream, CreateTable or AddPartition that grows the metadata bytes past `maxMetaBytes` | limit_reached {limit: "MAX_META_BYTES", max} |
  * | AD5 | any other change (it may grow the bytes a little: a config it rewrites)                      | admitted                                     |
  *
  * limit_reached (429, Retry-After), not too_large: the deployment is full, not the request, and deletes
@@ -32,7 +32,7 @@ const GROWING: ReadonlySet<Command["type"]> = new Set(["CreateStream", "CreateTa
  */
 export function admitCommand(state: MetaState, command: Command, limits: AdmissionLimits): DomainError | null {
   // A malformed command is apply's to refuse (invalid).
-  if (command.type !== "CreateStream" || typeof command.name !== "string") return null;
+  if ((command.type !== "CreateStream" && command.type !== "ClaimStream") || typeof command.name !== "string") return null;
   if (state.streamIdsByName.get(command.name) !== undefined) return null;
   if (state.streams.size < limits.maxStreams) return null;
   return domainError("limit_reached", "this deployment holds as many streams as it may; delete some or retry later", {

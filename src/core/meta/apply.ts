@@ -11,6 +11,7 @@ import { registerNode, setDraining, setSlots } from "./node-rules.ts";
 import type { Outcome } from "./outcome.ts";
 import { placeStream } from "./placement.ts";
 import type { MetaState } from "./state.ts";
+import { claimStream } from "./claim-stream.ts";
 import { closeStream, createStream, deleteStream, openStream } from "./stream-rules.ts";
 import { addPartition, commitBucketSnapshot, createTable, dropTable } from "./table-rules.ts";
 import { beginTransfer, completeTransfer } from "./transfer-rules.ts";
@@ -31,6 +32,8 @@ function dispatch(state: MetaState, command: Command, ctx: ApplyContext): Outcom
       return setDraining(state, command);
     case "CreateStream":
       return createStream(state, command);
+    case "ClaimStream":
+      return claimStream(state, command);
     case "DeleteStream":
       return deleteStream(state, command);
     case "PlaceStream":

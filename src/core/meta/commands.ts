@@ -43,6 +43,17 @@ export interface CreateStream {
   readonly config: StreamConfig;
   readonly by?: Proposer;
 }
+/**
+ * CreateStream, PlaceStream and OpenStream in one entry, for the node a create arrived at (table CM): the
+ * name registered, placed, and opened when placement chose the proposer. One round trip to the log where
+ * there were three.
+ */
+export interface ClaimStream {
+  readonly type: "ClaimStream";
+  readonly name: string;
+  readonly config: StreamConfig;
+  readonly by: Proposer;
+}
 export interface DeleteStream {
   readonly type: "DeleteStream";
   readonly streamId: string;
@@ -173,6 +184,7 @@ export type Command =
   | SetSlots
   | SetDraining
   | CreateStream
+  | ClaimStream
   | DeleteStream
   | PlaceStream
   | OpenStream
@@ -197,6 +209,7 @@ export const COMMAND_TYPES: readonly CommandType[] = [
   "SetSlots",
   "SetDraining",
   "CreateStream",
+  "ClaimStream",
   "DeleteStream",
   "PlaceStream",
   "OpenStream",
@@ -226,6 +239,8 @@ export interface ValueOf {
   SetSlots: { readonly node: NodeRecord };
   SetDraining: { readonly node: NodeRecord };
   CreateStream: { readonly stream: StreamRecord };
+  /** The record as the claim left it; `opened`: this entry opened it for the proposer (at epoch 1); the owner's record. */
+  ClaimStream: { readonly stream: StreamRecord; readonly opened: boolean; readonly ownerNode: NodeRecord | null };
   /** The record as it was before the delete. */
   DeleteStream: { readonly stream: StreamRecord };
   PlaceStream: { readonly stream: StreamRecord };

@@ -52,6 +52,7 @@ const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } =
   SetSlots: { nodeId: id, slots: count, by: optional(proposer) },
   SetDraining: { nodeId: id, draining: bool, by: optional(proposer) },
   CreateStream: { name, config, by: optional(proposer) },
+  ClaimStream: { name, config, by: proposer },
   DeleteStream: { streamId: id, by: optional(proposer) },
   PlaceStream: { streamId: id, by: optional(proposer) },
   OpenStream: { streamId: id, nodeId: id, nodeEpoch: count },
@@ -89,7 +90,7 @@ export function validateCommand(input: unknown): DomainError | null {
   for (const [key, check] of Object.entries(fields)) {
     if (!check(input[key])) return domainError("invalid", `bad or missing field ${key}`, { type: input.type, field: key });
   }
-  if (input.type === "CreateStream" && JSON.stringify(input.config).length > MAX_CONFIG_JSON_CHARS) {
+  if ((input.type === "CreateStream" || input.type === "ClaimStream") && JSON.stringify(input.config).length > MAX_CONFIG_JSON_CHARS) {
     return domainError("too_large", "stream configuration too large", { maxChars: MAX_CONFIG_JSON_CHARS });
   }
   if (input.type === "CreateTable" && JSON.stringify(input.definition).length > MAX_DEFINITION_JSON_CHARS) {

@@ -106,6 +106,7 @@ export function touchedBy(command: Command, result: AnyResult): Touched {
     case "ReassignStreams":
       return result.ok && "streams" in result.value ? { streams: result.value.streams.map((stream) => stream.id) } : {};
     case "CreateStream":
+    case "ClaimStream":
       return result.ok && "stream" in result.value ? { streams: [result.value.stream.id] } : {};
     case "DeleteStream":
     case "PlaceStream":

@@ -194,12 +194,13 @@ type Claim =
 
 /**
  * The metadata side of a create (docs/router.md, "A create that lands on a non-owner"), from a node that
- * does not hold the name. CreateStream (a no-op when the log holds the name with this configuration), then
- * PlaceStream when nobody owns it yet. Placed here: OpenStream, and the caller writes the create record
- * (201). Placed elsewhere: a 307 to the owner, where the same PUT comes back and finds the stream placed on
- * that node and never opened: it opens it and writes the body there (201). So the body is written once,
- * by the owner, and the 201 goes to the one request that opened the stream; a repeat finds it held (200,
- * or 409 for another configuration, answered by the owner from its registry).
+ * does not hold the name: one ClaimStream (table CM), which registers the name (a no-op when the log holds
+ * it with this configuration), places it when nobody owns it yet, and opens it when placed here. Opened
+ * here: the caller writes the create record (201). Placed elsewhere: a 307 to the owner, where the same
+ * PUT comes back, and its own ClaimStream opens the stream placed there and never opened; it writes the body
+ * there (201). So the body is written once, by the owner, and the 201 goes to the one request that opened
+ * the stream; a repeat finds it held (200, or 409 for another configuration, answered by the owner from its
+ * registry).
  *
  * A name this node opened (in an earlier incarnation, or before its create record landed) but does not
  * hold is a create that never completed: adopted with the same configuration, deleted and created again
@@ -210,21 +211,25 @@ async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig)
   const by = { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch };
   const fail = (error: DomainError): Claim => ({ kind: "error", error });
   for (let attempt = 0; attempt < 3; attempt++) {
-    const created = await ctx.meta.propose({ type: "CreateStream", name, config: config as unknown as JsonObject, by });
+    const claimed = await ctx.meta.propose({ type: "ClaimStream", name, config: config as unknown as JsonObject, by });
     ctx.view.invalidate(name);
+    if (claimed.ok && claimed.value.opened) return { kind: "claimed", id: claimed.value.stream.id, epoch: claimed.value.stream.epoch };
     let record: StreamRecord;
-    const sameConfig = created.ok;
-    if (created.ok) {
-      record = created.value.stream;
+    let ownerNode: NodeRecord | null = null;
+    const sameConfig = claimed.ok;
+    if (claimed.ok) {
+      record = claimed.value.stream;
+      ownerNode = claimed.value.ownerNode;
     } else {
       // A refusal of the request itself (a configuration over the log's size limit) is the client's to fix,
       // not a reason to retry: once a 17 KB Content-Type got a retryable 503 here. A full
       // deployment (MAX_STREAMS) keeps its own answer, 429 with the limit, for the same reason.
-      if (["invalid", "too_large", "limit_reached"].includes(created.error.code)) return fail(created.error);
-      if (created.error.code !== "conflict") return fail(unavailable(created.error.message));
-      const found = (await ctx.view.lookup(name, true)).stream;
-      if (found === null) continue; // deleted meanwhile: create again
-      record = found;
+      if (["invalid", "too_large", "limit_reached"].includes(claimed.error.code)) return fail(claimed.error);
+      if (claimed.error.code !== "conflict") return fail(unavailable(claimed.error.message));
+      const found = await ctx.view.lookup(name, true);
+      if (found.stream === null) continue; // deleted meanwhile: create again
+      record = found.stream;
+      ownerNode = found.ownerNode;
     }
     const mine = record.owner === ctx.nodeId;
     if (mine && (record.ownership === "opened" || record.ownership === "closed") && !sameConfig) {
@@ -234,36 +239,46 @@ async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig)
       if (!deleted.ok && deleted.error.code !== "not_found") return fail(unavailable(deleted.error.message));
       continue;
     }
-    if (record.ownership === "unplaced") {
-      if (!sameConfig) return fail(domainError("conflict", "the stream is being created with another configuration"));
-      const placed = await ctx.meta.propose({ type: "PlaceStream", streamId: record.id, by });
-      if (!placed.ok) return fail(unavailable(placed.error.message));
-      record = placed.value.stream;
+    if (!sameConfig && (record.ownership === "unplaced" || record.owner === ctx.nodeId)) {
+      return fail(domainError("conflict", "the stream is being created with another configuration"));
     }
-    if (record.owner !== ctx.nodeId) {
-      if (config.fork !== null && record.ownership === "placed" && record.epoch === 0) {
-        // Placement chose another node for a fork whose source is here: ask for the fork to be handed
-        // here. The other node's watcher closes and completes it at once (T2); meanwhile it redirects the
-        // PUT back here (R3), where it parks until the transfer settles (R2).
-        const moving = await ctx.meta.propose({ type: "BeginTransfer", streamId: record.id, target: ctx.nodeId, by });
-        if (!moving.ok) return fail(unavailable(moving.error.message));
-      }
-      const lookup = await ctx.view.lookup(name, true);
-      const owner = lookup.stream?.transfer?.source ?? lookup.stream?.owner;
-      const node = owner === lookup.ownerNode?.id ? lookup.ownerNode : null;
-      if (node === null) return fail(unavailable(`no address known for the owner of ${name}`));
-      return { kind: "redirect", node };
-    }
-    if (!sameConfig) return fail(domainError("conflict", "the stream is being created with another configuration"));
+    if (record.owner !== ctx.nodeId) return redirectToOwner(ctx, name, config, record, ownerNode, by);
     // Handed here by a transfer, re-led here after a failover, or taken over: its data is in the store, and
     // it opens from there (ownership/adopt.ts), never as a new empty stream. The caller then answers from the copy.
     if (record.ownership !== "placed" || record.epoch > 0) {
       if ((await readManifest(ctx.store, record.id)) !== null) return { kind: "adopt", view: record };
     }
+    // Opened by an earlier incarnation of this node whose create record never landed: opened again (epoch + 1).
     const opened = await ctx.meta.propose({ type: "OpenStream", streamId: record.id, nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch });
     ctx.view.invalidate(name);
     if (!opened.ok) return fail(unavailable(opened.error.message));
     return { kind: "claimed", id: record.id, epoch: opened.value.stream.epoch };
   }
   return fail(unavailable("the metadata log keeps a conflicting record of this name; retry"));
+}
+
+/** A 307 to the node that owns (or is about to own) the stream; a fork is asked to be handed here first. */
+async function redirectToOwner(
+  ctx: NodeContext,
+  name: string,
+  config: StreamConfig,
+  record: StreamRecord,
+  ownerNode: NodeRecord | null,
+  by: { readonly nodeId: string; readonly nodeEpoch: number },
+): Promise<Claim> {
+  if (config.fork !== null && record.ownership === "placed" && record.epoch === 0) {
+    // Placement chose another node for a fork whose source is here: ask for the fork to be handed here.
+    // The other node's watcher closes and completes it at once (T2); meanwhile it redirects the PUT back
+    // here (R3), where it parks until the transfer settles (R2).
+    const moving = await ctx.meta.propose({ type: "BeginTransfer", streamId: record.id, target: ctx.nodeId, by });
+    if (!moving.ok) return { kind: "error", error: unavailable(moving.error.message) };
+  }
+  let node = ownerNode !== null && ownerNode.id === record.owner && config.fork === null ? ownerNode : null;
+  if (node === null) {
+    const lookup = await ctx.view.lookup(name, true);
+    const owner = lookup.stream?.transfer?.source ?? lookup.stream?.owner;
+    node = owner === lookup.ownerNode?.id ? lookup.ownerNode : null;
+  }
+  if (node === null) return { kind: "error", error: unavailable(`no address known for the owner of ${name}`) };
+  return { kind: "redirect", node };
 }

@@ -26,6 +26,8 @@ const KINDS: readonly Command["type"][] = [
   "SetDraining",
   "CreateStream",
   "CreateStream",
+  "ClaimStream",
+  "ClaimStream",
   "DeleteStream",
   "PlaceStream",
   "PlaceStream",
@@ -71,6 +73,7 @@ const PARTITIONED_DEFINITION = {
 const FAILOVER_KINDS: readonly Command["type"][] = [
   "RegisterNode",
   "CreateStream",
+  "ClaimStream",
   "PlaceStream",
   "OpenStream",
   "OpenStream",
@@ -165,6 +168,8 @@ function resolve(state: MetaState, step: Step): Command {
       return withBy({ type: "SetDraining", nodeId: other, draining: step.flag && step.slots > 2 });
     case "CreateStream":
       return withBy({ type: "CreateStream", name: STREAM_NAMES[step.stream % STREAM_NAMES.length] ?? "n1", config: step.slots === 0 ? { v: 2 } : {} });
+    case "ClaimStream":
+      return { type: "ClaimStream", name: STREAM_NAMES[step.stream % STREAM_NAMES.length] ?? "n1", config: step.slots === 0 ? { v: 2 } : {}, by: { nodeId, nodeEpoch } };
     case "DeleteStream":
       return withBy({ type: "DeleteStream", streamId });
     case "PlaceStream":
