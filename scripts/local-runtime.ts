@@ -175,6 +175,8 @@ function miniflareOptions(options: LocalRuntimeOptions, config: WorkerConfig, va
     ...(options.persistDir === undefined ? {} : { defaultPersistRoot: join(resolve(options.persistDir), "v3") }),
     // The fallback `request.cf` object: without this Miniflare tries to download one at startup.
     cf: false,
+    // MINK_INSPECTOR_PORT: workerd's DevTools inspector (CPU profiles of the Worker and its Durable Objects).
+    ...(process.env.MINK_INSPECTOR_PORT === undefined ? {} : { inspectorPort: Number(process.env.MINK_INSPECTOR_PORT) }),
     ...(options.edgeEntry === true
       ? { host: "127.0.0.1", port }
       : // Miniflare's entry socket has to listen somewhere: any free port, unused.
