@@ -1,0 +1,201 @@
+// Scale benchmark (issue 25), first part: stream creates per second, mink and the reference server
+// `@durable-streams/server` (file-backed, a child process) side by side on this machine, at 1, 32 and 256
+// connections, fresh names, for a fixed time per phase. mink runs as `npm run dev` does: the local runtime,
+// three nodes (--nodes), ROUTER_MODE=redirect, so a create the router's node does not own is answered 307
+// and sent again to the owner, as every Durable Streams client does.
+//
+// The runs are interleaved (each phase for one server, then the same phase for the other, the order
+// alternating run by run) and repeated (--runs, default 3); each cell prints the median of the runs and
+// their range. For mink's creates it also prints where the time goes: the share answered 307 and the
+// latency of the first request (the router's node) and of the second (the owner).
+//
+//   npx tsx test/bench/scale.bench.ts [--runs 3] [--seconds 5] [--nodes 3] [--quick]     # npm run bench:scale
+//
+// It prints figures and asserts nothing. Everything talks to 127.0.0.1 only, and everything started here
+// is stopped (by PID or close()) on the way out. Numbers are only comparable within one run on one machine.
+import { availableParallelism, cpus, loadavg } from "node:os";
+import { parseArgs } from "node:util";
+import { Pool } from "undici";
+import { startService, type Service } from "../e2e/service.ts";
+import { REQUEST_TIMEOUT_MS, streamPath } from "./service-bench/http.ts";
+import { startReferenceServer, type ReferenceServer } from "./service-bench/reference-server.ts";
+import { ErrorTally, errorText, formatMs, summarize } from "./service-bench/stats.ts";
+import { printTable, type Cell, type Row } from "./service-bench/table.ts";
+import { gitCommit } from "./git-commit.ts";
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "3" },
+    seconds: { type: "string", default: "5" },
+    nodes: { type: "string", default: "3" },
+    quick: { type: "boolean", default: false },
+  },
+});
+const runs = values.quick ? 1 : Number(values.runs);
+const phaseMs = (values.quick ? 1 : Number(values.seconds)) * 1000;
+const nodes = Number(values.nodes);
+const CONNECTIONS = values.quick ? [1, 32] : [1, 32, 256];
+/** A create answered 307 is sent again to its Location, at most this many times. */
+const MAX_REDIRECTS = 3;
+
+interface CreatePhase {
+  readonly createsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly errors: ErrorTally;
+  /** Creates answered 307 first, and the latency of the first request (to the router) and of the last. */
+  readonly redirected: number;
+  readonly firstHopP50Ms: number;
+  readonly lastHopP50Ms: number;
+}
+
+/** One create, following 307s on the same origin; the latency of each request. */
+async function create(pool: Pool, path: string): Promise<number[]> {
+  const hopsMs: number[] = [];
+  let at = path;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    const sent = performance.now();
+    const response = await pool.request({
+      path: at,
+      method: "PUT",
+      headers: { "content-type": "text/plain" },
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      bodyTimeout: REQUEST_TIMEOUT_MS,
+    });
+    const text = await response.body.text();
+    hopsMs.push(performance.now() - sent);
+    if (response.statusCode === 201) return hopsMs;
+    const location = response.headers.location;
+    if (response.statusCode !== 307 || typeof location !== "string") throw new Error(`PUT ${at}: ${response.statusCode} ${text.slice(0, 200)}`);
+    at = new URL(location).pathname;
+  }
+  throw new Error(`PUT ${path}: more than ${MAX_REDIRECTS} redirects`);
+}
+
+async function measureCreates(baseUrl: string, prefix: string, connections: number): Promise<CreatePhase> {
+  const pool = new Pool(baseUrl, { connections, keepAliveTimeout: 60_000, headersTimeout: REQUEST_TIMEOUT_MS });
+  try {
+    const errors = new ErrorTally();
+    const samplesMs: number[] = [];
+    const firstHopMs: number[] = [];
+    const lastHopMs: number[] = [];
+    let redirected = 0;
+    let next = 0;
+    const started = performance.now();
+    const deadline = started + phaseMs;
+    await Promise.all(Array.from({ length: connections }, async () => {
+      while (performance.now() < deadline) {
+        const sent = performance.now();
+        try {
+          const hops = await create(pool, streamPath(`${prefix}/s-${next++}`));
+          samplesMs.push(performance.now() - sent);
+          firstHopMs.push(hops[0]!);
+          lastHopMs.push(hops.at(-1)!);
+          if (hops.length > 1) redirected++;
+        } catch (error) {
+          errors.add(error);
+        }
+      }
+    }));
+    const elapsedMs = performance.now() - started;
+    const latency = summarize(samplesMs);
+    return {
+      createsPerSecond: (samplesMs.length * 1000) / elapsedMs,
+      p50Ms: latency.p50Ms,
+      p99Ms: latency.p99Ms,
+      errors,
+      redirected: samplesMs.length === 0 ? 0 : redirected / samplesMs.length,
+      firstHopP50Ms: summarize(firstHopMs).p50Ms,
+      lastHopP50Ms: summarize(lastHopMs).p50Ms,
+    };
+  } finally {
+    await pool.destroy();
+  }
+}
+
+const median = (xs: readonly number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** "median (min–max)" of one figure over the runs, or the errors that kept it from being measured. */
+function figureCell(phases: readonly (CreatePhase | string)[], figure: (phase: CreatePhase) => number, format: (x: number) => string): Cell {
+  const failed = phases.filter((phase): phase is string => typeof phase === "string");
+  if (failed.length > 0) return { error: failed.join("; ") };
+  const measured = phases as CreatePhase[];
+  const xs = measured.map(figure);
+  const errors = measured.reduce((sum, phase) => sum + phase.errors.total, 0);
+  const text = xs.length === 1 ? format(xs[0]!) : `${format(median(xs))} (${format(Math.min(...xs))}–${format(Math.max(...xs))})`;
+  return errors === 0 ? { text } : { text: `${text}; ${errors} failed`, note: measured.map((phase) => phase.errors.describe()).filter((d) => d !== "").join("; ") };
+}
+
+const loads = (): string => loadavg().map((v) => v.toFixed(2)).join(" ");
+
+async function main(): Promise<void> {
+  console.log(`scale benchmark (creates): ${new Date().toISOString()}, commit ${gitCommit()}, Node ${process.version}, ` +
+    `${availableParallelism()} cores (${cpus()[0]?.model ?? "unknown CPU"}), load average ${loads()}, ${runs} interleaved runs of ${phaseMs / 1000} s per phase`);
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    console.error(`starting mink (local runtime, ${nodes} nodes, redirect) and the reference server`);
+    const mink: Service = await startService({ nodes, forwarding: false });
+    cleanups.push(() => mink.stop());
+    const reference: ReferenceServer = await startReferenceServer(10_000);
+    cleanups.push(() => reference.stop());
+    const runId = `scale-${Date.now().toString(36)}`;
+    const minkPhases = new Map<number, (CreatePhase | string)[]>();
+    const referencePhases = new Map<number, (CreatePhase | string)[]>();
+    for (let run = 0; run < runs; run++) {
+      for (const connections of CONNECTIONS) {
+        const sides: [string, string, Map<number, (CreatePhase | string)[]>][] = [
+          ["mink", mink.baseUrl, minkPhases],
+          ["reference", reference.baseUrl, referencePhases],
+        ];
+        if (run % 2 === 1) sides.reverse();
+        for (const [name, baseUrl, into] of sides) {
+          console.error(`[run ${run + 1}/${runs}] ${name}: creates at ${connections} connections`);
+          const phase = await measureCreates(baseUrl, `${runId}-r${run}-c${connections}`, connections).catch(errorText);
+          into.set(connections, [...(into.get(connections) ?? []), phase]);
+        }
+      }
+    }
+    const rows: Row[] = [];
+    const minkCells = new Map<string, Cell>();
+    const referenceCells = new Map<string, Cell>();
+    const perSecond = (x: number): string => x.toFixed(0);
+    const share = (x: number): string => `${(x * 100).toFixed(0)}%`;
+    for (const connections of CONNECTIONS) {
+      const key = `c${connections}`;
+      rows.push({ label: `creates/s, ${connections} connection${connections === 1 ? "" : "s"}`, key });
+      rows.push({ label: "  create latency p50, ms", key: `${key}-p50` });
+      rows.push({ label: "  create latency p99, ms", key: `${key}-p99` });
+      rows.push({ label: "  answered 307 first (sent again to the owner)", key: `${key}-redirected` });
+      rows.push({ label: "  p50 of the first request / of the owner's, ms", key: `${key}-hops` });
+      for (const [cells, phases] of [[minkCells, minkPhases.get(connections) ?? []], [referenceCells, referencePhases.get(connections) ?? []]] as const) {
+        cells.set(key, figureCell(phases, (p) => p.createsPerSecond, perSecond));
+        cells.set(`${key}-p50`, figureCell(phases, (p) => p.p50Ms, formatMs));
+        cells.set(`${key}-p99`, figureCell(phases, (p) => p.p99Ms, formatMs));
+        cells.set(`${key}-redirected`, figureCell(phases, (p) => p.redirected, share));
+        const first = figureCell(phases, (p) => p.firstHopP50Ms, formatMs);
+        const last = figureCell(phases, (p) => p.lastHopP50Ms, formatMs);
+        cells.set(`${key}-hops`, "text" in first && "text" in last ? { text: `${first.text} / ${last.text}` } : first);
+      }
+    }
+    console.log();
+    printTable(rows, [
+      { title: `mink (${nodes} node${nodes === 1 ? "" : "s"}, redirect, local runtime, embedded S3)`, cells: minkCells },
+      { title: "@durable-streams/server 0.3.7 (file)", cells: referenceCells },
+    ]);
+    console.log(`\nload average at the end: ${loads()}`);
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        console.error(`cleanup: ${errorText(error)}`);
+      }
+    }
+  }
+}
+
+await main();
