@@ -22,7 +22,7 @@ import { createStream } from "../node/paths/create.ts";
 import { deleteStream } from "../node/paths/delete.ts";
 import type { TableContext } from "../node/tables/buckets.ts";
 import { type Reply } from "../node/state/replies.ts";
-import { routeAtNode } from "../node/paths/routing.ts";
+import { lostTouch, routeAtNode } from "../node/paths/routing.ts";
 import { headStream, readStream } from "../node/paths/read.ts";
 import { sseStream } from "../node/paths/sse.ts";
 import { holdingBody } from "./body-pool.ts";
@@ -64,8 +64,11 @@ async function handle(ctx: TableContext, c: Context): Promise<Response> {
   if (target.value.kind !== "stream") return errorResponse(domainError("not_found", "no such route"));
   const name = checkStreamName(target.value.name);
   if (!name.ok) return errorResponse(name.error);
-  // Streams this node does not own go back to the client as a 307 to their owner (paths/routing.ts).
-  const routed = ROUTED_METHODS.has(request.method) ? await routeAtNode(ctx, name.value) : null;
+  // Streams this node does not own go back to the client as a 307 to their owner (paths/routing.ts). A
+  // create of a name not held here claims it first and routes only if the claim did not open it here
+  // (paths/create.ts): a new stream costs no lookup. A fork is routed first (it is created where its source is).
+  const claimsFirst = request.method === "PUT" && header(HEADER.streamForkedFrom) === null && ctx.registry.byName(name.value) === undefined && lostTouch(ctx) === null;
+  const routed = ROUTED_METHODS.has(request.method) && !claimsFirst ? await routeAtNode(ctx, name.value) : null;
   if (routed !== null) {
     const refused = routed.kind === "redirect" ? await readBeforeRedirect(request, ctx.settings.maxBodyBytes) : null;
     if (refused !== null) return refused;
@@ -87,7 +90,7 @@ async function handle(ctx: TableContext, c: Context): Promise<Response> {
     case "PUT":
     case "POST": {
       const location = `${url.origin}${formatTarget(target.value)}`;
-      return holdingBody(ctx, request, (hold) => write(ctx, request, name.value, { url, location }, hold));
+      return holdingBody(ctx, request, (hold) => write(ctx, request, name.value, { url, location, routed: !claimsFirst }, hold));
     }
     case "GET": {
       const offsets = url.searchParams.getAll(QUERY.offset);
@@ -160,9 +163,9 @@ function textOf(body: Uint8Array, contentType: string | null): string | null {
 }
 
 /** A create (PUT) or an append (POST), its body held in the node's pool (body-pool.ts) until answered. */
-/** A create or an append; `location` is the created stream's URL (the request's, canonical). */
-async function write(ctx: TableContext, request: Request, name: string, at: { url: URL; location: string }, hold: BodyHold): Promise<Response> {
-  const { url, location } = at;
+/** A create or an append; `location` is the created stream's URL (the request's, canonical); `routed`: see CreateInput. */
+async function write(ctx: TableContext, request: Request, name: string, at: { url: URL; location: string; routed: boolean }, hold: BodyHold): Promise<Response> {
+  const { url, location, routed } = at;
   const header = (key: string): string | null => request.headers.get(key);
   const answer = (result: Reply): Response => toResponse(result, false, url);
   switch (request.method) {
@@ -181,7 +184,7 @@ async function write(ctx: TableContext, request: Request, name: string, at: { ur
       if (!read.ok) return errorResponse(read.error);
       const body = read.value;
       return answer(
-        await createStream(ctx, { name, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)), location }),
+        await createStream(ctx, { name, request: parsed.value, body, bodyText: textOf(body, header(HEADER.contentType)), location, routed }),
       );
     }
     case "POST": {

@@ -1,11 +1,9 @@
 // PUT: create a stream (or a fork), or answer a repeated create. Serialized per name. The new stream is
-// registered in the metadata log (CreateStream, PlaceStream, OpenStream: its id and stream epoch; placed on
-// another node, the PUT is redirected there: see claimInMeta), then its create record (name, configuration,
+// registered in the metadata log (one ClaimStream: its id and stream epoch; placed on another node, the PUT
+// is redirected there: see create-claim.ts), then its create record (name, configuration,
 // initial body) is written to the WAL; only once that landed is the stream visible and the 201 sent.
 // Rules: docs/protocol-rules.md sections 3 and 4; the multi-node create: docs/router.md.
-import { domainError, type DomainError } from "../../core/errors.ts";
-import type { JsonObject } from "../../core/meta/index.ts";
-import type { NodeRecord, StreamRecord } from "../../core/meta/state.ts";
+import type { StreamRecord } from "../../core/meta/state.ts";
 import { admitWalBytes, checkForkDepth } from "../../core/protocol/bounds.ts";
 import { checkForkSource, resolveForkPoint, type ForkSourceView } from "../../core/protocol/fork.ts";
 import { HEADER } from "../../core/protocol/headers.ts";
@@ -19,13 +17,13 @@ import {
   type ResolvedFork,
   type StreamConfig,
 } from "../../core/protocol/stream-config.ts";
-import { readManifest } from "../../storage/manifest.ts";
 import { adoptStream } from "../ownership/adopt.ts";
 import { announce, settled, type NodeContext } from "../context.ts";
 import { errorReply, redirectReply, reply, unavailable, type Reply } from "../state/replies.ts";
 import { routeAtNode } from "./routing.ts";
 import { applyInitial, newStreamState, type StreamState } from "../state/stream-registry.ts";
 import { commitRecord, walRecord } from "../streams/commit.ts";
+import { claimInMeta } from "./create-claim.ts";
 import { recordAccess, resolveLive } from "../streams/lifecycle.ts";
 
 const encoder = new TextEncoder();
@@ -38,20 +36,37 @@ export interface CreateInput {
   readonly bodyText: string | null;
   /** The absolute URL of the stream, for `Location`. */
   readonly location: string;
+  /**
+   * Whether the request was routed before it got here (paths/routing.ts). A create of a name not held here
+   * need not be: its claim opens a new stream at once, and only a claim that did not is routed first.
+   */
+  readonly routed: boolean;
 }
 
 export async function createStream(ctx: NodeContext, input: CreateInput): Promise<Reply> {
-  const first = await ctx.locks.run(`name:${input.name}`, () => createLocked(ctx, input));
+  let first = await ctx.locks.run(`name:${input.name}`, () => createLocked(ctx, input, input.routed));
+  if ("route" in first) {
+    // The claim did not open the stream here: route the PUT as any request (a 307 to the owner, a park for
+    // a transfer, a 503 for a dead owner, an adoption), then create as a routed request does.
+    const routed = await routeAtNode(ctx, input.name);
+    if (routed !== null) return routed;
+    first = await ctx.locks.run(`name:${input.name}`, () => createLocked(ctx, input, true));
+  }
+  if ("route" in first) return errorReply(unavailable(`${input.name} could not be routed yet; retry`));
   if (!("adopt" in first)) return first;
   // The stream's data is in the store: it is opened from there (adoptStream takes the name lock itself),
   // then the create is answered as a repeat by the copy now held here.
   const error = await adoptStream(ctx, first.adopt);
   if (error !== null && error.code !== "held_by" && error.code !== "not_found") return errorReply(error);
-  const again = await ctx.locks.run(`name:${input.name}`, () => createLocked(ctx, input));
-  return "adopt" in again ? errorReply(unavailable(`${input.name} could not be opened here yet; retry`)) : again;
+  const again = await ctx.locks.run(`name:${input.name}`, () => createLocked(ctx, input, true));
+  return "adopt" in again || "route" in again ? errorReply(unavailable(`${input.name} could not be opened here yet; retry`)) : again;
 }
 
-async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply | { readonly adopt: StreamRecord }> {
+/** What createLocked may hand back instead of a reply: a stream to adopt, or a PUT to route first. */
+type Detour = { readonly adopt: StreamRecord } | { readonly route: true };
+
+/** `routed`: the request was routed here (paths/routing.ts); otherwise the claim may ask for that first. */
+async function createLocked(ctx: NodeContext, input: CreateInput, routed: boolean): Promise<Reply | Detour> {
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
   // A create's initial body waits for the WAL like an append's (MAX_WAL_QUEUE_BYTES, docs/limits.md).
   const backlog = input.body.byteLength === 0 ? null : admitWalBytes(ctx.wal.queuedBytes, input.body.byteLength, ctx.settings.maxWalQueueBytes);
@@ -77,7 +92,7 @@ async function createLocked(ctx: NodeContext, input: CreateInput): Promise<Reply
   // The source cannot be removed while this create is in flight: the fork holds it from here on.
   if (forked.source !== undefined) ctx.registry.holdSource(forked.source);
   try {
-    return await createNew(ctx, input, config, data, forked.source);
+    return await createNew(ctx, input, config, data, forked.source, routed);
   } catch (error) {
     releaseSource(ctx, forked.source);
     throw error;
@@ -131,12 +146,13 @@ async function createNew(
   config: StreamConfig,
   data: Uint8Array,
   source: StreamState | undefined,
-): Promise<Reply | { readonly adopt: StreamRecord }> {
+  routed: boolean,
+): Promise<Reply | Detour> {
   const { name, request } = input;
-  const registered = await claimInMeta(ctx, name, config);
-  if (registered.kind === "adopt") {
+  const registered = await claimInMeta(ctx, name, config, routed);
+  if (registered.kind === "adopt" || registered.kind === "route") {
     releaseSource(ctx, source);
-    return { adopt: registered.view };
+    return registered.kind === "adopt" ? { adopt: registered.view } : { route: true };
   }
   if (registered.kind !== "claimed") {
     releaseSource(ctx, source);
@@ -184,101 +200,4 @@ function streamHeaders(stream: StreamState): Record<string, string> {
   };
   if (stream.eof) headers[HEADER.streamClosed] = "true";
   return headers;
-}
-
-type Claim =
-  | { readonly kind: "claimed"; readonly id: string; readonly epoch: number }
-  | { readonly kind: "redirect"; readonly node: NodeRecord }
-  | { readonly kind: "adopt"; readonly view: StreamRecord }
-  | { readonly kind: "error"; readonly error: DomainError };
-
-/**
- * The metadata side of a create (docs/router.md, "A create that lands on a non-owner"), from a node that
- * does not hold the name: one ClaimStream (table CM), which registers the name (a no-op when the log holds
- * it with this configuration), places it when nobody owns it yet, and opens it when placed here. Opened
- * here: the caller writes the create record (201). Placed elsewhere: a 307 to the owner, where the same
- * PUT comes back, and its own ClaimStream opens the stream placed there and never opened; it writes the body
- * there (201). So the body is written once, by the owner, and the 201 goes to the one request that opened
- * the stream; a repeat finds it held (200, or 409 for another configuration, answered by the owner from its
- * registry).
- *
- * A name this node opened (in an earlier incarnation, or before its create record landed) but does not
- * hold is a create that never completed: adopted with the same configuration, deleted and created again
- * with another. A name placed on this node, never opened, with another configuration is another client's
- * create on its way here: 409.
- */
-async function claimInMeta(ctx: NodeContext, name: string, config: StreamConfig): Promise<Claim> {
-  const by = { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch };
-  const fail = (error: DomainError): Claim => ({ kind: "error", error });
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const claimed = await ctx.meta.propose({ type: "ClaimStream", name, config: config as unknown as JsonObject, by });
-    ctx.view.invalidate(name);
-    if (claimed.ok && claimed.value.opened) return { kind: "claimed", id: claimed.value.stream.id, epoch: claimed.value.stream.epoch };
-    let record: StreamRecord;
-    let ownerNode: NodeRecord | null = null;
-    const sameConfig = claimed.ok;
-    if (claimed.ok) {
-      record = claimed.value.stream;
-      ownerNode = claimed.value.ownerNode;
-    } else {
-      // A refusal of the request itself (a configuration over the log's size limit) is the client's to fix,
-      // not a reason to retry: once a 17 KB Content-Type got a retryable 503 here. A full
-      // deployment (MAX_STREAMS) keeps its own answer, 429 with the limit, for the same reason.
-      if (["invalid", "too_large", "limit_reached"].includes(claimed.error.code)) return fail(claimed.error);
-      if (claimed.error.code !== "conflict") return fail(unavailable(claimed.error.message));
-      const found = await ctx.view.lookup(name, true);
-      if (found.stream === null) continue; // deleted meanwhile: create again
-      record = found.stream;
-      ownerNode = found.ownerNode;
-    }
-    const mine = record.owner === ctx.nodeId;
-    if (mine && (record.ownership === "opened" || record.ownership === "closed") && !sameConfig) {
-      // A leftover of this node's own unfinished create with another configuration: replace it.
-      const deleted = await ctx.meta.propose({ type: "DeleteStream", streamId: record.id, by });
-      ctx.view.invalidate(name);
-      if (!deleted.ok && deleted.error.code !== "not_found") return fail(unavailable(deleted.error.message));
-      continue;
-    }
-    if (!sameConfig && (record.ownership === "unplaced" || record.owner === ctx.nodeId)) {
-      return fail(domainError("conflict", "the stream is being created with another configuration"));
-    }
-    if (record.owner !== ctx.nodeId) return redirectToOwner(ctx, name, config, record, ownerNode, by);
-    // Handed here by a transfer, re-led here after a failover, or taken over: its data is in the store, and
-    // it opens from there (ownership/adopt.ts), never as a new empty stream. The caller then answers from the copy.
-    if (record.ownership !== "placed" || record.epoch > 0) {
-      if ((await readManifest(ctx.store, record.id)) !== null) return { kind: "adopt", view: record };
-    }
-    // Opened by an earlier incarnation of this node whose create record never landed: opened again (epoch + 1).
-    const opened = await ctx.meta.propose({ type: "OpenStream", streamId: record.id, nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch });
-    ctx.view.invalidate(name);
-    if (!opened.ok) return fail(unavailable(opened.error.message));
-    return { kind: "claimed", id: record.id, epoch: opened.value.stream.epoch };
-  }
-  return fail(unavailable("the metadata log keeps a conflicting record of this name; retry"));
-}
-
-/** A 307 to the node that owns (or is about to own) the stream; a fork is asked to be handed here first. */
-async function redirectToOwner(
-  ctx: NodeContext,
-  name: string,
-  config: StreamConfig,
-  record: StreamRecord,
-  ownerNode: NodeRecord | null,
-  by: { readonly nodeId: string; readonly nodeEpoch: number },
-): Promise<Claim> {
-  if (config.fork !== null && record.ownership === "placed" && record.epoch === 0) {
-    // Placement chose another node for a fork whose source is here: ask for the fork to be handed here.
-    // The other node's watcher closes and completes it at once (T2); meanwhile it redirects the PUT back
-    // here (R3), where it parks until the transfer settles (R2).
-    const moving = await ctx.meta.propose({ type: "BeginTransfer", streamId: record.id, target: ctx.nodeId, by });
-    if (!moving.ok) return { kind: "error", error: unavailable(moving.error.message) };
-  }
-  let node = ownerNode !== null && ownerNode.id === record.owner && config.fork === null ? ownerNode : null;
-  if (node === null) {
-    const lookup = await ctx.view.lookup(name, true);
-    const owner = lookup.stream?.transfer?.source ?? lookup.stream?.owner;
-    node = owner === lookup.ownerNode?.id ? lookup.ownerNode : null;
-  }
-  if (node === null) return { kind: "error", error: unavailable(`no address known for the owner of ${name}`) };
-  return { kind: "redirect", node };
 }

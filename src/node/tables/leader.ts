@@ -65,7 +65,7 @@ export async function leadBucket(ctx: TableContext, address: BucketAddress): Pro
 async function createOnFirstUse(ctx: TableContext, name: string): Promise<StreamState | Reply | undefined> {
   const { stream } = await ctx.view.lookup(name, true);
   if (stream === null || stream.owner !== ctx.nodeId || stream.ownership !== "placed" || stream.epoch !== 0) return undefined;
-  const created = await createStream(ctx, { name, request: bucketStreamRequest(), body: new Uint8Array(0), bodyText: "", location: name });
+  const created = await createStream(ctx, { name, request: bucketStreamRequest(), body: new Uint8Array(0), bodyText: "", location: name, routed: true });
   if (created.kind !== "reply") return created;
   return ctx.registry.byName(name);
 }
