@@ -43,6 +43,10 @@ export async function claimInMeta(ctx: NodeContext, name: string, config: Stream
     const claimed = await ctx.meta.propose({ type: "ClaimStream", name, config: config as unknown as JsonObject, by });
     ctx.view.invalidate(name);
     if (claimed.ok && claimed.value.opened) return { kind: "claimed", id: claimed.value.stream.id, epoch: claimed.value.stream.epoch };
+    // This claim placed a new stream on another node (CM4): an eligible node, no transfer yet, nothing to
+    // route: the 307 goes to the address the answer carries.
+    const placedElsewhere = claimed.ok && claimed.changed && claimed.value.stream.owner !== ctx.nodeId ? claimed.value.ownerNode : null;
+    if (placedElsewhere !== null && config.fork === null) return { kind: "redirect", node: placedElsewhere };
     // A refusal of the request itself is answered as it is, routed or not (see below).
     const refusedOutright = !claimed.ok && ["invalid", "too_large", "limit_reached"].includes(claimed.error.code);
     if (!routed && !refusedOutright) return { kind: "route" };
