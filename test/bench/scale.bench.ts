@@ -11,6 +11,13 @@
 //
 //   npx tsx test/bench/scale.bench.ts [--runs 3] [--seconds 5] [--nodes 3] [--quick]     # npm run bench:scale
 //
+// With --fill N it then starts one node alone (MINK_NODES=node-0 in `npm run dev` terms), fills it with N
+// streams of one append each, and prints its workerd's resident memory empty and full, and after a SIGKILL
+// and restart the time to /health and from there to the first read of an old stream, and read latency
+// over old streams (scale-bench/fill-phase.ts).
+//
+//   npx tsx test/bench/scale.bench.ts --runs 0 --fill 100000      # only the fill
+//
 // It prints figures and asserts nothing. Everything talks to 127.0.0.1 only, and everything started here
 // is stopped (by PID or close()) on the way out. Numbers are only comparable within one run on one machine.
 import { availableParallelism, cpus, loadavg } from "node:os";
@@ -22,6 +29,7 @@ import { startReferenceServer, type ReferenceServer } from "./service-bench/refe
 import { ErrorTally, errorText, formatMs, summarize } from "./service-bench/stats.ts";
 import { printTable, type Cell, type Row } from "./service-bench/table.ts";
 import { gitCommit } from "./git-commit.ts";
+import { measureFill } from "./scale-bench/fill-phase.ts";
 
 const { values } = parseArgs({
   options: {
@@ -29,12 +37,16 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     nodes: { type: "string", default: "3" },
     quick: { type: "boolean", default: false },
+    fill: { type: "string", default: "0" },
   },
 });
 const runs = values.quick ? 1 : Number(values.runs);
+if (!Number.isSafeInteger(runs) || runs < 0) throw new Error(`--runs: not a count: ${values.runs}`);
 const phaseMs = (values.quick ? 1 : Number(values.seconds)) * 1000;
 const nodes = Number(values.nodes);
 const CONNECTIONS = values.quick ? [1, 32] : [1, 32, 256];
+const fillStreams = Number(values.fill);
+if (!Number.isSafeInteger(fillStreams) || fillStreams < 0) throw new Error(`--fill: not a count: ${values.fill}`);
 /** A create answered 307 is sent again to its Location, at most this many times. */
 const MAX_REDIRECTS = 3;
 
@@ -133,6 +145,12 @@ function figureCell(phases: readonly (CreatePhase | string)[], figure: (phase: C
 const loads = (): string => loadavg().map((v) => v.toFixed(2)).join(" ");
 
 async function main(): Promise<void> {
+  if (runs > 0) await createPhases();
+  if (fillStreams > 0) await fill();
+}
+
+/** The creates, both servers, `runs` interleaved runs. */
+async function createPhases(): Promise<void> {
   console.log(`scale benchmark (creates): ${new Date().toISOString()}, commit ${gitCommit()}, Node ${process.version}, ` +
     `${availableParallelism()} cores (${cpus()[0]?.model ?? "unknown CPU"}), load average ${loads()}, ${runs} interleaved runs of ${phaseMs / 1000} s per phase`);
   const cleanups: (() => Promise<void>)[] = [];
@@ -195,6 +213,24 @@ async function main(): Promise<void> {
         console.error(`cleanup: ${errorText(error)}`);
       }
     }
+  }
+}
+
+/** The --fill part: one node, `fillStreams` streams, memory and a restart. */
+async function fill(): Promise<void> {
+  const service = await startService({ nodes: 1 });
+  try {
+    console.error(`filling one node with ${fillStreams} streams`);
+    const figures = await measureFill(service, `fill-${Date.now().toString(36)}`, fillStreams, 32, (line) => console.error(line));
+    const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`;
+    const perStream = (bytes: number): string => `${((bytes - figures.rssEmptyBytes) / figures.streams).toFixed(0)} B/stream over empty`;
+    console.log(`\none node filled with ${figures.streams} streams (one append each, 32 connections): ${figures.createsPerSecond.toFixed(0)} streams/s`);
+    console.log(`  workerd resident memory: empty ${mb(figures.rssEmptyBytes)}, full ${mb(figures.rssFullBytes)} (${perStream(figures.rssFullBytes)}), ` +
+      `after SIGKILL, restart and ${figures.reads.count + 1} reads ${mb(figures.rssRestartedBytes)} (${perStream(figures.rssRestartedBytes)})`);
+    console.log(`  SIGKILL to /health: ${figures.restartToHealthMs.toFixed(0)} ms; /health to the first read of an old stream: ${figures.healthToFirstReadMs.toFixed(0)} ms`);
+    console.log(`  then reads of random old streams (offset=-1), one connection: p50 ${formatMs(figures.reads.p50Ms)} ms, p99 ${formatMs(figures.reads.p99Ms)} ms`);
+  } finally {
+    await service.stop();
   }
 }
 

@@ -1,0 +1,115 @@
+// bench:scale's second part: one node filled with many streams (one append each), then what that costs
+// and what a restart costs: the node's workerd resident memory empty, full and after a SIGKILL and restart
+// (VmRSS from /proc), the time from the restart to `/health` and from there to the first read of an old
+// stream, and read latency over old streams afterwards. mink only: the reference server keeps no per-stream
+// state in memory to compare.
+import { readFileSync } from "node:fs";
+import { Pool } from "undici";
+import type { Service } from "../../e2e/service.ts";
+import { readProcStats } from "../../support/proc-stat.ts";
+import { REQUEST_TIMEOUT_MS } from "../service-bench/http.ts";
+import { summarize, type LatencySummary } from "../service-bench/stats.ts";
+
+export interface FillFigures {
+  readonly streams: number;
+  readonly createsPerSecond: number;
+  readonly rssEmptyBytes: number;
+  readonly rssFullBytes: number;
+  readonly rssRestartedBytes: number;
+  readonly restartToHealthMs: number;
+  readonly healthToFirstReadMs: number;
+  readonly reads: LatencySummary;
+}
+
+/** Resident bytes of the workerd processes under the service's runner (the embedded S3 endpoint's is not one). */
+function workerdRss(service: Service): number {
+  const stats = readProcStats();
+  const runner = service.pid;
+  if (runner === undefined) throw new Error("the service has no runner process");
+  const tree = new Set([runner]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const stat of stats) {
+      if (tree.has(stat.ppid) && !tree.has(stat.pid)) {
+        tree.add(stat.pid);
+        grew = true;
+      }
+    }
+  }
+  let bytes = 0;
+  for (const stat of stats) {
+    if (!tree.has(stat.pid) || stat.comm !== "workerd") continue;
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${stat.pid}/status`, "utf8"))?.[1];
+    bytes += Number(kb ?? 0) * 1024;
+  }
+  return bytes;
+}
+
+async function request(pool: Pool, method: "PUT" | "POST" | "GET", path: string, body?: string): Promise<number> {
+  const response = await pool.request({
+    path,
+    method,
+    headers: { "content-type": "text/plain" },
+    body,
+    headersTimeout: REQUEST_TIMEOUT_MS,
+    bodyTimeout: REQUEST_TIMEOUT_MS,
+  });
+  const text = await response.body.text();
+  if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text.slice(0, 200)}`);
+  return response.statusCode;
+}
+
+const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function measureFill(service: Service, prefix: string, streams: number, connections: number, log: (line: string) => void): Promise<FillFigures> {
+  const pool = new Pool(service.baseUrl, { connections, keepAliveTimeout: 60_000, headersTimeout: REQUEST_TIMEOUT_MS });
+  const path = (i: number): string => `/v1/stream/${prefix}/s-${i}`;
+  try {
+    await settle(2_000);
+    const rssEmptyBytes = workerdRss(service);
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(Array.from({ length: connections }, async () => {
+      while (next < streams) {
+        const i = next++;
+        await request(pool, "PUT", path(i));
+        await request(pool, "POST", path(i), `stream ${i}: one append`);
+        if (i > 0 && i % 10_000 === 0) log(`filled ${i} of ${streams}`);
+      }
+    }));
+    const createsPerSecond = (streams * 1000) / (performance.now() - started);
+    await settle(3_000);
+    const rssFullBytes = workerdRss(service);
+    await pool.close();
+    log("SIGKILL and restart");
+    await service.kill();
+    const killed = performance.now();
+    await service.restart(); // resolves once GET /health answers 200
+    const healthy = performance.now();
+    const again = new Pool(service.baseUrl, { connections: 1, keepAliveTimeout: 60_000, headersTimeout: REQUEST_TIMEOUT_MS });
+    try {
+      await request(again, "GET", `${path(0)}?offset=-1`);
+      const firstRead = performance.now();
+      const samplesMs: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        const sent = performance.now();
+        await request(again, "GET", `${path(Math.floor(Math.random() * streams))}?offset=-1`);
+        samplesMs.push(performance.now() - sent);
+      }
+      return {
+        streams,
+        createsPerSecond,
+        rssEmptyBytes,
+        rssFullBytes,
+        rssRestartedBytes: workerdRss(service),
+        restartToHealthMs: healthy - killed,
+        healthToFirstReadMs: firstRead - healthy,
+        reads: summarize(samplesMs),
+      };
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await pool.destroy().catch(() => undefined);
+  }
+}
