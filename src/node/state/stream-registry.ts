@@ -119,6 +119,13 @@ export class StreamRegistry {
     if (isGone(stream) && stream.forkCount === 0) this.byId.delete(stream.id);
   }
 
+  /** Forgets every stream: a replay that starts over (streams/recovery.ts) fills it again. */
+  clear(): void {
+    this.byId.clear();
+    this.idByName.clear();
+    this.creating.clear();
+  }
+
   all(): IterableIterator<StreamState> {
     return this.byId.values();
   }

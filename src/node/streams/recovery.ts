@@ -9,12 +9,15 @@ import type { ObjectStore } from "../../storage/object-store.ts";
 import { isEof, type WalRecord } from "../../storage/record-codec.ts";
 import { readManifest, type Manifest } from "../../storage/manifest.ts";
 import { replayChain, sealChain } from "../../storage/wal-chain.ts";
+import { WalCorruptError } from "../../storage/wal-format.ts";
 
 import { decodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
 import { isGone, applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "../state/stream-registry.ts";
 
 /** Streams whose compacted data is read at once during start-up. */
 const LOAD_CONCURRENCY = 16;
+/** Replays of one recovery: a checkpoint moved by the fenced incarnation restarts it, not more than this. */
+const MAX_REPLAY_ATTEMPTS = 3;
 
 export interface RecoveryResult {
   readonly fromSeq: number;
@@ -40,12 +43,39 @@ export interface ChainRecovery {
   readonly sealEpoch: number;
 }
 
-/** Seals the chain of `chain.nodeId` and replays [checkpoint, seal) into `registry`. */
+/**
+ * Seals the chain of `chain.nodeId` and replays [checkpoint, seal) into `registry`.
+ *
+ * The incarnation the seal fences may still be running (a zombie) and finish a compaction that landed
+ * below the seal: it moves the checkpoint past the one read here and deletes the WAL objects below it, so
+ * the replay meets a gap. Such a gap is read again against the checkpoint: when it moved, the replay starts
+ * over from there (what that incarnation's own next start would do); when it did not, the gap is
+ * corruption and stays an error.
+ */
 export async function recoverChain(store: ObjectStore, registry: StreamRegistry, chain: ChainRecovery, nowMs: number): Promise<RecoveryResult> {
   const { nodeId } = chain;
-  const checkpoint = await readCheckpoint(store, nodeId);
-  const fromSeq = checkpoint?.checkpoint.walSeq ?? 0;
+  let fromSeq = (await readCheckpoint(store, nodeId))?.checkpoint.walSeq ?? 0;
   const { sealSeq } = await sealChain(store, { nodeId, fromSeq, sealedBy: chain.sealedBy, sealEpoch: chain.sealEpoch });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await replayInto(store, registry, { nodeId, fromSeq, sealSeq }, nowMs);
+    } catch (error) {
+      const moved = error instanceof WalCorruptError && attempt < MAX_REPLAY_ATTEMPTS ? ((await readCheckpoint(store, nodeId))?.checkpoint.walSeq ?? 0) : fromSeq;
+      if (moved <= fromSeq || moved > sealSeq) throw error;
+      registry.clear();
+      fromSeq = moved;
+    }
+  }
+}
+
+/** Replays [fromSeq, sealSeq) of the node's chain into `registry`, then points snapshotted streams at their objects. */
+async function replayInto(
+  store: ObjectStore,
+  registry: StreamRegistry,
+  range: { readonly nodeId: string; readonly fromSeq: number; readonly sealSeq: number },
+  nowMs: number,
+): Promise<RecoveryResult> {
+  const { nodeId, fromSeq, sealSeq } = range;
   const seals = new Set([sealSeq]);
   let bytesReplayed = 0;
   let objectsReplayed = 0;
