@@ -17,8 +17,10 @@ export interface FillFigures {
   readonly rssFullBytes: number;
   readonly rssRestartedBytes: number;
   readonly restartToHealthMs: number;
-  readonly healthToFirstReadMs: number;
-  readonly reads: LatencySummary;
+  /** Null: no read succeeded within FIRST_READ_TIMEOUT_MS of /health (every attempt answered 503). */
+  readonly healthToFirstReadMs: number | null;
+  readonly firstReadAttempts: number;
+  readonly reads: LatencySummary | null;
 }
 
 /** Resident bytes of the workerd processes under the service's runner (the embedded S3 endpoint's is not one). */
@@ -45,14 +47,17 @@ function workerdRss(service: Service): number {
   return bytes;
 }
 
-async function request(pool: Pool, method: "PUT" | "POST" | "GET", path: string, body?: string): Promise<number> {
+/** The first read after a restart waits for the node's start, which grows with the stream count. */
+export const FIRST_READ_TIMEOUT_MS = 300_000;
+
+async function request(pool: Pool, method: "PUT" | "POST" | "GET", path: string, body?: string, timeoutMs = REQUEST_TIMEOUT_MS): Promise<number> {
   const response = await pool.request({
     path,
     method,
     headers: { "content-type": "text/plain" },
     body,
-    headersTimeout: REQUEST_TIMEOUT_MS,
-    bodyTimeout: REQUEST_TIMEOUT_MS,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
   });
   const text = await response.body.text();
   if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text.slice(0, 200)}`);
@@ -86,12 +91,23 @@ export async function measureFill(service: Service, prefix: string, streams: num
     const killed = performance.now();
     await service.restart(); // resolves once GET /health answers 200
     const healthy = performance.now();
-    const again = new Pool(service.baseUrl, { connections: 1, keepAliveTimeout: 60_000, headersTimeout: REQUEST_TIMEOUT_MS });
+    const again = new Pool(service.baseUrl, { connections: 1, keepAliveTimeout: 60_000, headersTimeout: FIRST_READ_TIMEOUT_MS });
     try {
-      await request(again, "GET", `${path(0)}?offset=-1`);
-      const firstRead = performance.now();
+      // A node still starting answers 503 (retry): retried as a client would, until FIRST_READ_TIMEOUT_MS.
+      let attempts = 0;
+      let firstRead: number | null = null;
+      while (firstRead === null && performance.now() - healthy < FIRST_READ_TIMEOUT_MS) {
+        attempts++;
+        try {
+          await request(again, "GET", `${path(0)}?offset=-1`, undefined, FIRST_READ_TIMEOUT_MS);
+          firstRead = performance.now();
+        } catch (error) {
+          if (!String(error).includes(": 503 ")) throw error;
+          await settle(500);
+        }
+      }
       const samplesMs: number[] = [];
-      for (let i = 0; i < 200; i++) {
+      for (let i = 0; firstRead !== null && i < 200; i++) {
         const sent = performance.now();
         await request(again, "GET", `${path(Math.floor(Math.random() * streams))}?offset=-1`);
         samplesMs.push(performance.now() - sent);
@@ -103,8 +119,9 @@ export async function measureFill(service: Service, prefix: string, streams: num
         rssFullBytes,
         rssRestartedBytes: workerdRss(service),
         restartToHealthMs: healthy - killed,
-        healthToFirstReadMs: firstRead - healthy,
-        reads: summarize(samplesMs),
+        healthToFirstReadMs: firstRead === null ? null : firstRead - healthy,
+        firstReadAttempts: attempts,
+        reads: firstRead === null ? null : summarize(samplesMs),
       };
     } finally {
       await again.close();
