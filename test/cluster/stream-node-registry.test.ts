@@ -10,6 +10,7 @@ import type { StreamConfig } from "../../src/core/protocol/stream-config.ts";
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 const str = (data: Uint8Array): string => new TextDecoder().decode(data);
+const noManifests = (): Promise<null> => Promise.resolve(null);
 
 function config(contentType: string, fork: StreamConfig["fork"] = null): StreamConfig {
   return { contentType, ttlSeconds: null, expiresAtMs: null, fork };
@@ -27,7 +28,7 @@ function stream(registry: StreamRegistry, id: string, cfg: StreamConfig, appends
 
 describe("StreamRegistry", () => {
   it("reads a fork's inherited bytes from its source and its own after the fork point", async () => {
-    const registry = new StreamRegistry(() => Promise.reject(new Error("no objects here")));
+    const registry = new StreamRegistry(() => Promise.reject(new Error("no objects here")), noManifests);
     const source = stream(registry, "s1", config("text/plain"), ["abc", "def"]);
     const fork = stream(
       registry,
@@ -54,7 +55,7 @@ describe("StreamRegistry", () => {
         { firstOffset: 0, data: bytes("[1]\n") },
         { firstOffset: 4, data: bytes("[2,3]\n\"x\"\n") },
       ];
-    });
+    }, noManifests);
     const json = stream(registry, "s3", config("application/json"), ["[1]\n", "[2,3]\n\"x\"\n", "4\n"]);
     expect(json.memoryBytes).toBe(16);
     registry.replaceWithObject(json, "streams/s3/obj", 0, 14);
@@ -68,8 +69,56 @@ describe("StreamRegistry", () => {
     expect(await registry.recordAt(json, 4)).toEqual({ kind: "json", messageLengthsBytes: [6, 4] });
   });
 
+  it("a stream replayed from a snapshot lists its stream objects at its first read below the snapshot, once, and not before", async () => {
+    const listed: string[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const registry = new StreamRegistry(
+      async (key) => (key === "o1" ? [{ firstOffset: 0, data: bytes("abc") }] : [{ firstOffset: 3, data: bytes("de") }]),
+      async (id) => {
+        listed.push(id);
+        await gate;
+        return [
+          { key: "o1", firstOffset: 0, endOffset: 3, bytes: 3 },
+          { key: "o2", firstOffset: 3, endOffset: 5, bytes: 2 },
+          { key: "o3", firstOffset: 5, endOffset: 9, bytes: 4 }, // a later compaction's object: not below the snapshot
+        ];
+      },
+    );
+    const replayed = stream(registry, "s5", config("text/plain"), []);
+    replayed.tail = 5;
+    replayed.unlistedBelow = 5;
+    registry.pushRecord(replayed, 5, bytes("fg"));
+    replayed.tail = 7;
+    // Everything below the snapshot counts as compacted before it is listed (compaction and hand-off rely on it).
+    expect(registry.compactedEnd(replayed)).toBe(5);
+    expect(str(await registry.readBytes(replayed, 5, 7))).toBe("fg");
+    expect(listed).toEqual([]);
+    const reads = Promise.all([registry.readBytes(replayed, 0, 7), registry.readBytes(replayed, 2, 4), registry.recordAt(replayed, 3)]);
+    release();
+    const [all, middle, at] = await reads;
+    expect(str(all)).toBe("abcdefg");
+    expect(str(middle)).toBe("cd");
+    expect(at).toEqual({ kind: "bytes", lengthBytes: 2 });
+    expect(listed).toEqual(["s5"]);
+    expect(replayed.unlistedBelow).toBeNull();
+    expect(replayed.records.map((record) => [record.first, record.end])).toEqual([
+      [0, 3],
+      [3, 5],
+      [5, 7],
+    ]);
+  });
+
+  it("a replayed stream whose manifest is missing fails its read below the snapshot, not its start", async () => {
+    const registry = new StreamRegistry(() => Promise.reject(new Error("unused")), noManifests);
+    const replayed = stream(registry, "s6", config("text/plain"), []);
+    replayed.tail = 4;
+    replayed.unlistedBelow = 4;
+    await expect(registry.readBytes(replayed, 0, 4)).rejects.toThrow(/no manifest/);
+  });
+
   it("frees a removed name at once but keeps a removed stream's data while a fork reads it", () => {
-    const registry = new StreamRegistry(() => Promise.reject(new Error("unused")));
+    const registry = new StreamRegistry(() => Promise.reject(new Error("unused")), noManifests);
     const source = stream(registry, "s4", config("text/plain"), ["a"]);
     source.forkCount = 1;
     registry.remove(source);

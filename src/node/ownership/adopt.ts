@@ -10,8 +10,8 @@ import { openManifest, readManifest, type Manifest } from "../../storage/manifes
 import { decodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
 import { walRecord } from "../streams/commit.ts";
 import { STORE_WRITE_LOCK } from "../streams/compaction.ts";
-import { pointAtObjects, replayRecord } from "../streams/recovery.ts";
-import { moveTo, newStreamState, type StreamState } from "../state/stream-registry.ts";
+import { replayRecord } from "../streams/recovery.ts";
+import { moveTo, newStreamState, pointAtObjects, type StreamState } from "../state/stream-registry.ts";
 import { type NodeContext } from "../context.ts";
 import { unavailable } from "../state/replies.ts";
 import { deadIncarnationIn, takeOverFor } from "./takeover-use.ts";
@@ -51,7 +51,7 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
       return ctx.registry.get(view.id);
     });
     if (stream === undefined) throw new Error(`adopt: ${view.id} not rebuilt`);
-    pointAtObjects(stream, snapshot.manifest, session.tail);
+    pointAtObjects(stream, snapshot.manifest.objects, session.tail);
     if (ctx.registry.sourceOf(stream) === undefined && stream.base > 0) await attachSource(ctx, stream);
     // The TTL idle clock continues from the last owner's (a transfer does not renew a stream's lease on life).
     if (session.la !== undefined) stream.lastAccessMs = session.la;
@@ -111,7 +111,7 @@ async function attachSource(ctx: NodeContext, fork: StreamState): Promise<void> 
   const config = (found.stream?.config ?? (session === undefined ? undefined : session["config"])) as StreamConfig | undefined;
   if (config === undefined) throw new Error(`fork ${fork.id}: the configuration of its source ${sourceId} is unknown`);
   const stand = newStreamState({ id: sourceId, name: `~source:${sourceId}`, config, createdAtMs: 0, epoch: 0, opened: false });
-  pointAtObjects(stand, manifest.manifest, fork.base);
+  pointAtObjects(stand, manifest.manifest.objects, fork.base);
   stand.tail = fork.base;
   stand.decided.tail = fork.base;
   stand.forkCount = 1;

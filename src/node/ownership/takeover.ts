@@ -25,7 +25,7 @@ import { StaleEpochError } from "../../storage/manifest.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
 import { flushToObjects, HandOffError } from "./hand-off.ts";
 import type { KeyedLock } from "../state/keyed-lock.ts";
-import { StreamObjectCache } from "../state/object-cache.ts";
+import { manifestObjects, StreamObjectCache } from "../state/object-cache.ts";
 import { recoverChain } from "../streams/recovery.ts";
 import { isGone, StreamRegistry, type StreamState } from "../state/stream-registry.ts";
 
@@ -82,7 +82,7 @@ async function takeOverLocked(deps: TakeoverDeps, dead: DeadIncarnationRef): Pro
 
   const startedMs = deps.now();
   deps.log.log("takeover.begin", { deadNode: dead.nodeId, deadEpoch: dead.nodeEpoch });
-  const registry = new StreamRegistry((key) => objects.get(key));
+  const registry = new StreamRegistry((key) => objects.get(key), manifestObjects(deps.store));
   const objects = new StreamObjectCache(deps.store);
   const sealEpoch = dead.nodeEpoch + 1;
   const recovery = await recoverChain(deps.store, registry, { nodeId: dead.nodeId, sealedBy: deps.nodeId, sealEpoch }, startedMs);

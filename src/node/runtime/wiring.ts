@@ -15,7 +15,7 @@ import type { NodeContext, ViewPort, WalPort } from "../context.ts";
 import type { NodeSettings } from "../settings.ts";
 import { KeyedLock } from "../state/keyed-lock.ts";
 import { LiveSlots } from "../state/live-slots.ts";
-import { StreamObjectCache } from "../state/object-cache.ts";
+import { manifestObjects, StreamObjectCache } from "../state/object-cache.ts";
 import { asDomainError } from "../state/replies.ts";
 import { countAcknowledged, meteredStore, newNodeMeters, type NodeMeters } from "../state/store-metrics.ts";
 import { StreamRegistry } from "../state/stream-registry.ts";
@@ -100,7 +100,7 @@ export async function startIncarnation(deps: NodeRuntimeDeps): Promise<Incarnati
     await takeOverOwnPast(takeoverDeps, { nodeId, nodeEpoch: dead.epoch });
   }
   const objects = new StreamObjectCache(store);
-  const registry = new StreamRegistry((key) => objects.get(key));
+  const registry = new StreamRegistry((key) => objects.get(key), manifestObjects(store));
   const recoveringMs = deps.clockMs();
   const recovery = await recoverNode(store, registry, nodeId, nodeEpoch, deps.now());
   const recoverMs = deps.clockMs() - recoveringMs;

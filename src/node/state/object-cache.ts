@@ -1,5 +1,6 @@
 // Decoded stream objects recently read back (compacted data is no longer in the tail cache), bounded by
 // total bytes; least recently used first out. Concurrent reads of one key share one GET.
+import { readManifest, type StreamObjectRef } from "../../storage/manifest.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
 import { readStreamObject } from "../../storage/stream-object.ts";
 import type { WalRecord } from "../../storage/record-codec.ts";
@@ -44,4 +45,9 @@ export class StreamObjectCache {
       this.bytes -= entry.bytes;
     }
   }
+}
+
+/** A stream's stream objects as its manifest lists them, null without a manifest (StreamRegistry's lister). */
+export function manifestObjects(store: ObjectStore): (streamId: string) => Promise<readonly StreamObjectRef[] | null> {
+  return async (streamId) => (await readManifest(store, streamId))?.manifest.objects ?? null;
 }

@@ -13,6 +13,8 @@ export class StreamReads {
     private readonly loadObject: StreamObjectLoader,
     /** The fork's source, by the id it recorded. */
     private readonly sourceOf: (stream: StreamState) => StreamState | undefined,
+    /** Lists the stream objects a stream replayed at a start has not listed yet (StreamRegistry.loadObjectRuns). */
+    private readonly listRuns: (stream: StreamState) => Promise<void>,
   ) {}
 
   /**
@@ -42,6 +44,7 @@ export class StreamReads {
       start = stream.base;
       if (start >= end) return;
     }
+    if (stream.unlistedBelow !== null && start < stream.unlistedBelow) await this.listRuns(stream);
     // A snapshot of the list: a compaction may replace records while an object is being read.
     const records = [...stream.records];
     for (let i = recordIndexAt(records, start); i < records.length && start < end; i++) {
@@ -74,6 +77,7 @@ export class StreamReads {
       if (source === undefined) return null;
       return this.recordAt(source, position, Math.min(limit, stream.base));
     }
+    if (stream.unlistedBelow !== null && position < stream.unlistedBelow) await this.listRuns(stream);
     const cached = stream.records[recordIndexAt(stream.records, position)];
     if (cached === undefined || cached.first > position) return null;
     const record = (await this.pieces(cached)).find((r) => r.first <= position && position < r.first + r.data.byteLength);

@@ -2,11 +2,12 @@
 // the holds forks keep on their sources, and each stream's tail cache (records pushed, ranges replaced by
 // stream objects). Decisions (offsets, producers, Stream-Seq, eof) read a stream's decided state; readers see
 // only acknowledged data, read through stream-reads.ts (a fork's inherited range stitched from its source).
-// A stream's own state is stream-state.ts. This session keeps every record in memory (see docs/node.md,
-// "What is left").
+// A stream's own state is stream-state.ts. A stream replayed at a start lists its stream objects on its
+// first read (loadObjectRuns): a start reads no manifest, however many streams the node holds.
 import { producerBytes } from "../../core/protocol/producer.ts";
 import type { RecordAtAnchor } from "../../core/protocol/fork.ts";
-import { isGone, memoryRecord, moveTo, type CachedRecord, type StreamState } from "./stream-state.ts";
+import type { StreamObjectRef } from "../../storage/manifest.ts";
+import { isGone, memoryRecord, moveTo, pointAtObjects, type CachedRecord, type StreamState } from "./stream-state.ts";
 import { StreamReads, type StreamObjectLoader } from "./stream-reads.ts";
 
 export {
@@ -16,17 +17,47 @@ export {
   memoryRecord,
   moveTo,
   newStreamState,
+  pointAtObjects,
   type CachedRecord,
   type StreamPhase,
   type StreamState,
 } from "./stream-state.ts";
 export type { StreamObjectLoader } from "./stream-reads.ts";
 
+/** A stream's stream objects as its manifest lists them (null: it has no manifest). */
+export type StreamObjectLister = (streamId: string) => Promise<readonly StreamObjectRef[] | null>;
+
 export class StreamRegistry {
   private readonly reads: StreamReads;
+  /** Listings in flight, one per stream, so concurrent first reads read its manifest once. */
+  private readonly listing = new Map<StreamState, Promise<void>>();
 
-  constructor(loadObject: StreamObjectLoader) {
-    this.reads = new StreamReads(loadObject, (stream) => this.sourceOf(stream));
+  constructor(
+    loadObject: StreamObjectLoader,
+    private readonly listObjects: StreamObjectLister,
+  ) {
+    this.reads = new StreamReads(loadObject, (stream) => this.sourceOf(stream), (stream) => this.loadObjectRuns(stream));
+  }
+
+  /**
+   * Lists the stream objects below `unlistedBelow` in the stream's records (one manifest read, shared by
+   * concurrent callers). Throws when the manifest does not cover that range: what a start that read every
+   * manifest used to refuse is refused at the first read instead.
+   */
+  loadObjectRuns(stream: StreamState): Promise<void> {
+    if (stream.unlistedBelow === null) return Promise.resolve();
+    let pending = this.listing.get(stream);
+    if (pending === undefined) {
+      const upTo = stream.unlistedBelow;
+      pending = this.listObjects(stream.id)
+        .then((objects) => {
+          if (objects === null) throw new Error(`stream ${stream.id} has data below ${upTo} but no manifest`);
+          if (stream.unlistedBelow === upTo) pointAtObjects(stream, objects, upTo);
+        })
+        .finally(() => this.listing.delete(stream));
+      this.listing.set(stream, pending);
+    }
+    return pending;
   }
 
   private readonly byId = new Map<string, StreamState>();
@@ -81,7 +112,7 @@ export class StreamRegistry {
    * from here to the tail is in memory (and in this node's WAL).
    */
   compactedEnd(stream: StreamState): number {
-    let end = stream.base;
+    let end = stream.unlistedBelow ?? stream.base;
     for (const record of stream.records) if (record.data === null) end = Math.max(end, record.end);
     return end;
   }

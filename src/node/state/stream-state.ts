@@ -6,6 +6,7 @@ import type { ProducerState } from "../../core/protocol/producer.ts";
 import type { StreamConfig } from "../../core/protocol/stream-config.ts";
 import type { Lifecycle, LifecycleView } from "../../core/protocol/fork.ts";
 import { canMove } from "../../core/stream-phase.ts";
+import type { StreamObjectRef } from "../../storage/manifest.ts";
 
 /**
  * A run of a stream's own acknowledged bytes [first, end): one record held in memory (the tail cache), or
@@ -69,6 +70,12 @@ export interface StreamState {
   tail: number;
   eof: boolean;
   readonly records: CachedRecord[];
+  /**
+   * Data in [base, this) is in stream objects whose runs `records` does not list yet: a stream replayed from
+   * a snapshot record at a start leaves them to its first read (StreamRegistry.loadObjectRuns), so a start
+   * reads no manifest. Null once listed (or when there is nothing below to list).
+   */
+  unlistedBelow: number | null;
   readonly decided: DecidedState;
   /** Bytes of `records` held in memory. */
   memoryBytes: number;
@@ -99,6 +106,7 @@ export function newStreamState(input: {
     tail: base,
     eof: false,
     records: [],
+    unlistedBelow: null,
     memoryBytes: 0,
     decided: { tail: base, eof: false, producers: new Map(), lastStreamSeq: null },
     pending: Promise.resolve(),
@@ -126,4 +134,23 @@ export function applyInitial(stream: StreamState, data: Uint8Array, closed: bool
   stream.eof = closed;
   stream.decided.tail = stream.tail;
   stream.decided.eof = closed;
+}
+
+/**
+ * Puts the stream objects covering [base, upTo) ahead of the stream's records (a manifest's `objects`, in
+ * order); they must cover exactly that range. Clears `unlistedBelow`: the runs below it are listed now.
+ */
+export function pointAtObjects(stream: StreamState, objects: readonly StreamObjectRef[], upTo: number): void {
+  stream.unlistedBelow = null;
+  if (upTo === stream.base) return;
+  const extents: CachedRecord[] = [];
+  let at = stream.base;
+  for (const ref of objects) {
+    if (ref.firstOffset >= upTo) break;
+    if (ref.firstOffset !== at) throw new Error(`stream ${stream.id}: objects jump from ${at} to ${ref.firstOffset}`);
+    extents.push({ first: ref.firstOffset, end: ref.endOffset, data: null, objectKey: ref.key });
+    at = ref.endOffset;
+  }
+  if (at < upTo) throw new Error(`stream ${stream.id}: objects end at ${at}, its data at ${upTo}`);
+  stream.records.unshift(...extents);
 }

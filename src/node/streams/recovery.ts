@@ -7,15 +7,12 @@ import type { StreamConfig } from "../../core/protocol/stream-config.ts";
 import { readCheckpoint } from "../../storage/checkpoint.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
 import { isEof, type WalRecord } from "../../storage/record-codec.ts";
-import { readManifest, type Manifest } from "../../storage/manifest.ts";
 import { replayChain, sealChain } from "../../storage/wal-chain.ts";
 import { WalCorruptError } from "../../storage/wal-format.ts";
 
 import { decodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
 import { isGone, applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "../state/stream-registry.ts";
 
-/** Streams whose compacted data is read at once during start-up. */
-const LOAD_CONCURRENCY = 16;
 /** Replays of one recovery: a checkpoint moved by the fenced incarnation restarts it, not more than this. */
 const MAX_REPLAY_ATTEMPTS = 3;
 
@@ -68,7 +65,7 @@ export async function recoverChain(store: ObjectStore, registry: StreamRegistry,
   }
 }
 
-/** Replays [fromSeq, sealSeq) of the node's chain into `registry`, then points snapshotted streams at their objects. */
+/** Replays [fromSeq, sealSeq) of the node's chain into `registry`, leaving snapshotted streams to list their objects at first read. */
 async function replayInto(
   store: ObjectStore,
   registry: StreamRegistry,
@@ -91,14 +88,12 @@ async function replayInto(
       recordsReplayed++;
     }
   }
-  const toLoad = [...snapshotted];
-  for (let i = 0; i < toLoad.length; i += LOAD_CONCURRENCY) {
-    await Promise.all(
-      toLoad.slice(i, i + LOAD_CONCURRENCY).map(async (streamId) => {
-        const stream = registry.get(streamId);
-        if (stream !== undefined && !isGone(stream)) await loadCompacted(store, stream, snapshotTails.get(streamId) ?? stream.base);
-      }),
-    );
+  // Data below a snapshot's tail is in stream objects; the first read lists them (one manifest read), so a
+  // start reads no manifest, however many streams the node holds.
+  for (const streamId of snapshotted) {
+    const stream = registry.get(streamId);
+    const tail = snapshotTails.get(streamId);
+    if (stream !== undefined && !isGone(stream) && tail !== undefined && tail > stream.base) stream.unlistedBelow = tail;
   }
   return { fromSeq, sealSeq, objectsReplayed, recordsReplayed, streams: registry.size, seals, bytesReplayed };
 }
@@ -213,30 +208,4 @@ function replayedStream(record: WalRecord, meta: { readonly name: string; readon
     epoch: record.streamEpoch,
     opened: false,
   });
-}
-
-/**
- * Points a snapshotted stream's compacted range [base, snapshotTail) at its stream objects (read on demand),
- * ahead of the records replayed after the snapshot. Its manifest must cover exactly that range.
- */
-async function loadCompacted(store: ObjectStore, stream: StreamState, snapshotTail: number): Promise<void> {
-  if (snapshotTail === stream.base) return;
-  const manifest = await readManifest(store, stream.id);
-  if (manifest === null) throw new Error(`recovery: stream ${stream.id} has data below its snapshot but no manifest`);
-  pointAtObjects(stream, manifest.manifest, snapshotTail);
-}
-
-/** Puts the manifest's stream objects covering [base, upTo) ahead of the stream's records. */
-export function pointAtObjects(stream: StreamState, manifest: Manifest, upTo: number): void {
-  if (upTo === stream.base) return;
-  const extents: CachedRecord[] = [];
-  let at = stream.base;
-  for (const ref of manifest.objects) {
-    if (ref.firstOffset >= upTo) break;
-    if (ref.firstOffset !== at) throw new Error(`stream ${stream.id}: objects jump from ${at} to ${ref.firstOffset}`);
-    extents.push({ first: ref.firstOffset, end: ref.endOffset, data: null, objectKey: ref.key });
-    at = ref.endOffset;
-  }
-  if (at < upTo) throw new Error(`stream ${stream.id}: objects end at ${at}, its data at ${upTo}`);
-  stream.records.unshift(...extents);
 }
