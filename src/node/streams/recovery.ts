@@ -11,7 +11,7 @@ import { replayChain, sealChain } from "../../storage/wal-chain.ts";
 import { WalCorruptError } from "../../storage/wal-format.ts";
 
 import { decodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
-import { isGone, applyInitial, memoryRecord, newStreamState, type CachedRecord, type StreamRegistry, type StreamState } from "../state/stream-registry.ts";
+import { isGone, applyInitial, memoryRecord, newStreamState, type StreamRegistry, type StreamState } from "../state/stream-registry.ts";
 
 /** Replays of one recovery: a checkpoint moved by the fenced incarnation restarts it, not more than this. */
 const MAX_REPLAY_ATTEMPTS = 3;
