@@ -263,10 +263,24 @@ export class S3Store implements ObjectStore {
       headers: spec.headers ?? {},
       ...(spec.body === undefined ? {} : { body: spec.body }),
     });
-    const timeout = AbortSignal.timeout(this.requestTimeoutMs);
-    return this.fetchImpl(request, { signal: spec.signal === undefined ? timeout : AbortSignal.any([timeout, spec.signal]) });
+    // A timer cleared when the request is over, not AbortSignal.timeout: workerd allows a Durable Object 10,000
+    // active timeouts, and those of AbortSignal.timeout outlive their requests (a node's start reading
+    // thousands of WAL objects in a few seconds ran out of them). The body is read here, within the deadline.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DOMException("the S3 request timed out", "TimeoutError")), this.requestTimeoutMs);
+    try {
+      const signal = spec.signal === undefined ? controller.signal : AbortSignal.any([controller.signal, spec.signal]);
+      const response = await this.fetchImpl(request, { signal });
+      const body = NULL_BODY_STATUSES.has(response.status) ? null : await response.arrayBuffer();
+      return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
+
+/** Statuses whose responses carry no body (a Response with one would throw). */
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 /** A function, not a property test: the compiler would narrow `aborted` across the await in between. */
 function isAborted(signal: AbortSignal | undefined): boolean {
