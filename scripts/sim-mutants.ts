@@ -100,6 +100,16 @@ const MUTANTS: readonly Mutant[] = [
     breaks: "the seal placed one seq too high (a hole below it)",
     edits: [{ file: "src/storage/wal-chain.ts", from: "    return { sealSeq: seq + window - 1 };", to: "    return { sealSeq: seq + window };" }],
   },
+  {
+    name: "reload-without-anchor",
+    breaks: "a stream reloaded from its manifest appends without its snapshot record ahead (behind replay from an older checkpoint that still has it)",
+    edits: [{ file: "src/node/streams/commit.ts", from: "stream.needsAnchor ? [snapshotRecord(stream), record] : [record]", to: "[record]" }],
+  },
+  {
+    name: "evict-uncompacted",
+    breaks: "an eviction lets go of a stream whose data is not all in stream objects (table EV, row EV5)",
+    edits: [{ file: "src/core/stream-eviction.ts", from: " || stream.compactedEnd !== stream.tail) return \"EV5\";", to: ") return \"EV5\";" }],
+  },
 ];
 
 function applyEdits(root: string, mutant: Mutant): void {

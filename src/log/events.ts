@@ -38,6 +38,10 @@ export const LOG_EVENTS = {
   "table.snapshot_refused": "warn",
   /** A stream's TTL or expiry passed: it was deleted. */
   "stream.expired": "info",
+  /** An eviction round wrote idle streams' state into their manifests and dropped them from memory (`evicted`). */
+  "stream.evicted": "info",
+  /** An idle stream's manifest belongs to a later owner or holds more data than this copy: it stays in memory. */
+  "stream.evict_skipped": "warn",
   /** The coordinator's collection loop deleted the objects of deleted streams. */
   "stream.collected": "info",
   "coordinator.lease_acquired": "info",

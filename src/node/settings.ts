@@ -24,6 +24,10 @@ export interface NodeSettings {
   readonly compactAfterWalObjects: number;
   /** ... or this many WAL bytes (bounds the tail cache: compacted data leaves memory). */
   readonly compactAfterWalBytes: number;
+  /** A stream untouched this long leaves memory, staying owned here (STREAM_IDLE_EVICT_MS; docs/node.md, "Idle streams"). */
+  readonly streamIdleEvictMs: number;
+  /** Streams one node holds in memory (MAX_RESIDENT_STREAMS); past it the least recently used leave first. */
+  readonly maxResidentStreams: number;
   // Bounds: what one client can make a node hold or do (docs/limits.md, "Stream nodes").
   /** Long-poll and SSE readers one node serves at once (MAX_LIVE_READERS); over it: 429 at once. */
   readonly maxLiveReaders: number;
@@ -68,6 +72,8 @@ const DEFAULT_SETTINGS: NodeSettings = {
   maxReassignPerTick: 5_000,
   compactAfterWalObjects: 256,
   compactAfterWalBytes: 32 * 1024 * 1024,
+  streamIdleEvictMs: 300_000,
+  maxResidentStreams: 20_000,
   maxLiveReaders: 10_000,
   maxLiveReadersPerToken: 2_500,
   maxProducersPerStream: 1_000,
@@ -96,6 +102,10 @@ export interface SettingsVars {
   COMPACT_AFTER_WAL_OBJECTS?: string;
   /** ... or this many WAL bytes (default 32 MiB). */
   COMPACT_AFTER_WAL_BYTES?: string;
+  /** A stream untouched this long leaves the node's memory and is reloaded on its next request (ms; default 300000). */
+  STREAM_IDLE_EVICT_MS?: string;
+  /** Streams a node holds in memory (default 20000); past it the least recently used leave first. */
+  MAX_RESIDENT_STREAMS?: string;
   /** A node silent this long is dead; the coordinator lease lasts this long (default 30000). */
   LEASE_TTL_MS?: string;
   /** How often a node heartbeats (default 5000). */
@@ -142,6 +152,8 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
     maxBodyBytes: positiveInt(vars.MAX_BODY_BYTES, "MAX_BODY_BYTES", DEFAULT_SETTINGS.maxBodyBytes),
     compactAfterWalObjects: positiveInt(vars.COMPACT_AFTER_WAL_OBJECTS, "COMPACT_AFTER_WAL_OBJECTS", DEFAULT_SETTINGS.compactAfterWalObjects),
     compactAfterWalBytes: positiveInt(vars.COMPACT_AFTER_WAL_BYTES, "COMPACT_AFTER_WAL_BYTES", DEFAULT_SETTINGS.compactAfterWalBytes),
+    streamIdleEvictMs: positiveInt(vars.STREAM_IDLE_EVICT_MS, "STREAM_IDLE_EVICT_MS", DEFAULT_SETTINGS.streamIdleEvictMs),
+    maxResidentStreams: positiveInt(vars.MAX_RESIDENT_STREAMS, "MAX_RESIDENT_STREAMS", DEFAULT_SETTINGS.maxResidentStreams),
     heartbeatMs: positiveInt(vars.HEARTBEAT_MS, "HEARTBEAT_MS", DEFAULT_SETTINGS.heartbeatMs),
     leaseTtlMs: leaseTtlMs(vars),
     coordinatorTickMs: positiveInt(vars.COORDINATOR_TICK_MS, "COORDINATOR_TICK_MS", DEFAULT_SETTINGS.coordinatorTickMs),

@@ -30,6 +30,9 @@ export interface NodeMetrics {
   readonly walBytesWritten: number;
   /** Streams this node holds in memory (live and soft-deleted). */
   readonly openStreams: number;
+  /** Idle streams evicted from memory, and evicted streams reloaded, by this incarnation (docs/node.md, "Idle streams"). */
+  readonly streamsEvicted: number;
+  readonly streamsReloaded: number;
   /** Long-poll and SSE readers waiting at a tail. */
   readonly liveReaders: number;
   /** Transfer steps this incarnation's watcher took, by kind (docs/transfers.md, table T). */

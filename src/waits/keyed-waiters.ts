@@ -25,6 +25,11 @@ export class KeyedWaiters {
     return this.count;
   }
 
+  /** Whether anyone waits on `key` now. */
+  waiting(key: string): boolean {
+    return (this.waiters.get(key)?.size ?? 0) > 0;
+  }
+
   /** At `maxWaiters`: a `wait` now would resolve at once ("timeout"), so a caller that loops must not. */
   get full(): boolean {
     return this.count >= this.maxWaiters;

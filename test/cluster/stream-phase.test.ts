@@ -5,14 +5,16 @@ import type { StreamConfig } from "../../src/core/protocol/stream-config.ts";
 import { isGone, moveTo, newStreamState, type StreamPhase, type StreamState } from "../../src/node/state/stream-registry.ts";
 
 type Kind = StreamPhase["kind"];
-const KINDS: readonly Kind[] = ["held", "opened", "handing-off", "moved-away", "removed"];
+const KINDS: readonly Kind[] = ["held", "opened", "handing-off", "moved-away", "removed", "evicted"];
 const LEGAL: ReadonlySet<string> = new Set([
   "held->opened",
   "held->handing-off",
   "held->moved-away",
   "held->removed",
+  "held->evicted",
   "opened->handing-off",
   "opened->removed",
+  "opened->evicted",
   "handing-off->held",
   "handing-off->moved-away",
   "handing-off->removed",
@@ -46,11 +48,11 @@ describe("stream phases", () => {
     }
   }
 
-  it("a new stream is held, or opened when this incarnation opened it; only moved-away and removed free the name", () => {
+  it("a new stream is held, or opened when this incarnation opened it; moved-away, removed and an evicted copy are gone", () => {
     const config: StreamConfig = { contentType: "text/plain", ttlSeconds: null, expiresAtMs: null, fork: null };
     const made = (opened: boolean): StreamState => newStreamState({ id: "s", name: "a", config, createdAtMs: 0, epoch: 1, opened });
     expect(made(false).phase.kind).toBe("held");
     expect(made(true).phase.kind).toBe("opened");
-    expect(KINDS.filter((kind) => isGone(streamIn(kind)))).toEqual(["moved-away", "removed"]);
+    expect(KINDS.filter((kind) => isGone(streamIn(kind)))).toEqual(["moved-away", "removed", "evicted"]);
   });
 });

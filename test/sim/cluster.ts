@@ -57,6 +57,8 @@ export class Incarnation {
   readonly inflight = new Set<(reason: string) => void>();
   readonly label: string;
   started!: Promise<boolean>;
+  /** Evictions and reloads already counted into the history's coverage. */
+  readonly residencyCounted = { evicted: 0, reloaded: 0 };
 
   /** Whether it crashed, aborted or stopped (read afresh after every await). */
   get ended(): boolean {
@@ -204,6 +206,7 @@ export class SimCluster {
           this.end(inc, "aborted: the log refuses its epoch");
           return;
         }
+        this.countResidency(inc);
         if (inc.runtime.compactionDue()) {
           // In the background, as the Durable Object's alarm does: heartbeats go on meanwhile.
           trace.write(`  node ${inc.label} compacting`);
@@ -222,6 +225,15 @@ export class SimCluster {
       if (!inc.ended) clock.schedule(everyMs, () => void beat(), null, `heartbeat ${inc.label}`);
     };
     clock.schedule(everyMs, () => void beat(), null, `heartbeat ${inc.label}`);
+  }
+
+  /** Coverage: the streams this incarnation evicted and reloaded since the last heartbeat (streams/eviction.ts). */
+  private countResidency(inc: Incarnation): void {
+    const residency = inc.runtime?.ctx.meters.residency;
+    if (residency === undefined) return;
+    for (const kind of ["evicted", "reloaded"] as const) {
+      for (; inc.residencyCounted[kind] < residency[kind]; inc.residencyCounted[kind]++) this.deps.history.count(`stream ${kind}`);
+    }
   }
 
   /** Lifts a zombie fault after `afterMs` (virtual): its next heartbeat learns whether it was declared dead. */

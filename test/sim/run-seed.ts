@@ -60,6 +60,10 @@ const SETTINGS: SettingsVars = {
   COORDINATOR_TICK_MS: "200",
   // Compaction early and often, so it runs in most seeds (the heartbeat checks every 5 s).
   COMPACT_AFTER_WAL_OBJECTS: "6",
+  // Idle streams evicted early and often, and at most a few resident, so streams are evicted and reloaded
+  // under every fault: crashes mid-reload, transfers and takeovers of evicted streams (docs/node.md).
+  STREAM_IDLE_EVICT_MS: "500",
+  MAX_RESIDENT_STREAMS: "1",
 };
 
 /** Table seeds snapshot their buckets early and often, so new leaders restore snapshots within a seed. */

@@ -7,7 +7,9 @@ import type { DomainError } from "../../core/errors.ts";
 import type { StreamConfig } from "../../core/protocol/stream-config.ts";
 import type { StreamView } from "../../core/meta/view.ts";
 import { openManifest, readManifest, type Manifest } from "../../storage/manifest.ts";
-import { decodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import { reloadRow } from "../../core/stream-eviction.ts";
+import type { RecordMeta } from "../state/record-meta.ts";
+import { sessionMeta } from "../streams/snapshot-record.ts";
 import { walRecord } from "../streams/commit.ts";
 import { STORE_WRITE_LOCK } from "../streams/compaction.ts";
 import { replayRecord } from "../streams/recovery.ts";
@@ -16,7 +18,6 @@ import { type NodeContext } from "../context.ts";
 import { unavailable } from "../state/replies.ts";
 import { deadIncarnationIn, takeOverFor } from "./takeover-use.ts";
 
-const encoder = new TextEncoder();
 
 /** Adopts `view`'s stream here. Null once this node holds it opened; otherwise why it could not. */
 export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<DomainError | null> {
@@ -80,20 +81,37 @@ function holdsNothing(manifest: Manifest, base: number): boolean {
  * The state to continue from: the session recorded with the close. No manifest at all means no owner ever
  * flushed anything (a placement that was never opened): an empty stream of the log's configuration. So
  * does a manifest without a close that holds nothing: the one an earlier adoption of such a stream created
- * (openManifest) before it failed or crashed short of its WAL record. Any other manifest without a close
+ * (openManifest) before it failed or crashed short of its WAL record. An orphan's manifest without a close
+ * but with a session was evicted when its owner died (evictedSession). Any other manifest without a close
  * is refused: its last owner did not hand it over.
  */
 function sessionOf(previous: Manifest | null, view: StreamView, config: StreamConfig, base: number, nowMs: number): Session | string {
   if (previous === null || (previous.closed === undefined && holdsNothing(previous, base))) {
     return { k: "snapshot", name: view.name, config, at: nowMs, tail: base, eof: false, softDeleted: false, producers: [], q: null };
   }
-  if (previous.closed === undefined || previous.session === undefined) return "its manifest records no close";
-  const meta = decodeRecordMeta(encoder.encode(JSON.stringify(previous.session)));
-  if (meta.k !== "snapshot") return "its manifest's session is not a snapshot";
+  if (previous.session === undefined) return "its manifest records no close";
+  const meta = sessionMeta(previous.session);
+  if (typeof meta === "string") return meta;
+  if (previous.closed === undefined) return evictedSession(previous, meta, view);
   if (meta.tail !== previous.closed.endOffset) return `its session ends at ${meta.tail}, its close at ${previous.closed.endOffset}`;
   if (meta.tail !== previous.endOffset) return `its session ends at ${meta.tail}, its data at ${previous.endOffset}`;
   if (meta.name !== view.name) return `its session names ${meta.name}`;
   return meta;
+}
+
+/**
+ * The session an eviction left in the manifest of an orphan (table RL in src/core/stream-eviction.ts): the
+ * takeover of its dead owner closed every stream that owner's WAL still knew, so this one was evicted, and
+ * that session is its last state, provided it is the dead owner's epoch's and covers all of its data.
+ */
+function evictedSession(previous: Manifest, meta: Session, view: StreamView): Session | string {
+  const row = reloadRow({
+    ownedHere: view.orphanOf !== undefined,
+    logEpoch: view.epoch,
+    name: view.name,
+    manifest: { epoch: previous.epoch, endOffset: previous.endOffset, closed: false, session: meta },
+  });
+  return row === "RL5" ? meta : `its manifest records no close (table RL, row ${row})`;
 }
 
 /**

@@ -17,9 +17,10 @@ import type { DomainError } from "../../core/errors.ts";
 import { readManifest, updateManifest } from "../../storage/manifest.ts";
 import { compactStream } from "../../storage/compaction.ts";
 import { RECORD_FLAG_EOF, type WalRecord } from "../../storage/record-codec.ts";
-import { ensureManifest, snapshotMeta, STORE_WRITE_LOCK } from "../streams/compaction.ts";
-import { RECORD_META_VERSION } from "../state/record-meta.ts";
+import { ensureManifest, STORE_WRITE_LOCK } from "../streams/compaction.ts";
+import { manifestSession } from "../streams/snapshot-record.ts";
 import { settled, type NodeContext } from "../context.ts";
+import { reloadLocked } from "../streams/eviction.ts";
 import { forgetStale, releaseDurably } from "../streams/release.ts";
 import { isGone, moveTo, type StreamState } from "../state/stream-registry.ts";
 import { ensureOpened } from "../streams/lifecycle.ts";
@@ -43,7 +44,9 @@ export class HandOffError extends Error {
  */
 export async function handOff(ctx: NodeContext, streamId: string, name: string, epoch: number, transfer = true): Promise<void> {
   await ctx.locks.run(`name:${name}`, async () => {
-    const stream = ctx.registry.get(streamId);
+    const held = ctx.registry.get(streamId);
+    // An evicted stream (streams/eviction.ts) is handed off like any other: reloaded from its manifest first.
+    const stream = held !== undefined && !isGone(held) ? held : await reloadLocked(ctx, { id: streamId, name, epoch });
     if (stream === undefined || isGone(stream)) return proposeClose(ctx, streamId, epoch);
     let done: () => void = () => undefined;
     try {
@@ -138,7 +141,7 @@ export async function flushToObjects(
   if (!close) return;
   // The session is the stream's snapshot record meta (versioned like every record meta): the same state a
   // compaction lets replay start from.
-  const session = { v: RECORD_META_VERSION, ...snapshotMeta(stream) };
+  const session = manifestSession(stream);
   await updateManifest(store, stream.id, epoch, (manifest) => {
     // Data beyond this copy's tail is durable: a later owner wrote it, so this copy (a superseded
     // incarnation's) is stale. Its close would end the session before the data, which no node can adopt.

@@ -14,7 +14,7 @@ import { HEADER } from "../../core/protocol/headers.ts";
 import { encodeJsonMessages } from "../../core/protocol/json-mode.ts";
 import { formatOffset } from "../../core/protocol/offsets.ts";
 
-import { afterHandOff } from "./routing.ts";
+import { afterHandOff, routeAtNode } from "./routing.ts";
 import { announce, settled, type NodeContext } from "../context.ts";
 import { asDomainError, errorReply, reply, type Reply } from "../state/replies.ts";
 import type { RecordMeta } from "../state/record-meta.ts";
@@ -59,7 +59,7 @@ export interface Appendable {
  * Every await before a decision: the stream resolved (expiry applied), opened by this incarnation, and still
  * opened here afterwards. Otherwise the answer (404, 410, 503, a hand-off's redirect).
  */
-export async function reachAppendable(ctx: NodeContext, name: string): Promise<Appendable | Reply> {
+export async function reachAppendable(ctx: NodeContext, name: string, reloads = 1): Promise<Appendable | Reply> {
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
   // The ack latency runs from here (the request's arrival at the node) to its WAL object being durable.
   const arrivedMs = ctx.meters.clockMs();
@@ -71,6 +71,8 @@ export async function reachAppendable(ctx: NodeContext, name: string): Promise<A
   if (openError !== null) return errorReply(openError);
   if (stream.phase.kind === "removed") return errorReply(domainError("not_found", "no such stream"));
   if (ctx.stopped !== null) return errorReply(ctx.stopped);
+  // Evicted while this awaited (streams/eviction.ts): the name's lookup reloads it, once.
+  if (stream.phase.kind === "evicted" && reloads > 0) return (await routeAtNode(ctx, name)) ?? reachAppendable(ctx, name, reloads - 1);
   // A hand-off that began since the open (or ended with the stream moved away): no append is decided once
   // it has (ownership/hand-off.ts, step 1).
   if (stream.phase.kind !== "opened") return afterHandOff(ctx, stream);

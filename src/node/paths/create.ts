@@ -105,11 +105,13 @@ async function resolveFork(
   request: CreateRequest,
   fork: NonNullable<CreateRequest["fork"]>,
 ): Promise<{ readonly fork: ResolvedFork; readonly source: StreamState } | Reply> {
-  const source = await resolveLive(ctx, fork.sourceName);
+  let source = await resolveLive(ctx, fork.sourceName);
   if (source === undefined) {
     // A fork is created where its source lives: it reads the source's bytes below the fork point.
     const elsewhere = await routeAtNode(ctx, fork.sourceName);
     if (elsewhere !== null && elsewhere.kind === "redirect") return elsewhere;
+    // Served here: an evicted source is back in memory now (streams/eviction.ts).
+    if (elsewhere === null) source = await resolveLive(ctx, fork.sourceName);
   }
   if (source !== undefined) {
     const error = await settled(ctx, source);

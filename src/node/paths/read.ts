@@ -112,8 +112,9 @@ async function longPoll(
 ): Promise<Reply> {
   const deadline = ctx.now() + ctx.settings.longPollTimeoutMs;
   for (;;) {
-    if (stream.phase.kind === "moved-away") {
-      // Handed to another node: answer as a timeout would; the next poll is routed to the new owner.
+    if (stream.phase.kind === "moved-away" || stream.phase.kind === "evicted") {
+      // Handed to another node: answer as a timeout would; the next poll is routed to the new owner. Evicted
+      // (streams/eviction.ts) while this read awaited a page: the next poll reloads it.
       return reply(204, {
         [HEADER.streamNextOffset]: formatOffset(startOffset),
         [HEADER.streamUpToDate]: "true",

@@ -9,6 +9,7 @@ import { refusalError, routeStream } from "../../core/routing.ts";
 import { opensFromStore } from "../../core/transfer-steps.ts";
 import { adoptStream } from "../ownership/adopt.ts";
 import { type NodeContext } from "../context.ts";
+import { reloadEvicted } from "../streams/eviction.ts";
 import { forgetStale, heldCopyIsStale } from "../streams/release.ts";
 import { errorReply, redirectReply, unavailable, type Reply } from "../state/replies.ts";
 import type { StreamState } from "../state/stream-registry.ts";
@@ -51,7 +52,10 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
           await forgetStale(ctx, held.id); // a copy from before another node's ownership: adopt instead
           held = ctx.registry.byName(name);
         }
-        if (held !== undefined || stream === null || !opensFromStore(stream, ctx.nodeId)) return null;
+        if (held !== undefined || stream === null) return null;
+        // Evicted while idle (streams/eviction.ts, table RL): back into memory from its manifest, still owned here.
+        if (stream.owner === ctx.nodeId && stream.ownership === "opened" && stream.transfer === undefined && (await reloadEvicted(ctx, stream))) return null;
+        if (!opensFromStore(stream, ctx.nodeId)) return null;
         // R7 (closed) or R5 for a stream handed here and not opened yet: open it from the object store.
         const error = await adoptStream(ctx, stream);
         if (error === null || error.code === "not_found") return null;

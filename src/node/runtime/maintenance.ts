@@ -1,8 +1,10 @@
 // The node's background upkeep, started from the heartbeat: compaction of the WAL when it has grown past
-// a threshold since the checkpoint (docs/node.md, "Compaction"), and snapshots of the table buckets due
-// one (docs/tables.md, "Snapshots"). One run of each at a time; neither holds a heartbeat back.
+// a threshold since the checkpoint (docs/node.md, "Compaction"), eviction of idle streams (docs/node.md,
+// "Idle streams"), and snapshots of the table buckets due one (docs/tables.md, "Snapshots"). One run of
+// each at a time; none holds a heartbeat back.
 import type { WalWriter } from "../../storage/wal-writer.ts";
 import { compactNode, type CompactionReport } from "../streams/compaction.ts";
+import { evictIdle } from "../streams/eviction.ts";
 import type { RecoveryResult } from "../streams/recovery.ts";
 import type { TableContext } from "../tables/buckets.ts";
 import { snapshotDueBuckets } from "../tables/snapshotter.ts";
@@ -15,6 +17,7 @@ export class Maintenance {
   /** WAL bytes this incarnation had written when its last compaction began. */
   private bytesAtCheckpoint = 0;
   private snapshotting: Promise<unknown> | null = null;
+  private evicting: Promise<unknown> | null = null;
 
   constructor(
     private readonly ctx: TableContext,
@@ -60,6 +63,17 @@ export class Maintenance {
         this.compacting = null;
       });
     return this.compacting;
+  }
+
+  /** Idle streams out of memory (streams/eviction.ts), one round at a time, beside the heartbeats. */
+  evictInBackground(): void {
+    if (this.evicting !== null || this.ctx.stopped !== null) return;
+    this.evicting = evictIdle(this.ctx)
+      .catch((error: unknown) => this.ctx.log.log("node.error", { during: "evict_idle" }, error))
+      .finally(() => {
+        this.evicting = null;
+      });
+    this.ctx.background(this.evicting);
   }
 
   /** The table buckets due a snapshot, one round at a time, beside the heartbeats (never holding one back). */

@@ -20,6 +20,7 @@ import type { TableContext } from "../tables/buckets.ts";
 import type { CoordinatorRole } from "../coordinator/role.ts";
 import { Heartbeat, type BeatFault, type BeatOutcome } from "./heartbeat.ts";
 import { Maintenance } from "./maintenance.ts";
+import { evictIdle } from "../streams/eviction.ts";
 import { TableAdmin } from "./table-admin.ts";
 import { startIncarnation, type Incarnation, type NodeRuntimeDeps } from "./wiring.ts";
 
@@ -64,7 +65,7 @@ export class NodeRuntime {
   /**
    * One heartbeat (the shell calls it every `heartbeatMs`: the Durable Object's alarm): tell the log this
    * incarnation lives, then hold or ask for the coordinator lease and tick when due (heartbeat.ts), then
-   * expire idle streams and start the table snapshots due. `replaced`: the shell must drop this incarnation.
+   * expire idle streams and start the evictions and table snapshots due. `replaced`: the shell must drop this incarnation.
    */
   async beat(): Promise<BeatOutcome> {
     const outcome = await this.heartbeat.beat();
@@ -74,6 +75,7 @@ export class NodeRuntime {
     } catch (error) {
       this.ctx.log.log("node.error", { during: "expire_idle" }, error);
     }
+    this.maintenance.evictInBackground();
     this.maintenance.snapshotInBackground();
     return "ok";
   }
@@ -96,6 +98,11 @@ export class NodeRuntime {
   /** Whether the WAL has grown past a compaction threshold since the last checkpoint. */
   compactionDue(): boolean {
     return this.maintenance.compactionDue();
+  }
+
+  /** One eviction round now (streams/eviction.ts): how many idle streams left memory. */
+  evictIdle(): Promise<number> {
+    return evictIdle(this.ctx);
   }
 
   /** Compacts the WAL (maintenance.ts); a call during a run waits for it. Null once the node stopped serving. */
@@ -161,6 +168,8 @@ export class NodeRuntime {
       walFlushes: this.wal.stats.objectsWritten,
       walBytesWritten: this.wal.stats.bytesWritten,
       openStreams,
+      streamsEvicted: this.meters.residency.evicted,
+      streamsReloaded: this.meters.residency.reloaded,
       liveReaders: this.ctx.readers.size,
       transferSteps: { ...this.watcher.stats },
       coordinator: {

@@ -5,6 +5,11 @@
 export class KeyedLock {
   private readonly tails = new Map<string, Promise<void>>();
 
+  /** Whether a section of `key` runs or waits now. */
+  busy(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   async run<T>(key: string, section: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     let release!: () => void;

@@ -43,6 +43,8 @@ export interface NodeMeters {
   readonly ack: Histogram;
   readonly series: SeriesRing;
   readonly takeovers: TakeoverStats;
+  /** Idle streams this incarnation evicted, and evicted streams it reloaded (streams/eviction.ts). */
+  readonly residency: { evicted: number; reloaded: number };
   /** Monotonic ms (performance.now in workerd and Node; virtual time in the simulation). */
   readonly clockMs: () => number;
 }
@@ -56,6 +58,7 @@ export function newNodeMeters(startedAtMs: number, clockMs: () => number): NodeM
     ack: newHistogram(),
     series: newSeriesRing(startedAtMs),
     takeovers: { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 },
+    residency: { evicted: 0, reloaded: 0 },
     clockMs,
   };
 }
@@ -84,6 +87,8 @@ export function idleNodeMetrics(nodeId: string, nodeEpoch: number): NodeMetrics 
     walFlushes: 0,
     walBytesWritten: 0,
     openStreams: 0,
+    streamsEvicted: 0,
+    streamsReloaded: 0,
     liveReaders: 0,
     transferSteps: { handOffs: 0, completions: 0, adoptions: 0, failures: 0 },
     coordinator: { coordinatorEpoch: null, ticks: 0, failovers: 0, reassigned: 0 },

@@ -18,7 +18,6 @@ export {
   moveTo,
   newStreamState,
   pointAtObjects,
-  type CachedRecord,
   type StreamPhase,
   type StreamState,
 } from "./stream-state.ts";
@@ -105,6 +104,16 @@ export class StreamRegistry {
     moveTo(stream, { kind: why });
     if (this.idByName.get(stream.name) === stream.id) this.idByName.delete(stream.name);
     if (stream.forkCount === 0) this.byId.delete(stream.id);
+  }
+
+  /**
+   * Drops an idle stream from memory (streams/eviction.ts): it stays owned here, its state in its manifest. A
+   * caller still holding the object sees phase `evicted` and looks the name up again.
+   */
+  evict(stream: StreamState): void {
+    moveTo(stream, { kind: "evicted" });
+    if (this.idByName.get(stream.name) === stream.id) this.idByName.delete(stream.name);
+    this.byId.delete(stream.id);
   }
 
   /**

@@ -42,7 +42,8 @@ export type StreamPhase =
   | { readonly kind: "opened" }
   | { readonly kind: "handing-off"; readonly done: Promise<void> }
   | { readonly kind: "moved-away" }
-  | { readonly kind: "removed" };
+  | { readonly kind: "removed" }
+  | { readonly kind: "evicted" };
 
 /** Moves the stream to `next`; an illegal move is a bug and throws (an assertion that stays on). */
 export function moveTo(stream: StreamState, next: StreamPhase): void {
@@ -51,9 +52,12 @@ export function moveTo(stream: StreamState, next: StreamPhase): void {
   stream.phase = next;
 }
 
-/** Deleted, expired or handed away: the name is free here. */
+/**
+ * Deleted, expired or handed away (the name is free here), or this copy evicted (the name's next request
+ * reloads a new one): no step may act on this copy any more.
+ */
 export function isGone(stream: StreamState): boolean {
-  return stream.phase.kind === "removed" || stream.phase.kind === "moved-away";
+  return stream.phase.kind === "removed" || stream.phase.kind === "moved-away" || stream.phase.kind === "evicted";
 }
 
 export interface StreamState {
@@ -76,6 +80,11 @@ export interface StreamState {
    * reads no manifest. Null once listed (or when there is nothing below to list).
    */
   unlistedBelow: number | null;
+  /**
+   * Reloaded from its manifest's session (streams/eviction.ts): the WAL does not know the stream, so its next
+   * record goes out behind a snapshot record of it (streams/commit.ts), which replay rebuilds it from.
+   */
+  needsAnchor: boolean;
   readonly decided: DecidedState;
   /** Bytes of `records` held in memory. */
   memoryBytes: number;
@@ -107,6 +116,7 @@ export function newStreamState(input: {
     eof: false,
     records: [],
     unlistedBelow: null,
+    needsAnchor: false,
     memoryBytes: 0,
     decided: { tail: base, eof: false, producers: new Map(), lastStreamSeq: null },
     pending: Promise.resolve(),

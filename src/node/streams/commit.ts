@@ -8,6 +8,7 @@ import { RECORD_FLAG_EOF, type WalRecord } from "../../storage/record-codec.ts";
 import type { NodeContext } from "../context.ts";
 import { encodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
 import type { StreamState } from "../state/stream-registry.ts";
+import { snapshotRecord } from "./snapshot-record.ts";
 
 const NO_DATA = new Uint8Array(0);
 
@@ -36,7 +37,10 @@ export function walRecord(owner: RecordOwner, firstOffset: number, meta: RecordM
  * write failed (then `apply` never runs).
  */
 export function commitRecord(ctx: NodeContext, stream: StreamState, record: WalRecord, apply: () => void = () => undefined): Promise<void> {
-  const landed = ctx.wal.append([record]);
+  // A stream reloaded from its manifest: its state so far goes first, in the same WAL object (built before the
+  // caller moves the decided state past this record).
+  const landed = ctx.wal.append(stream.needsAnchor ? [snapshotRecord(stream), record] : [record]);
+  stream.needsAnchor = false;
   // An earlier record's failure does not stop this one's chain: its own acknowledgement decides (a stopped
   // writer rejects every later record too). Subscribing in both branches keeps `landed` observed.
   const applied = stream.pending.then(

@@ -20,7 +20,8 @@ import type { ObjectStore } from "../../storage/object-store.ts";
 import { isEof, RECORD_FLAG_EOF, type WalRecord } from "../../storage/record-codec.ts";
 import { replayChain } from "../../storage/wal-chain.ts";
 import { type NodeContext } from "../context.ts";
-import { encodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
+import { encodeRecordMeta } from "../state/record-meta.ts";
+import { snapshotRecord } from "./snapshot-record.ts";
 import { isGone, type StreamState } from "../state/stream-registry.ts";
 
 /** The stream id of the `mark` record (not a stream: ids from the metadata log look like `s<n>`). */
@@ -32,34 +33,6 @@ export interface CompactionReport {
   readonly streamsCompacted: number;
   readonly recordsCompacted: number;
   readonly walObjectsDeleted: number;
-}
-
-/** A stream's whole decided state as a `snapshot` record meta (compaction; a hand-off's session). */
-export function snapshotMeta(stream: StreamState): Extract<RecordMeta, { k: "snapshot" }> {
-  return {
-    k: "snapshot",
-    name: stream.name,
-    config: stream.config,
-    at: stream.createdAtMs,
-    tail: stream.decided.tail,
-    eof: stream.decided.eof,
-    softDeleted: stream.lifecycle === "soft-deleted",
-    producers: [...stream.decided.producers].map(([id, state]) => [id, state.epoch, state.lastSeq, state.lastUpdatedMs] as const),
-    q: stream.decided.lastStreamSeq,
-    la: stream.lastAccessMs,
-  };
-}
-
-/** The snapshot record of one stream, from its decided state (what replay after it must continue). */
-function snapshotRecord(stream: StreamState): WalRecord {
-  return {
-    streamId: stream.id,
-    streamEpoch: stream.epoch,
-    firstOffset: stream.decided.tail,
-    flags: 0,
-    meta: encodeRecordMeta(snapshotMeta(stream)),
-    data: new Uint8Array(0),
-  };
 }
 
 /** Held by a compaction and by a hand-off's flush: both write stream objects and manifests. */

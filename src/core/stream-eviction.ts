@@ -1,0 +1,109 @@
+// Idle streams out of a node's memory, without giving them up (docs/node.md, "Idle streams"). An evicted
+// stream stays owned by its node in the metadata log; its whole state is in its manifest (the session
+// the eviction wrote, over its stream objects), and the next request for it reloads it from there.
+//
+// Table EV: may the node evict this stream now? First matching row wins.
+//
+// | row | the stream                                                              | evict? | why not                                  |
+// |-----|-------------------------------------------------------------------------|--------|------------------------------------------|
+// | EV1 | not held or opened here (being handed off, moved away, removed), or a  | no     | someone else's step is running           |
+// |     | create, open, hand-off, adoption or reload of it runs (its locks)       |        |                                          |
+// | EV2 | soft-deleted, or with a TTL or an expiry time                           | no     | its clock runs in this node's memory     |
+// | EV3 | a fork, or the source of a fork held here                               | no     | its reads stitch across both             |
+// | EV4 | a table's bucket stream                                                 | no     | its leader holds the tablet built on it  |
+// | EV5 | appends in flight, or acknowledged data not all in stream objects yet  | no     | the manifest would not hold its state    |
+// | EV6 | live readers wait at its tail                                           | no     | they wait on this copy                   |
+// | EV7 | touched within the idle time, and the node is within its resident cap  | no     | it is in use                             |
+// | EV8 | otherwise                                                               | yes    |                                          |
+//
+// Table RL: may a request reload a stream the node does not hold from its manifest's session?
+//
+// | row | the log's record, the manifest                                             | reload? |
+// |-----|----------------------------------------------------------------------------|---------|
+// | RL1 | the log does not have it opened by this node                               | no: route as before (307, adopt, 404) |
+// | RL2 | no manifest, a manifest that records a close, or one without a session     | no: not an eviction's manifest         |
+// | RL3 | the manifest's epoch is not the log's                                      | no: a session of another ownership    |
+// | RL4 | the session ends where the manifest's data does not                        | no: refused as corrupt                |
+// | RL5 | otherwise                                                                  | yes: held at the log's epoch          |
+//
+// The same session lets an orphan be adopted (ownership/adopt.ts) after its dead owner was taken over: the
+// takeover closes every stream its replay found, so an orphan whose manifest has a session but no close was
+// evicted when its owner died, and that session is its last state (row RL5 with `orphan` for RL1).
+import type { Lifecycle } from "./protocol/fork.ts";
+import type { PhaseKind } from "./stream-phase.ts";
+
+export interface EvictionView {
+  readonly phase: PhaseKind;
+  /** A step holds the stream's name or open lock (a create, open, delete, hand-off, adoption or reload). */
+  readonly busy: boolean;
+  readonly lifecycle: Lifecycle;
+  readonly ttlSeconds: number | null;
+  readonly expiresAtMs: number | null;
+  /** The fork point (0 for a stream that is not a fork). */
+  readonly base: number;
+  /** Forks held here that read this stream. */
+  readonly forkCount: number;
+  readonly bucketStream: boolean;
+  /** Acknowledged tail and eof, and the decided ones (appends in flight included). */
+  readonly tail: number;
+  readonly eof: boolean;
+  readonly decidedTail: number;
+  readonly decidedEof: boolean;
+  /** Where its data in stream objects ends. */
+  readonly compactedEnd: number;
+  readonly readersWaiting: boolean;
+  readonly lastAccessMs: number;
+}
+
+export interface EvictionPolicy {
+  readonly nowMs: number;
+  /** A stream untouched this long may go (STREAM_IDLE_EVICT_MS). */
+  readonly idleMs: number;
+  /** The node holds more streams than MAX_RESIDENT_STREAMS: the least recently used go even if not idle. */
+  readonly overResidentCap: boolean;
+}
+
+export type EvictionRow = "EV1" | "EV2" | "EV3" | "EV4" | "EV5" | "EV6" | "EV7" | "EV8";
+
+/** Table EV: the first row that matches. Only EV8 evicts. */
+export function evictionRow(stream: EvictionView, policy: EvictionPolicy): EvictionRow {
+  if ((stream.phase !== "held" && stream.phase !== "opened") || stream.busy) return "EV1";
+  if (stream.lifecycle !== "live" || stream.ttlSeconds !== null || stream.expiresAtMs !== null) return "EV2";
+  if (stream.base > 0 || stream.forkCount > 0) return "EV3";
+  if (stream.bucketStream) return "EV4";
+  if (stream.decidedTail !== stream.tail || stream.decidedEof !== stream.eof || stream.compactedEnd !== stream.tail) return "EV5";
+  if (stream.readersWaiting) return "EV6";
+  if (!policy.overResidentCap && policy.nowMs - stream.lastAccessMs < policy.idleMs) return "EV7";
+  return "EV8";
+}
+
+export function mayEvict(stream: EvictionView, policy: EvictionPolicy): boolean {
+  return evictionRow(stream, policy) === "EV8";
+}
+
+/** What a reload looks at: the log's record of the stream and its manifest. */
+export interface ReloadView {
+  /** The log has the stream opened by this node (RL1), or, for an adoption, as an orphan of a dead one. */
+  readonly ownedHere: boolean;
+  readonly logEpoch: number;
+  readonly manifest: {
+    readonly epoch: number;
+    readonly endOffset: number;
+    readonly closed: boolean;
+    /** The session's tail and stream name, when it has one. */
+    readonly session: { readonly tail: number; readonly name: string } | null;
+  } | null;
+  readonly name: string;
+}
+
+export type ReloadRow = "RL1" | "RL2" | "RL3" | "RL4" | "RL5";
+
+/** Table RL: the first row that matches. Only RL5 reloads; RL4 is corruption the caller reports. */
+export function reloadRow(view: ReloadView): ReloadRow {
+  if (!view.ownedHere) return "RL1";
+  const manifest = view.manifest;
+  if (manifest === null || manifest.closed || manifest.session === null) return "RL2";
+  if (manifest.epoch !== view.logEpoch) return "RL3";
+  if (manifest.session.tail !== manifest.endOffset || manifest.session.name !== view.name) return "RL4";
+  return "RL5";
+}
