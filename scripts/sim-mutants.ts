@@ -101,11 +101,6 @@ const MUTANTS: readonly Mutant[] = [
     edits: [{ file: "src/storage/wal-chain.ts", from: "    return { sealSeq: seq + window - 1 };", to: "    return { sealSeq: seq + window };" }],
   },
   {
-    name: "reload-without-anchor",
-    breaks: "a stream reloaded from its manifest appends without its snapshot record ahead (behind replay from an older checkpoint that still has it)",
-    edits: [{ file: "src/node/streams/commit.ts", from: "stream.needsAnchor ? [snapshotRecord(stream), record] : [record]", to: "[record]" }],
-  },
-  {
     name: "evict-uncompacted",
     breaks: "an eviction lets go of a stream whose data is not all in stream objects (table EV, row EV5)",
     edits: [{ file: "src/core/stream-eviction.ts", from: " || stream.compactedEnd !== stream.tail) return \"EV5\";", to: ") return \"EV5\";" }],
