@@ -24,6 +24,8 @@ import { encodeRecordMeta } from "../state/record-meta.ts";
 import { snapshotRecord } from "./snapshot-record.ts";
 import { isGone, type StreamState } from "../state/stream-registry.ts";
 
+/** Streams whose objects and manifests one compaction writes at once. */
+const COMPACT_CONCURRENCY = 16;
 /** The stream id of the `mark` record (not a stream: ids from the metadata log look like `s<n>`). */
 const MARK_STREAM_ID = "~mark";
 
@@ -76,37 +78,66 @@ async function compactLocked(ctx: NodeContext, store: ObjectStore, stale: string
   const byStream = fromMemory(ctx, decided) ?? (await fromWal(store, ctx.nodeId, fromSeq, snapshotSeq, decided));
   let recordsCompacted = 0;
   let streamsCompacted = 0;
-  for (const [streamId, replayed] of byStream) {
-    const stream = ctx.registry.get(streamId);
-    if (stream === undefined || isGone(stream)) continue; // deleted or handed off: nothing to keep here
-    // Records a hand-off already flushed (an earlier ownership of this stream, or a fork's source flushed
-    // for it) are in stream objects: only what follows them is compacted.
-    const done = ctx.registry.compactedEnd(stream);
-    const replayedRecords = replayed.filter((record) => record.firstOffset >= done);
-    if (replayedRecords.length === 0) continue;
-    const writerEpoch = Math.max(stream.epoch, ...replayedRecords.map((record) => record.streamEpoch));
-    // Written at the epoch that writes them, as the tail cache's records are: records read back from the WAL
-    // carry the epoch of their append, which an open since then (this node's own) may have superseded.
-    const streamRecords = replayedRecords.map((record) => (record.streamEpoch === writerEpoch ? record : { ...record, streamEpoch: writerEpoch }));
-    let compacted: number;
-    try {
-      await ensureManifest(store, stream.id, stream.base, writerEpoch);
-      compacted = await compactOne(ctx, store, stream, writerEpoch, streamRecords, snapshotSeq);
-    } catch (error) {
-      // Another node opened the stream at a later epoch: this is a stale copy (a crash after the hand-off's
-      // close, before its release record), and its data was flushed by the hand-off. Let it go.
-      if (!(error instanceof StaleEpochError) || stream.phase.kind === "opened") throw error;
-      stale.push(stream.id);
-      continue;
+  // Streams side by side (their objects and manifests are their own): one at a time, a compaction of
+  // 50,000 small streams took minutes of store round trips, during which nothing could be evicted.
+  // A failure stops the others taking more, and the compaction ends (with that error) only once they all
+  // stopped: nothing of it runs on outside the store lock.
+  const queue = [...byStream];
+  const worker = async (): Promise<void> => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      try {
+        const compacted = await compactEntry(ctx, store, next[0], next[1], snapshotSeq, stale);
+        recordsCompacted += compacted;
+        if (compacted > 0) streamsCompacted++;
+      } catch (error) {
+        queue.length = 0;
+        throw error;
+      }
     }
-    recordsCompacted += compacted;
-    if (compacted > 0) streamsCompacted++;
-  }
+  };
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(COMPACT_CONCURRENCY, queue.length) }, worker));
+  const failed = settled.find((result) => result.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
 
   // 3. Checkpoint, then WAL clean-up below it (seals stay: see deleteWalBelow).
   await advanceCheckpoint(store, ctx.nodeId, ctx.nodeEpoch, snapshotSeq);
   const { deleted } = await deleteWalBelow(store, ctx.nodeId, snapshotSeq, { fromSeq: keep.fromSeq, keepSeqs: keep.seals });
   return { fromSeq, snapshotSeq, streamsCompacted, recordsCompacted, walObjectsDeleted: deleted };
+}
+
+/**
+ * The records of one stream in [checkpoint, snapshot) into a stream object (those a hand-off did not flush
+ * already). Returns how many records went into a new object; a stale copy goes to `stale`.
+ */
+async function compactEntry(
+  ctx: NodeContext,
+  store: ObjectStore,
+  streamId: string,
+  replayed: readonly WalRecord[],
+  snapshotSeq: number,
+  stale: string[],
+): Promise<number> {
+  const stream = ctx.registry.get(streamId);
+  if (stream === undefined || isGone(stream)) return 0; // deleted or handed off: nothing to keep here
+  // Records a hand-off already flushed (an earlier ownership of this stream, or a fork's source flushed
+  // for it) are in stream objects: only what follows them is compacted.
+  const done = ctx.registry.compactedEnd(stream);
+  const replayedRecords = replayed.filter((record) => record.firstOffset >= done);
+  if (replayedRecords.length === 0) return 0;
+  const writerEpoch = Math.max(stream.epoch, ...replayedRecords.map((record) => record.streamEpoch));
+  // Written at the epoch that writes them, as the tail cache's records are: records read back from the WAL
+  // carry the epoch of their append, which an open since then (this node's own) may have superseded.
+  const streamRecords = replayedRecords.map((record) => (record.streamEpoch === writerEpoch ? record : { ...record, streamEpoch: writerEpoch }));
+  try {
+    await ensureManifest(store, stream.id, stream.base, writerEpoch);
+    return await compactOne(ctx, store, stream, writerEpoch, streamRecords, snapshotSeq);
+  } catch (error) {
+    // Another node opened the stream at a later epoch: this is a stale copy (a crash after the hand-off's
+    // close, before its release record), and its data was flushed by the hand-off. Let it go.
+    if (!(error instanceof StaleEpochError) || stream.phase.kind === "opened") throw error;
+    stale.push(stream.id);
+    return 0;
+  }
 }
 
 /**
