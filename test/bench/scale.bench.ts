@@ -29,7 +29,8 @@ import { startReferenceServer, type ReferenceServer } from "./service-bench/refe
 import { ErrorTally, errorText, formatMs, summarize } from "./service-bench/stats.ts";
 import { printTable, type Cell, type Row } from "./service-bench/table.ts";
 import { gitCommit } from "./git-commit.ts";
-import { FIRST_READ_TIMEOUT_MS, measureFill } from "./scale-bench/fill-phase.ts";
+import { FIRST_READ_TIMEOUT_MS, measureFill, SETTLE_TIMEOUT_MS } from "./scale-bench/fill-phase.ts";
+import { nodeSettings } from "../../src/node/settings.ts";
 
 const { values } = parseArgs({
   options: {
@@ -216,6 +217,9 @@ async function createPhases(): Promise<void> {
   }
 }
 
+/** The node's default MAX_RESIDENT_STREAMS: the fill waits for evictions down to it. */
+const MAX_RESIDENT_STREAMS = nodeSettings({}).maxResidentStreams;
+
 /** The --fill part: one node, `fillStreams` streams, memory and a restart. */
 async function fill(): Promise<void> {
   // MAX_STREAMS (50,000) and MAX_META_BYTES (8 MiB) by default keep the MetaLog within its memory budget
@@ -224,12 +228,17 @@ async function fill(): Promise<void> {
   const service = await startService({ nodes: 1, vars });
   try {
     console.error(`filling one node with ${fillStreams} streams`);
-    const figures = await measureFill(service, `fill-${Date.now().toString(36)}`, fillStreams, 32, (line) => console.error(line));
+    const fill = { streams: fillStreams, connections: 32, residentCap: MAX_RESIDENT_STREAMS };
+    const figures = await measureFill(service, `fill-${Date.now().toString(36)}`, fill, (line) => console.error(line));
     const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`;
     const perStream = (bytes: number): string => `${((bytes - figures.rssEmptyBytes) / figures.streams).toFixed(0)} B/stream over empty`;
     console.log(`\none node filled with ${figures.streams} streams (one append each, 32 connections): ${figures.createsPerSecond.toFixed(0)} streams/s`);
     const reads = figures.reads === null ? "" : `, ${figures.reads.count} reads`;
-    console.log(`  workerd resident memory: empty ${mb(figures.rssEmptyBytes)}, full ${mb(figures.rssFullBytes)} (${perStream(figures.rssFullBytes)}), ` +
+    const settled = figures.settleMs === null
+      ? `not within ${(SETTLE_TIMEOUT_MS / 1000).toFixed(0)} s (${figures.openStreamsAtKill} in memory)`
+      : `in ${(figures.settleMs / 1000).toFixed(0)} s (${figures.openStreamsAtKill} in memory)`;
+    console.log(`  workerd resident memory: empty ${mb(figures.rssEmptyBytes)}, full ${mb(figures.rssFullBytes)} (${perStream(figures.rssFullBytes)}); ` +
+      `idle streams evicted down to ${MAX_RESIDENT_STREAMS} ${settled}: ${mb(figures.rssSettledBytes)} (${perStream(figures.rssSettledBytes)}); ` +
       `after SIGKILL, restart${reads} ${mb(figures.rssRestartedBytes)} (${perStream(figures.rssRestartedBytes)})`);
     const firstRead = figures.healthToFirstReadMs === null
       ? `no read succeeded within ${(FIRST_READ_TIMEOUT_MS / 1000).toFixed(0)} s (${figures.firstReadAttempts} attempts, each 503: the node did not finish starting)`

@@ -59,12 +59,24 @@ function evictionCandidates(ctx: NodeContext): StreamState[] {
   return picked.slice(0, MAX_EVICTIONS_PER_ROUND);
 }
 
-/** One round: evicts the candidates under the store lock (no compaction meanwhile). Returns how many left memory. */
+/**
+ * Evicts what table EV lets go, in rounds of at most MAX_EVICTIONS_PER_ROUND, each under the store lock (no
+ * compaction meanwhile) and released between rounds. Returns how many left memory.
+ */
 export async function evictIdle(ctx: NodeContext): Promise<number> {
-  if (ctx.stopped !== null || ctx.now() >= ctx.liveUntilMs) return 0;
+  let evicted = 0;
+  for (;;) {
+    const round = await evictRound(ctx);
+    evicted += round.evicted;
+    if (round.candidates < MAX_EVICTIONS_PER_ROUND || round.evicted === 0) return evicted;
+  }
+}
+
+async function evictRound(ctx: NodeContext): Promise<{ readonly candidates: number; readonly evicted: number }> {
+  if (ctx.stopped !== null || ctx.now() >= ctx.liveUntilMs) return { candidates: 0, evicted: 0 };
   const candidates = evictionCandidates(ctx);
-  if (candidates.length === 0) return 0;
-  return ctx.locks.run(STORE_WRITE_LOCK, async () => {
+  if (candidates.length === 0) return { candidates: 0, evicted: 0 };
+  const evicted = await ctx.locks.run(STORE_WRITE_LOCK, async () => {
     let evicted = 0;
     for (let i = 0; i < candidates.length; i += EVICT_CONCURRENCY) {
       const results = await Promise.all(candidates.slice(i, i + EVICT_CONCURRENCY).map((stream) => evictOne(ctx, stream)));
@@ -74,6 +86,7 @@ export async function evictIdle(ctx: NodeContext): Promise<number> {
     ctx.log.log("stream.evicted", { candidates: candidates.length, evicted, resident: ctx.registry.size });
     return evicted;
   });
+  return { candidates: candidates.length, evicted };
 }
 
 /** What may not change while an eviction writes the manifest: else the session it wrote is not the stream's state. */

@@ -14,7 +14,14 @@ export interface FillFigures {
   readonly streams: number;
   readonly createsPerSecond: number;
   readonly rssEmptyBytes: number;
+  /** Right after the last create. */
   readonly rssFullBytes: number;
+  /** How long the node took to compact and evict down to its resident cap; null: it did not within SETTLE_TIMEOUT_MS. */
+  readonly settleMs: number | null;
+  /** Streams the node held in memory when it was killed (mink_open_streams). */
+  readonly openStreamsAtKill: number;
+  /** Once settled (or at the deadline): the figure for a node whose streams are mostly idle. */
+  readonly rssSettledBytes: number;
   readonly rssRestartedBytes: number;
   readonly restartToHealthMs: number;
   /** Null: no read succeeded within FIRST_READ_TIMEOUT_MS of /health (every attempt answered 503). */
@@ -47,6 +54,35 @@ function workerdRss(service: Service): number {
   return bytes;
 }
 
+/** After the fill, how long the node may take to compact and evict down to MAX_RESIDENT_STREAMS. */
+export const SETTLE_TIMEOUT_MS = 900_000;
+
+/** The streams the node holds in memory, summed over nodes (GET /metrics, `mink_open_streams`). */
+async function openStreams(service: Service): Promise<number> {
+  const response = await fetch(`${service.baseUrl}/metrics`, { headers: { authorization: `Bearer ${service.adminToken}` } });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`GET /metrics: ${response.status} ${text.slice(0, 200)}`);
+  let sum = 0;
+  for (const match of text.matchAll(/^mink_open_streams(?:\{[^}]*\})? (\d+)$/gm)) sum += Number(match[1]);
+  return sum;
+}
+
+/** Polls until the node holds at most `residentCap` streams; the time it took, or null at the deadline. */
+async function settleResident(service: Service, residentCap: number, log: (line: string) => void): Promise<number | null> {
+  const started = performance.now();
+  let lastLogged = started;
+  while (performance.now() - started < SETTLE_TIMEOUT_MS) {
+    const open = await openStreams(service);
+    if (open <= residentCap) return performance.now() - started;
+    if (performance.now() - lastLogged >= 30_000) {
+      log(`${open} streams in memory, waiting for ${residentCap}`);
+      lastLogged = performance.now();
+    }
+    await settle(1_000);
+  }
+  return null;
+}
+
 /** The first read after a restart waits for the node's start, which grows with the stream count. */
 export const FIRST_READ_TIMEOUT_MS = 300_000;
 
@@ -66,7 +102,13 @@ async function request(pool: Pool, method: "PUT" | "POST" | "GET", path: string,
 
 const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function measureFill(service: Service, prefix: string, streams: number, connections: number, log: (line: string) => void): Promise<FillFigures> {
+export async function measureFill(
+  service: Service,
+  prefix: string,
+  fill: { readonly streams: number; readonly connections: number; readonly residentCap: number },
+  log: (line: string) => void,
+): Promise<FillFigures> {
+  const { streams, connections } = fill;
   const pool = new Pool(service.baseUrl, { connections, keepAliveTimeout: 60_000, headersTimeout: REQUEST_TIMEOUT_MS });
   const path = (i: number): string => `/v1/stream/${prefix}/s-${i}`;
   try {
@@ -85,6 +127,10 @@ export async function measureFill(service: Service, prefix: string, streams: num
     const createsPerSecond = (streams * 1000) / (performance.now() - started);
     await settle(3_000);
     const rssFullBytes = workerdRss(service);
+    log("waiting for the node to compact and evict idle streams");
+    const settleMs = await settleResident(service, fill.residentCap, log);
+    const openStreamsAtKill = await openStreams(service);
+    const rssSettledBytes = workerdRss(service);
     await pool.close();
     log("SIGKILL and restart");
     await service.kill();
@@ -117,6 +163,9 @@ export async function measureFill(service: Service, prefix: string, streams: num
         createsPerSecond,
         rssEmptyBytes,
         rssFullBytes,
+        settleMs,
+        openStreamsAtKill,
+        rssSettledBytes,
         rssRestartedBytes: workerdRss(service),
         restartToHealthMs: healthy - killed,
         healthToFirstReadMs: firstRead === null ? null : firstRead - healthy,
