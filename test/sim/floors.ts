@@ -28,6 +28,8 @@ const USUAL_PER_SEED: Readonly<Record<string, number>> = {
   "log CompleteTakeover": 0.462,
   "log DeclareDead": 0.468,
   "compaction": 3.144,
+  "stream evicted": 0.63,
+  "stream reloaded": 0.312,
   "node crashed": 2.016,
   "table write acked": 1.686,
   "table lookup": 0.842,
