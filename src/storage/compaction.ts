@@ -35,6 +35,8 @@ export interface CompactionInput extends ManifestWriteOptions {
   records: readonly WalRecord[];
   /** WAL ranges this compaction empties of the stream's records (dropped or trimmed in the manifest). */
   walCovered?: readonly WalCoverage[];
+  /** The manifest as the caller just wrote it (opened it): not read again. */
+  known?: ManifestSnapshot;
 }
 
 export interface CompactionResult {
@@ -95,7 +97,7 @@ export async function compactStream(store: ObjectStore, input: CompactionInput):
   const key = streamObjectKey(streamId, records[0]!.firstOffset, recordEnd(last));
 
   // Check against the manifest before writing, so a stale owner or a gap leaves no orphan object.
-  const known = await readManifest(store, streamId);
+  const known = input.known ?? (await readManifest(store, streamId));
   if (known === null) throw new ManifestNotFoundError(`no manifest for stream ${streamId}`);
   if (known.manifest.epoch > writerEpoch) {
     throw new StaleEpochError(`stream ${streamId} is at epoch ${known.manifest.epoch}, writer at ${writerEpoch}`, known.manifest.epoch);

@@ -11,6 +11,7 @@
 // passed over. On restart: seal first, then replay [checkpoint, sealSeq), then write from sealSeq + 1.
 
 import { listAll, type ObjectStore } from "./object-store.ts";
+import { readCheckpoint } from "./checkpoint.ts";
 import { parseWalKey, walKey, walPrefix } from "./keys.ts";
 import { StaleEpochError } from "./manifest.ts";
 import type { WalRecord } from "./record-codec.ts";
@@ -69,11 +70,7 @@ export async function sealChain(store: ObjectStore, options: SealOptions): Promi
       await inspect(store, nodeId, seq + window - 1, sealedBy, sealEpoch);
       continue;
     }
-    const lostAbove = outcomes.findIndex((outcome, i) => i > firstWon && outcome.kind !== "created");
-    if (lostAbove >= 0) {
-      const key = walKey(nodeId, seq + lostAbove);
-      throw new WalCorruptError(key, `written above this sealer's seal at seq ${seq + firstWon}: not a one-in-flight writer`);
-    }
+    if (await crossedBySealer(store, nodeId, outcomes, { seq, firstWon, sealedBy, sealEpoch })) continue;
     if (firstWon > 0) await inspect(store, nodeId, seq + firstWon - 1, sealedBy, sealEpoch);
     // A seq below the old writer's head can be free again: its compaction deleted it below a checkpoint it
     // moved while our PUT was on its way. Then the writer is above our seal and not fenced: seal above it.
@@ -86,6 +83,36 @@ export async function sealChain(store: ObjectStore, options: SealOptions): Promi
     return { sealSeq: seq + window - 1 };
   }
   throw new SealContentionError(`could not seal the WAL chain of ${nodeId} in ${maxSealRounds} rounds`);
+}
+
+/**
+ * Objects above the first seal this round won, each of an older epoch (a newer one is refused by `inspect`),
+ * then the caller seals again above the window (its own seals below stay, as seals). A seal there is another
+ * sealer's whose window crossed ours (a node's own start and a takeover of it sealing at once). Data there
+ * means the seq this sealer won had been written and freed: the old writer's compaction moved its checkpoint
+ * past it and deleted it while this PUT was on its way, and the writer went on above (as in the `above` case
+ * of sealChain). With the checkpoint not past that seq, data above it can only be a writer with more than one
+ * object in flight: corruption. False when nothing lies above.
+ */
+async function crossedBySealer(
+  store: ObjectStore,
+  nodeId: string,
+  outcomes: readonly { readonly kind: string }[],
+  round: { readonly seq: number; readonly firstWon: number; readonly sealedBy: string; readonly sealEpoch: number },
+): Promise<boolean> {
+  let crossed = false;
+  for (let i = round.firstWon + 1; i < outcomes.length; i++) {
+    if (outcomes[i]!.kind === "created") continue;
+    const key = walKey(nodeId, round.seq + i);
+    const object = decodeWalObject((await store.get(key)).body, key);
+    const won = round.seq + round.firstWon;
+    if (object.kind !== "seal" && ((await readCheckpoint(store, nodeId))?.checkpoint.walSeq ?? 0) <= won) {
+      throw new WalCorruptError(key, `written above this sealer's seal at seq ${won}: not a one-in-flight writer`);
+    }
+    await inspect(store, nodeId, round.seq + i, round.sealedBy, round.sealEpoch);
+    crossed = true;
+  }
+  return crossed;
 }
 
 /** The highest seq ≥ fromSeq holding an object, or null when there is none. */

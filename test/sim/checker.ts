@@ -352,11 +352,16 @@ function checkEpochs(history: History, out: Violation[]): void {
 
 function checkWalWrites(history: History, out: Violation[]): void {
   const seen = new Map<string, number>();
+  // A seal may land on a seq the old writer's clean-up freed (storage/wal-chain.ts): that key is written again.
+  const freedAt = new Map<string, number[]>();
+  for (const { key, step } of history.deletes) if (key.startsWith("wal/")) freedAt.set(key, [...(freedAt.get(key) ?? []), step]);
+  const freedBetween = (key: string, from: number, to: number): boolean => (freedAt.get(key) ?? []).some((step) => step >= from && step <= to);
   const chains = new Map<string, { seals: { seq: number; epoch: number; step: number }[]; data: { seq: number; epoch: number; step: number; key: string }[] }>();
   for (const write of history.writes) {
     if (!write.key.startsWith("wal/")) continue;
     const earlier = seen.get(write.key);
-    if (earlier !== undefined) {
+    const resealed = earlier !== undefined && freedBetween(write.key, earlier, write.step) && decodeWalObject(write.body, write.key).kind === "seal";
+    if (earlier !== undefined && !resealed) {
       out.push({ invariant: INVARIANT.epochs, message: `${write.key} was written twice (steps ${earlier} and ${write.step}): a create-only write was not conditional`, focus: [write.key], step: write.step });
     }
     seen.set(write.key, write.step);

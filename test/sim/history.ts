@@ -182,6 +182,8 @@ export class History {
   readonly creates: CreateRecord[] = [];
   readonly journal: JournalRecord[] = [];
   readonly writes: StoreWrite[] = [];
+  /** Every object delete that took effect (a WAL clean-up, a collection): the step and the key. */
+  readonly deletes: { readonly step: number; readonly key: string }[] = [];
   readonly producerAnomalies: ProducerAnomaly[] = [];
   readonly incarnations: IncarnationRecord[] = [];
   /** Every acknowledgement at a node, in the order they happened (cluster.ts). */

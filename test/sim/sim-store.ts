@@ -115,6 +115,6 @@ export function scheduledStore(deps: StoreDeps, owner: string, gate: Gate): Obje
     get: (key, range) => call("get", key, () => base.get(key, range)),
     head: (key) => call("head", key, () => base.head(key)),
     list: (prefix, options) => call("list", prefix, () => base.list(prefix, options)),
-    delete: (key) => call("delete", key, () => base.delete(key)),
+    delete: (key) => call("delete", key, () => base.delete(key), () => history.deletes.push({ step: trace.currentStep, key })),
   };
 }

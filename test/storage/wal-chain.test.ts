@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { scheduledStore } from "../support/store-wrappers.ts";
 import { MemoryStore, type StoreOperation } from "../../src/storage/memory-store.ts";
 import type { ObjectStore } from "../../src/storage/object-store.ts";
+import { advanceCheckpoint } from "../../src/storage/checkpoint.ts";
 import { walKey } from "../../src/storage/keys.ts";
 import { StaleEpochError } from "../../src/storage/manifest.ts";
 import type { WalRecord } from "../../src/storage/record-codec.ts";
@@ -158,6 +159,59 @@ describe("seal", () => {
     await expect(old.append(records(3, 1))).rejects.toBeInstanceOf(WalFencedError);
   });
 
+  it("a window another, older sealer crossed (a start and a takeover sealing at once) is sealed again above; data there is corruption, a newer sealer refuses it", async () => {
+    const seal = (seq: number, sealEpoch: number): Uint8Array => encodeWalObject({ kind: "seal", nodeId: NODE, seq, sealedBy: "n3", sealEpoch });
+    const data = (seq: number): Uint8Array => encodeWalObject({ kind: "records", nodeId: NODE, nodeEpoch: 1, seq, records: records(seq, 1) });
+    for (const [crossing, outcome] of [
+      [seal(3, 2), "sealed above"],
+      [data(3), WalCorruptError],
+      [seal(3, 5), StaleEpochError],
+    ] as const) {
+      const memory = new MemoryStore();
+      const old = new WalWriter(memory, NODE, 1, 0);
+      await old.append(records(1, 1)); // seq 0
+      // Round 0 aims at 1, which the old writer lands first; in round 1's window [2, 3], seq 3 is taken
+      // just before this sealer's PUT there.
+      const store = beforePut(memory, {
+        [walKey(NODE, 1)]: async () => void (await old.append(records(2, 1))),
+        [walKey(NODE, 3)]: () => memory.put(walKey(NODE, 3), crossing, { condition: { ifNoneMatch: "*" } }).then(() => undefined),
+      });
+      const sealing = sealChain(store, { nodeId: NODE, fromSeq: 0, sealedBy: "n2", sealEpoch: 3 });
+      if (outcome !== "sealed above") {
+        await expect(sealing).rejects.toBeInstanceOf(outcome);
+        continue;
+      }
+      const { sealSeq } = await sealing;
+      expect(sealSeq).toBeGreaterThan(3);
+      expect(await replayed(memory, 0, sealSeq)).toEqual([...records(1, 1), ...records(2, 1)].map(label));
+      await expect(old.append(records(3, 1))).rejects.toBeInstanceOf(WalFencedError);
+    }
+  });
+
+  it("invariant 5: a seal won on a seq the old writer freed below its moved checkpoint, with its data above, is sealed again above", async () => {
+    const memory = new MemoryStore();
+    const old = new WalWriter(memory, NODE, 1, 0);
+    await old.append(records(1, 1)); // seq 0
+    // Round 0 aims at 1, which the old writer lands first; before round 1's window [2, 3] is written, the old
+    // writer lands 2 and 3, moves its checkpoint to 3 and frees 2: this sealer wins 2 and finds data at 3.
+    const moveOn = async (): Promise<void> => {
+      await old.append(records(3, 1)); // seq 2
+      await old.append(records(4, 1)); // seq 3
+      await advanceCheckpoint(memory, NODE, 1, 3);
+      await memory.delete(walKey(NODE, 2));
+    };
+    let movedOn: Promise<void> | undefined;
+    const store = beforePut(memory, {
+      [walKey(NODE, 1)]: async () => void (await old.append(records(2, 1))),
+      [walKey(NODE, 2)]: () => (movedOn ??= moveOn()),
+      [walKey(NODE, 3)]: () => (movedOn ??= moveOn()),
+    });
+    const { sealSeq } = await sealChain(store, { nodeId: NODE, fromSeq: 0, sealedBy: "n2", sealEpoch: 3 });
+    expect(sealSeq).toBeGreaterThan(3);
+    expect(await replayed(memory, 3, sealSeq)).toEqual(records(4, 1).map(label));
+    await expect(old.append(records(5, 1))).rejects.toBeInstanceOf(WalFencedError);
+  });
+
   it("refuses to seal above a newer owner's objects (a stale sealer must not fence it)", async () => {
     const store = new MemoryStore();
     await sealChain(store, { nodeId: NODE, fromSeq: 0, sealedBy: NODE, sealEpoch: 50 });
@@ -303,6 +357,23 @@ describe("sealChain against a writer that frees seqs below its head", () => {
     await expect(old.append(records(4, 1))).rejects.toBeInstanceOf(WalFencedError);
   });
 });
+
+/** `memory`, whose first PUT of each key in `races` runs that race first (another writer taking the key). */
+function beforePut(memory: MemoryStore, races: Record<string, () => Promise<void>>): ObjectStore {
+  const pending = new Map(Object.entries(races));
+  return {
+    put: async (key, body, options) => {
+      const race = pending.get(key);
+      pending.delete(key);
+      if (race !== undefined) await race();
+      return memory.put(key, body, options);
+    },
+    get: memory.get.bind(memory),
+    head: memory.head.bind(memory),
+    delete: memory.delete.bind(memory),
+    list: memory.list.bind(memory),
+  };
+}
 
 /** `memory`, whose first list runs `race` after it answered (a writer moving on between a sealer's list and its PUTs). */
 function raceAfterFirstList(memory: MemoryStore, race: () => Promise<void>): ObjectStore {

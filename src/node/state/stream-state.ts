@@ -85,6 +85,11 @@ export interface StreamState {
    * record goes out behind a snapshot record of it (streams/commit.ts), which replay rebuilds it from.
    */
   needsAnchor: boolean;
+  /**
+   * The epoch this node last saw its manifest at (opened, raised, read), or null: a compaction or eviction at
+   * that epoch need not open it again. Only a hint: every manifest write re-checks the epoch.
+   */
+  manifestEpoch: number | null;
   readonly decided: DecidedState;
   /** Bytes of `records` held in memory. */
   memoryBytes: number;
@@ -117,6 +122,7 @@ export function newStreamState(input: {
     records: [],
     unlistedBelow: null,
     needsAnchor: false,
+    manifestEpoch: null,
     memoryBytes: 0,
     decided: { tail: base, eof: false, producers: new Map(), lastStreamSeq: null },
     pending: Promise.resolve(),

@@ -13,7 +13,7 @@
 // already knows are passed over); after it, replay starts at the snapshot.
 import { advanceCheckpoint, deleteWalBelow, readCheckpoint } from "../../storage/checkpoint.ts";
 import { compactStream } from "../../storage/compaction.ts";
-import { openManifest, readManifest, StaleEpochError } from "../../storage/manifest.ts";
+import { openManifest, readManifest, StaleEpochError, type ManifestSnapshot } from "../../storage/manifest.ts";
 import { NonContiguousRecordsError } from "../../storage/stream-object.ts";
 import { forgetStale } from "./release.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
@@ -129,8 +129,8 @@ async function compactEntry(
   // carry the epoch of their append, which an open since then (this node's own) may have superseded.
   const streamRecords = replayedRecords.map((record) => (record.streamEpoch === writerEpoch ? record : { ...record, streamEpoch: writerEpoch }));
   try {
-    await ensureManifest(store, stream.id, stream.base, writerEpoch);
-    return await compactOne(ctx, store, stream, writerEpoch, streamRecords, snapshotSeq);
+    const known = await ensureStreamManifest(store, stream, writerEpoch);
+    return await compactOne(ctx, store, stream, writerEpoch, streamRecords, snapshotSeq, known);
   } catch (error) {
     // Another node opened the stream at a later epoch: this is a stale copy (a crash after the hand-off's
     // close, before its release record), and its data was flushed by the hand-off. Let it go.
@@ -153,11 +153,12 @@ async function compactOne(
   writerEpoch: number,
   records: readonly WalRecord[],
   snapshotSeq: number,
+  known: ManifestSnapshot | undefined,
 ): Promise<number> {
   const walCovered = [{ nodeId: ctx.nodeId, toSeq: snapshotSeq }];
   let rest = records;
   try {
-    const { object } = await compactStream(store, { streamId: stream.id, writerEpoch, records: rest, walCovered });
+    const { object } = await compactStream(store, { streamId: stream.id, writerEpoch, records: rest, walCovered, ...(known === undefined ? {} : { known }) });
     ctx.registry.replaceWithObject(stream, object.key, object.firstOffset, object.endOffset);
     return rest.length;
   } catch (error) {
@@ -235,12 +236,23 @@ async function fromWal(
 
 const EMPTY_META = new Uint8Array(0);
 
-/** The stream's manifest exists at `epoch` (created at its first offset, or raised to it). */
-export async function ensureManifest(store: ObjectStore, streamId: string, base: number, epoch: number): Promise<void> {
+/**
+ * The stream's manifest exists at `epoch` (created at its first offset, or raised to it): what was written,
+ * or null when it already was at `epoch`.
+ */
+export async function ensureManifest(store: ObjectStore, streamId: string, base: number, epoch: number): Promise<ManifestSnapshot | null> {
   try {
-    await openManifest(store, streamId, epoch, { startOffset: base });
+    return (await openManifest(store, streamId, epoch, { startOffset: base })).snapshot;
   } catch (error) {
-    if (error instanceof StaleEpochError && error.currentEpoch === epoch) return; // already open at it
+    if (error instanceof StaleEpochError && error.currentEpoch === epoch) return null; // already open at it
     throw error;
   }
+}
+
+/** ensureManifest, skipped when this node already saw the manifest at `epoch` (StreamState.manifestEpoch). */
+export async function ensureStreamManifest(store: ObjectStore, stream: StreamState, epoch: number): Promise<ManifestSnapshot | undefined> {
+  if (stream.manifestEpoch === epoch) return undefined;
+  const written = await ensureManifest(store, stream.id, stream.base, epoch);
+  stream.manifestEpoch = epoch;
+  return written ?? undefined;
 }

@@ -10,7 +10,7 @@ import { readManifest, StaleEpochError, updateManifest } from "../../storage/man
 import type { NodeContext } from "../context.ts";
 import { isGone, pointAtObjects, type StreamState } from "../state/stream-registry.ts";
 import { walRecord } from "./commit.ts";
-import { ensureManifest, STORE_WRITE_LOCK } from "./compaction.ts";
+import { ensureStreamManifest, STORE_WRITE_LOCK } from "./compaction.ts";
 import { replayRecord } from "./recovery.ts";
 import { manifestSession, sessionMeta } from "./snapshot-record.ts";
 
@@ -103,7 +103,7 @@ async function evictOne(ctx: NodeContext, stream: StreamState): Promise<boolean>
   const before = fingerprint(stream);
   const session = manifestSession(stream);
   try {
-    await ensureManifest(ctx.store, stream.id, stream.base, stream.epoch);
+    await ensureStreamManifest(ctx.store, stream, stream.epoch);
     await updateManifest(ctx.store, stream.id, stream.epoch, (manifest) => {
       if (manifest.closed !== undefined || manifest.endOffset > stream.tail) throw new NotThisCopyError(`stream ${stream.id}: its manifest is closed or ends past ${stream.tail}`);
       return { ...manifest, endOffset: stream.tail, eof: manifest.eof || stream.eof, session };
@@ -155,6 +155,7 @@ export async function reloadLocked(ctx: NodeContext, record: OwnedRecord): Promi
   if (stream === undefined) throw new Error(`reload: ${record.id} not rebuilt`);
   pointAtObjects(stream, manifest.objects, session.tail);
   stream.needsAnchor = true;
+  stream.manifestEpoch = manifest.epoch;
   ctx.meters.residency.reloaded++;
   return stream;
 }
