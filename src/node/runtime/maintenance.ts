@@ -10,12 +10,20 @@ import type { TableContext } from "../tables/buckets.ts";
 import { snapshotDueBuckets } from "../tables/snapshotter.ts";
 import { roundMs } from "./wiring.ts";
 
+/**
+ * Evictions since the checkpoint that make a compaction due even without WAL growth: its snapshot no longer
+ * lists the evicted streams, so the next start replays only the streams in memory.
+ */
+const EVICTIONS_PER_COMPACTION = 1_000;
+
 export class Maintenance {
   private compacting: Promise<CompactionReport> | null = null;
   /** The WAL seq replay starts at (the checkpoint), as far as this incarnation knows. */
   private checkpointSeq: number;
   /** WAL bytes this incarnation had written when its last compaction began. */
   private bytesAtCheckpoint = 0;
+  /** Streams this incarnation had evicted when its last compaction began. */
+  private evictedAtCheckpoint = 0;
   private snapshotting: Promise<unknown> | null = null;
   private evicting: Promise<unknown> | null = null;
 
@@ -27,12 +35,13 @@ export class Maintenance {
     this.checkpointSeq = recovery.fromSeq;
   }
 
-  /** Whether the WAL has grown past a compaction threshold since the last checkpoint. */
+  /** Whether the WAL has grown past a compaction threshold since the last checkpoint, or many streams left memory. */
   compactionDue(): boolean {
     const { settings } = this.ctx;
     return (
       this.wal.nextSeq - this.checkpointSeq >= settings.compactAfterWalObjects ||
-      this.wal.stats.bytesWritten - this.bytesAtCheckpoint >= settings.compactAfterWalBytes
+      this.wal.stats.bytesWritten - this.bytesAtCheckpoint >= settings.compactAfterWalBytes ||
+      this.ctx.meters.residency.evicted - this.evictedAtCheckpoint >= EVICTIONS_PER_COMPACTION
     );
   }
 
@@ -44,7 +53,10 @@ export class Maintenance {
     if (this.ctx.stopped !== null) return Promise.resolve(null);
     // Out of touch with the metadata log: a takeover may be sealing this chain; no clean-up under its feet.
     if (this.compacting === null && this.ctx.now() >= this.ctx.liveUntilMs) return Promise.resolve(null);
-    if (this.compacting === null) this.bytesAtCheckpoint = this.wal.stats.bytesWritten;
+    if (this.compacting === null) {
+      this.bytesAtCheckpoint = this.wal.stats.bytesWritten;
+      this.evictedAtCheckpoint = this.ctx.meters.residency.evicted;
+    }
     const startedMs = this.ctx.meters.clockMs();
     this.compacting ??= compactNode(this.ctx, this.ctx.store, { fromSeq: this.recovery.fromSeq, seals: this.recovery.seals })
       .then(

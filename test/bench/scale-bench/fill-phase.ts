@@ -55,7 +55,26 @@ function workerdRss(service: Service): number {
 }
 
 /** After the fill, how long the node may take to compact and evict down to MAX_RESIDENT_STREAMS. */
-export const SETTLE_TIMEOUT_MS = 900_000;
+export const SETTLE_TIMEOUT_MS = 2_400_000;
+
+/** After settling, how long the bench waits for the compaction that drops evicted streams from the snapshot. */
+const COMPACTION_TIMEOUT_MS = 600_000;
+
+/** Waits for a `compaction.done` line of a compaction begun after `sinceMs` (epoch ms); whether one came in time. */
+async function compactedSince(service: Service, sinceMs: number): Promise<boolean> {
+  const started = performance.now();
+  while (performance.now() - started < COMPACTION_TIMEOUT_MS) {
+    for (const line of readFileSync(service.logFile, "utf8").split("\n")) {
+      if (!line.includes('"compaction.done"')) continue;
+      const ts = /"ts":"([^"]+)"/.exec(line)?.[1];
+      const durationMs = Number(/"durationMs":([\d.]+)/.exec(line)?.[1] ?? Infinity);
+      // Begun after `sinceMs`: its snapshot was decided once the evictions were done.
+      if (ts !== undefined && Date.parse(ts) - durationMs >= sinceMs) return true;
+    }
+    await settle(1_000);
+  }
+  return false;
+}
 
 /** The streams the node holds in memory, summed over nodes (GET /metrics, `mink_open_streams`). */
 async function openStreams(service: Service): Promise<number> {
@@ -129,6 +148,9 @@ export async function measureFill(
     const rssFullBytes = workerdRss(service);
     log("waiting for the node to compact and evict idle streams");
     const settleMs = await settleResident(service, fill.residentCap, log);
+    const settledAt = Date.now();
+    log("waiting for a compaction after the evictions");
+    if (!(await compactedSince(service, settledAt))) log(`no compaction within ${COMPACTION_TIMEOUT_MS / 1000} s of settling`);
     const openStreamsAtKill = await openStreams(service);
     const rssSettledBytes = workerdRss(service);
     await pool.close();
