@@ -26,7 +26,7 @@ import { Pool } from "undici";
 import { startService, type Service } from "../e2e/service.ts";
 import { REQUEST_TIMEOUT_MS, streamPath } from "./service-bench/http.ts";
 import { startReferenceServer, type ReferenceServer } from "./service-bench/reference-server.ts";
-import { ErrorTally, errorText, formatMs, summarize } from "./service-bench/stats.ts";
+import { ErrorTally, errorText, formatMs, runCleanups, summarize } from "./service-bench/stats.ts";
 import { printTable, type Cell, type Row } from "./service-bench/table.ts";
 import { gitCommit } from "./git-commit.ts";
 import { FIRST_READ_TIMEOUT_MS, measureFill, SETTLE_TIMEOUT_MS } from "./scale-bench/fill-phase.ts";
@@ -207,13 +207,7 @@ async function createPhases(): Promise<void> {
     ]);
     console.log(`\nload average at the end: ${loads()}`);
   } finally {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (error) {
-        console.error(`cleanup: ${errorText(error)}`);
-      }
-    }
+    await runCleanups(cleanups);
   }
 }
 

@@ -27,7 +27,7 @@ import { diffMetrics, readMinkMetrics, type MinkMetrics } from "./service-bench/
 import { cpuSnapshot, cpuUsed, treeOf, type CpuSnapshot, type ProcessPicker } from "./service-bench/process-cpu.ts";
 import { startReferenceServer, type ReferenceServer } from "./service-bench/reference-server.ts";
 import { measureSseFanOut } from "./service-bench/sse-fan-out.ts";
-import { errorText, formatMs } from "./service-bench/stats.ts";
+import { errorText, formatMs, runCleanups } from "./service-bench/stats.ts";
 import { printTable, type Cell, type Row } from "./service-bench/table.ts";
 import { gitCommit } from "./git-commit.ts";
 
@@ -263,13 +263,7 @@ async function main(): Promise<void> {
       console.log(`\nmink's last log lines (${mink.logFile}):\n${mink.logTail(15)}`);
     }
   } finally {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (error) {
-        console.error(`cleanup: ${errorText(error)}`);
-      }
-    }
+    await runCleanups(cleanups);
   }
 }
 

@@ -26,6 +26,17 @@ export function errorText(error: unknown): string {
   return String(error);
 }
 
+/** Runs what a benchmark started's stops, last started first; a failing one is reported, the others still run. */
+export async function runCleanups(cleanups: readonly (() => Promise<void>)[]): Promise<void> {
+  for (const cleanup of [...cleanups].reverse()) {
+    try {
+      await cleanup();
+    } catch (error) {
+      console.error(`cleanup: ${errorText(error)}`);
+    }
+  }
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
