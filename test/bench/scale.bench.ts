@@ -17,6 +17,7 @@
 // over old streams (scale-bench/fill-phase.ts).
 //
 //   npx tsx test/bench/scale.bench.ts --runs 0 --fill 100000      # only the fill
+//   ... --fill 100000 --resident 5000     # with MAX_RESIDENT_STREAMS=5000 (default: the node's default)
 //
 // It prints figures and asserts nothing. Everything talks to 127.0.0.1 only, and everything started here
 // is stopped (by PID or close()) on the way out. Numbers are only comparable within one run on one machine.
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     nodes: { type: "string", default: "3" },
     quick: { type: "boolean", default: false },
     fill: { type: "string", default: "0" },
+    resident: { type: "string" },
   },
 });
 const runs = values.quick ? 1 : Number(values.runs);
@@ -48,6 +50,8 @@ const nodes = Number(values.nodes);
 const CONNECTIONS = values.quick ? [1, 32] : [1, 32, 256];
 const fillStreams = Number(values.fill);
 if (!Number.isSafeInteger(fillStreams) || fillStreams < 0) throw new Error(`--fill: not a count: ${values.fill}`);
+const residentCap = values.resident === undefined ? nodeSettings({}).maxResidentStreams : Number(values.resident);
+if (!Number.isSafeInteger(residentCap) || residentCap < 1) throw new Error(`--resident: not a count: ${values.resident}`);
 /** A create answered 307 is sent again to its Location, at most this many times. */
 const MAX_REDIRECTS = 3;
 
@@ -211,18 +215,19 @@ async function createPhases(): Promise<void> {
   }
 }
 
-/** The node's default MAX_RESIDENT_STREAMS: the fill waits for evictions down to it. */
-const MAX_RESIDENT_STREAMS = nodeSettings({}).maxResidentStreams;
-
 /** The --fill part: one node, `fillStreams` streams, memory and a restart. */
 async function fill(): Promise<void> {
   // MAX_STREAMS (50,000) and MAX_META_BYTES (8 MiB) by default keep the MetaLog within its memory budget
   // (docs/limits.md) and would refuse a larger fill: raised here, past what a deployed MetaLog should hold.
-  const vars = { MAX_STREAMS: String(Math.max(50_000, fillStreams + 1_000)), MAX_META_BYTES: String(Math.max(8, Math.ceil(fillStreams / 5_000)) * 1024 * 1024) };
+  const vars = {
+    MAX_STREAMS: String(Math.max(50_000, fillStreams + 1_000)),
+    MAX_META_BYTES: String(Math.max(8, Math.ceil(fillStreams / 5_000)) * 1024 * 1024),
+    MAX_RESIDENT_STREAMS: String(residentCap),
+  };
   const service = await startService({ nodes: 1, vars });
   try {
     console.error(`filling one node with ${fillStreams} streams`);
-    const fill = { streams: fillStreams, connections: 32, residentCap: MAX_RESIDENT_STREAMS };
+    const fill = { streams: fillStreams, connections: 32, residentCap };
     const figures = await measureFill(service, `fill-${Date.now().toString(36)}`, fill, (line) => console.error(line));
     const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`;
     const perStream = (bytes: number): string => `${((bytes - figures.rssEmptyBytes) / figures.streams).toFixed(0)} B/stream over empty`;
@@ -232,7 +237,7 @@ async function fill(): Promise<void> {
       ? `not within ${(SETTLE_TIMEOUT_MS / 1000).toFixed(0)} s (${figures.openStreamsAtKill} in memory)`
       : `in ${(figures.settleMs / 1000).toFixed(0)} s (${figures.openStreamsAtKill} in memory)`;
     console.log(`  workerd resident memory: empty ${mb(figures.rssEmptyBytes)}, full ${mb(figures.rssFullBytes)} (${perStream(figures.rssFullBytes)}); ` +
-      `idle streams evicted down to ${MAX_RESIDENT_STREAMS} ${settled}: ${mb(figures.rssSettledBytes)} (${perStream(figures.rssSettledBytes)}); ` +
+      `idle streams evicted down to ${residentCap} ${settled}: ${mb(figures.rssSettledBytes)} (${perStream(figures.rssSettledBytes)}); ` +
       `after SIGKILL, restart${reads} ${mb(figures.rssRestartedBytes)} (${perStream(figures.rssRestartedBytes)})`);
     const firstRead = figures.healthToFirstReadMs === null
       ? `no read succeeded within ${(FIRST_READ_TIMEOUT_MS / 1000).toFixed(0)} s (${figures.firstReadAttempts} attempts, each 503: the node did not finish starting)`
