@@ -26,9 +26,10 @@
 // | RL4 | the session ends where the manifest's data does not                        | no: refused as corrupt                |
 // | RL5 | otherwise                                                                  | yes: held at the log's epoch          |
 //
-// The same session lets an orphan be adopted (ownership/adopt.ts) after its dead owner was taken over: the
-// takeover closes every stream its replay found, so an orphan whose manifest has a session but no close was
-// evicted when its owner died, and that session is its last state (row RL5 with `orphan` for RL1).
+// The same session lets a node adopt the stream once its open succeeded (ownership/adopt.ts): no live node
+// holds it then, and the takeover of a dead owner closes every stream its replay found, so a manifest with a
+// session but no close was evicted, and that session is its last state (RL1 holds: the open made it this
+// node's; RL3 compares the epoch before the open).
 import type { Lifecycle } from "./protocol/fork.ts";
 import type { PhaseKind } from "./stream-phase.ts";
 
@@ -83,7 +84,7 @@ export function mayEvict(stream: EvictionView, policy: EvictionPolicy): boolean 
 
 /** What a reload looks at: the log's record of the stream and its manifest. */
 export interface ReloadView {
-  /** The log has the stream opened by this node (RL1), or, for an adoption, as an orphan of a dead one. */
+  /** The log has the stream opened by this node (RL1), or this node's open of it just succeeded (an adoption). */
   readonly ownedHere: boolean;
   readonly logEpoch: number;
   readonly manifest: {

@@ -192,6 +192,8 @@ describe("node tier: idle streams (tables EV and RL)", () => {
       { what: "the orphan served by its new owner" },
     );
     expect(refusals).toEqual([]); // adopted from the eviction's session at once, not after a refused adoption
+    const adopted = ["a", "c"].map((id) => w.nodes.get(id)!.runtime.ctx.meters.residency.adoptedFromEviction);
+    expect(adopted.reduce((sum, n) => sum + n, 0)).toBe(1);
     expect(recordOf(w, name).owner).not.toBe("b");
     await expectProducerState(w, name);
   });

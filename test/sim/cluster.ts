@@ -58,7 +58,7 @@ export class Incarnation {
   readonly label: string;
   started!: Promise<boolean>;
   /** Evictions and reloads already counted into the history's coverage. */
-  readonly residencyCounted = { evicted: 0, reloaded: 0 };
+  readonly residencyCounted = { evicted: 0, reloaded: 0, handedOff: 0, adoptedFromEviction: 0 };
 
   /** Whether it crashed, aborted or stopped (read afresh after every await). */
   get ended(): boolean {
@@ -227,12 +227,18 @@ export class SimCluster {
     clock.schedule(everyMs, () => void beat(), null, `heartbeat ${inc.label}`);
   }
 
+  /** Coverage of every incarnation's evictions and reloads not counted yet (the run's end: after the final reads). */
+  countAllResidency(): void {
+    for (const incs of this.incarnations.values()) for (const inc of incs) this.countResidency(inc);
+  }
+
   /** Coverage: the streams this incarnation evicted and reloaded since the last heartbeat (streams/eviction.ts). */
   private countResidency(inc: Incarnation): void {
     const residency = inc.runtime?.ctx.meters.residency;
     if (residency === undefined) return;
-    for (const kind of ["evicted", "reloaded"] as const) {
-      for (; inc.residencyCounted[kind] < residency[kind]; inc.residencyCounted[kind]++) this.deps.history.count(`stream ${kind}`);
+    const names = { evicted: "stream evicted", reloaded: "stream reloaded", handedOff: "evicted stream handed off", adoptedFromEviction: "evicted orphan adopted" } as const;
+    for (const kind of Object.keys(names) as (keyof typeof names)[]) {
+      for (; inc.residencyCounted[kind] < residency[kind]; inc.residencyCounted[kind]++) this.deps.history.count(names[kind]);
     }
   }
 

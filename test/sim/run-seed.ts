@@ -276,6 +276,7 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
       history.subscriptions.caughtUp = await run("final", CATCH_UP_STEPS, () => consumers.caughtUp());
     }
 
+    cluster.countAllResidency();
     const result = check(history, { longPollTimeoutMs: clientDeps.longPollTimeoutMs, msAt: (step) => trace.msAt(step) });
     for (const text of unhandled) result.notices.push({ invariant: INVARIANT.unhandled, message: text, focus: ["unhandled rejection"] });
     if (!calm && history.fatal === null) {

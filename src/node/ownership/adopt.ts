@@ -41,6 +41,7 @@ export async function adoptStream(ctx: NodeContext, view: StreamView): Promise<D
     const { previous, snapshot } = await openManifest(ctx.store, view.id, epoch, { startOffset: base, keepSession: true });
     const session = sessionOf(previous, view, config, base, ctx.now());
     if (typeof session === "string") return unavailable(`stream ${view.id} cannot be adopted: ${session}`);
+    if (previous !== null && previous.closed === undefined && previous.session !== undefined) ctx.meters.residency.adoptedFromEviction++;
 
     const record = walRecord({ id: view.id, epoch }, session.tail, session);
     // Under the store lock, so a compaction's snapshot is decided either before this record is queued or
@@ -81,9 +82,9 @@ function holdsNothing(manifest: Manifest, base: number): boolean {
  * The state to continue from: the session recorded with the close. No manifest at all means no owner ever
  * flushed anything (a placement that was never opened): an empty stream of the log's configuration. So
  * does a manifest without a close that holds nothing: the one an earlier adoption of such a stream created
- * (openManifest) before it failed or crashed short of its WAL record. An orphan's manifest without a close
- * but with a session was evicted when its owner died (evictedSession). Any other manifest without a close
- * is refused: its last owner did not hand it over.
+ * (openManifest) before it failed or crashed short of its WAL record. A manifest without a close but with a
+ * session was evicted by its last owner (evictedSession). Any other manifest without a close is refused: its
+ * last owner did not hand it over.
  */
 function sessionOf(previous: Manifest | null, view: StreamView, config: StreamConfig, base: number, nowMs: number): Session | string {
   if (previous === null || (previous.closed === undefined && holdsNothing(previous, base))) {
@@ -100,13 +101,15 @@ function sessionOf(previous: Manifest | null, view: StreamView, config: StreamCo
 }
 
 /**
- * The session an eviction left in the manifest of an orphan (table RL in src/core/stream-eviction.ts): the
- * takeover of its dead owner closed every stream that owner's WAL still knew, so this one was evicted, and
- * that session is its last state, provided it is the dead owner's epoch's and covers all of its data.
+ * The session an eviction left in the manifest (table RL in src/core/stream-eviction.ts). The open just
+ * succeeded, so no live node holds the stream: its last owner is dead and was taken over (the takeover closed
+ * every stream its WAL still knew, so this one was evicted when it died), or it handed the stream on (a
+ * hand-off reloads an evicted stream and closes it). Either way that session is the stream's last state,
+ * provided it is at the log's epoch before this open and covers all of its data.
  */
 function evictedSession(previous: Manifest, meta: Session, view: StreamView): Session | string {
   const row = reloadRow({
-    ownedHere: view.orphanOf !== undefined,
+    ownedHere: true,
     logEpoch: view.epoch,
     name: view.name,
     manifest: { epoch: previous.epoch, endOffset: previous.endOffset, closed: false, session: meta },

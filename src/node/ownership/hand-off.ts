@@ -48,6 +48,7 @@ export async function handOff(ctx: NodeContext, streamId: string, name: string, 
     // An evicted stream (streams/eviction.ts) is handed off like any other: reloaded from its manifest first.
     const stream = held !== undefined && !isGone(held) ? held : await reloadLocked(ctx, { id: streamId, name, epoch });
     if (stream === undefined || isGone(stream)) return proposeClose(ctx, streamId, epoch);
+    if (stream !== held) ctx.meters.residency.handedOff++;
     let done: () => void = () => undefined;
     try {
       // The store lock first: a compaction running now finishes before appends stop, not while they wait.

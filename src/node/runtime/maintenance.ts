@@ -11,8 +11,9 @@ import { snapshotDueBuckets } from "../tables/snapshotter.ts";
 import { roundMs } from "./wiring.ts";
 
 /**
- * Evictions since the checkpoint that make a compaction due even without WAL growth: its snapshot no longer
- * lists the evicted streams, so the next start replays only the streams in memory.
+ * Evictions since the checkpoint that make a compaction due even without WAL growth (or fewer: as many as the
+ * streams still in memory, when that halves the snapshot): its snapshot no longer lists the evicted streams,
+ * so the next start replays only the streams in memory.
  */
 const EVICTIONS_PER_COMPACTION = 1_000;
 
@@ -41,7 +42,7 @@ export class Maintenance {
     return (
       this.wal.nextSeq - this.checkpointSeq >= settings.compactAfterWalObjects ||
       this.wal.stats.bytesWritten - this.bytesAtCheckpoint >= settings.compactAfterWalBytes ||
-      this.ctx.meters.residency.evicted - this.evictedAtCheckpoint >= EVICTIONS_PER_COMPACTION
+      this.ctx.meters.residency.evicted - this.evictedAtCheckpoint >= Math.min(EVICTIONS_PER_COMPACTION, Math.max(1, this.ctx.registry.size))
     );
   }
 

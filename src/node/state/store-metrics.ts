@@ -43,8 +43,11 @@ export interface NodeMeters {
   readonly ack: Histogram;
   readonly series: SeriesRing;
   readonly takeovers: TakeoverStats;
-  /** Idle streams this incarnation evicted, and evicted streams it reloaded (streams/eviction.ts). */
-  readonly residency: { evicted: number; reloaded: number };
+  /**
+   * Idle streams this incarnation evicted, and evicted streams it reloaded (streams/eviction.ts): of those, the
+   * ones a hand-off reloaded, and orphans it adopted from the session their dead owner's eviction left.
+   */
+  readonly residency: { evicted: number; reloaded: number; handedOff: number; adoptedFromEviction: number };
   /** Monotonic ms (performance.now in workerd and Node; virtual time in the simulation). */
   readonly clockMs: () => number;
 }
@@ -58,7 +61,7 @@ export function newNodeMeters(startedAtMs: number, clockMs: () => number): NodeM
     ack: newHistogram(),
     series: newSeriesRing(startedAtMs),
     takeovers: { completed: 0, streamsClosed: 0, walObjectsReplayed: 0, walBytesReplayed: 0, totalDurationMs: 0, maxDurationMs: 0 },
-    residency: { evicted: 0, reloaded: 0 },
+    residency: { evicted: 0, reloaded: 0, handedOff: 0, adoptedFromEviction: 0 },
     clockMs,
   };
 }
