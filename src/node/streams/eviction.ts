@@ -79,8 +79,11 @@ async function evictRound(ctx: NodeContext): Promise<{ readonly candidates: numb
   const evicted = await ctx.locks.run(STORE_WRITE_LOCK, async () => {
     let evicted = 0;
     for (let i = 0; i < candidates.length; i += EVICT_CONCURRENCY) {
-      const results = await Promise.all(candidates.slice(i, i + EVICT_CONCURRENCY).map((stream) => evictOne(ctx, stream)));
-      evicted += results.filter(Boolean).length;
+      // All of a chunk settle before the lock is released, a failure included (it ends the round).
+      const results = await Promise.allSettled(candidates.slice(i, i + EVICT_CONCURRENCY).map((stream) => evictOne(ctx, stream)));
+      evicted += results.filter((result) => result.status === "fulfilled" && result.value).length;
+      const failed = results.find((result) => result.status === "rejected");
+      if (failed !== undefined) throw failed.reason;
       if (ctx.stopped !== null) break;
     }
     ctx.log.log("stream.evicted", { candidates: candidates.length, evicted, resident: ctx.registry.size });
@@ -100,6 +103,13 @@ function fingerprint(stream: StreamState): string {
  * stream stays in every compaction's snapshot until an eviction succeeds and writes a newer one.
  */
 async function evictOne(ctx: NodeContext, stream: StreamState): Promise<boolean> {
+  const policy = (): EvictionPolicy => ({
+    nowMs: ctx.now(),
+    idleMs: ctx.settings.streamIdleEvictMs,
+    overResidentCap: ctx.registry.size > ctx.settings.maxResidentStreams,
+  });
+  // Touched, busy or gone since it was picked (an earlier chunk's manifest writes took a while): it stays.
+  if (evictionRow(evictionView(ctx, stream), policy()) !== "EV8") return false;
   const before = fingerprint(stream);
   const session = manifestSession(stream);
   try {
@@ -113,8 +123,7 @@ async function evictOne(ctx: NodeContext, stream: StreamState): Promise<boolean>
     ctx.log.log("stream.evict_skipped", { stream: stream.name, streamId: stream.id, epoch: stream.epoch }, error);
     return false;
   }
-  const policy: EvictionPolicy = { nowMs: ctx.now(), idleMs: ctx.settings.streamIdleEvictMs, overResidentCap: true };
-  if (fingerprint(stream) !== before || evictionRow(evictionView(ctx, stream), policy) !== "EV8") return false;
+  if (fingerprint(stream) !== before || evictionRow(evictionView(ctx, stream), policy()) !== "EV8") return false;
   ctx.registry.evict(stream);
   ctx.meters.residency.evicted++;
   return true;
