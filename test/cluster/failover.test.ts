@@ -3,41 +3,13 @@
 // what the Durable Object's alarm calls). Each test names the seed rule it proves.
 import { describe, expect, it } from "vitest";
 import { eventually, NotYet } from "../support/eventually.ts";
-import { TestCluster, type TestNode } from "./support/test-cluster.ts";
+import { nodeWorld, NODE_WORLD_LEASE_TTL_MS, type NodeWorld } from "./support/node-world.ts";
 
 const TEXT = { "content-type": "text/plain" };
-const LEASE_TTL_MS = 1_000;
+const LEASE_TTL_MS = NODE_WORLD_LEASE_TTL_MS;
 
-interface World {
-  readonly cluster: TestCluster;
-  readonly nodes: Map<string, TestNode>;
-  readonly clock: { ms: number };
-  /** Moves the clock and lets the given nodes heartbeat (the coordinator ticks in its beat). */
-  advance(ms: number, beating: readonly TestNode[]): Promise<void>;
-}
-
-async function world(): Promise<World> {
-  const clock = { ms: 1_700_000_000_000 };
-  const cluster = new TestCluster({
-    now: () => clock.ms,
-    settings: { LEASE_TTL_MS: String(LEASE_TTL_MS), HEARTBEAT_MS: "100", COORDINATOR_TICK_MS: "100" },
-  });
-  cluster.meta.service.timings.leaseTtlMs = LEASE_TTL_MS;
-  const nodes = new Map<string, TestNode>();
-  for (const id of ["a", "b", "c"]) nodes.set(id, await cluster.start(id));
-  // a beats first: it holds the coordinator lease.
-  for (const node of nodes.values()) expect(await node.runtime.beat()).toBe("ok");
-  expect(cluster.meta.service.state.lease?.holder).toBe("a");
-  return {
-    cluster,
-    nodes,
-    clock,
-    advance: async (ms, beating) => {
-      clock.ms += ms;
-      for (const node of beating) await node.runtime.beat();
-    },
-  };
-}
+type World = NodeWorld;
+const world = (): Promise<World> => nodeWorld();
 
 /** A request that follows the node's 307 to the owner (as a client through the router would). */
 async function send(w: World, from: string, method: string, path: string, body?: string): Promise<Response> {

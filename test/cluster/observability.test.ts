@@ -6,45 +6,26 @@ import { describe, expect, it } from "vitest";
 import { LOG_EVENTS, type LogEvent } from "../../src/log/events.ts";
 import { createLogger } from "../../src/log/logger.ts";
 import { eventually, NotYet } from "../support/eventually.ts";
-import { TestCluster, type TestNode } from "./support/test-cluster.ts";
+import { nodeWorld, NODE_WORLD_LEASE_TTL_MS, type NodeWorld } from "./support/node-world.ts";
+import type { TestNode } from "./support/test-cluster.ts";
 
 const TEXT = { "content-type": "text/plain" };
-const LEASE_TTL_MS = 1_000;
+const LEASE_TTL_MS = NODE_WORLD_LEASE_TTL_MS;
 
 type Line = Record<string, unknown> & { ts: string; level: string; event: LogEvent; node: string | null; nodeEpoch: number | null };
 
-interface World {
-  readonly cluster: TestCluster;
-  readonly nodes: Map<string, TestNode>;
+interface World extends NodeWorld {
   readonly lines: Line[];
-  advance(ms: number, beating: readonly TestNode[]): Promise<void>;
 }
 
 async function world(): Promise<World> {
-  const clock = { ms: 1_700_000_000_000 };
   const lines: Line[] = [];
-  const cluster = new TestCluster({
-    now: () => clock.ms,
-    settings: { LEASE_TTL_MS: String(LEASE_TTL_MS), HEARTBEAT_MS: "100", COORDINATOR_TICK_MS: "100" },
-    logSink: (line, level) => {
-      const parsed = JSON.parse(line) as Line;
-      expect(parsed.level).toBe(level);
-      lines.push(parsed);
-    },
-  });
-  cluster.meta.service.timings.leaseTtlMs = LEASE_TTL_MS;
-  const nodes = new Map<string, TestNode>();
-  for (const id of ["a", "b", "c"]) nodes.set(id, await cluster.start(id));
-  for (const node of nodes.values()) expect(await node.runtime.beat()).toBe("ok");
-  return {
-    cluster,
-    nodes,
-    lines,
-    advance: async (ms, beating) => {
-      clock.ms += ms;
-      for (const node of beating) await node.runtime.beat();
-    },
+  const logSink = (line: string, level: string): void => {
+    const parsed = JSON.parse(line) as Line;
+    expect(parsed.level).toBe(level);
+    lines.push(parsed);
   };
+  return { ...(await nodeWorld({ logSink })), lines };
 }
 
 /** A request that follows the node's 307 to the owner. */

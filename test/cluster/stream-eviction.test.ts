@@ -4,43 +4,22 @@
 // producer state, Stream-Seq, offsets), through a read, an append, a restart, a transfer and a takeover.
 import { describe, expect, it } from "vitest";
 import { eventually, NotYet } from "../support/eventually.ts";
-import { TestCluster, type TestNode } from "./support/test-cluster.ts";
+import { nodeWorld, NODE_WORLD_LEASE_TTL_MS, type NodeWorld } from "./support/node-world.ts";
+import type { TestNode } from "./support/test-cluster.ts";
 
 const TEXT = { "content-type": "text/plain" };
-const LEASE_TTL_MS = 1_000;
+const LEASE_TTL_MS = NODE_WORLD_LEASE_TTL_MS;
 const IDLE_MS = 5_000;
 
-interface World {
-  readonly cluster: TestCluster;
-  readonly nodes: Map<string, TestNode>;
-  readonly clock: { ms: number };
+interface World extends NodeWorld {
   /** The events of every log line the nodes wrote. */
   readonly events: string[];
-  advance(ms: number, beating: readonly TestNode[]): Promise<void>;
 }
 
 async function world(): Promise<World> {
-  const clock = { ms: 1_700_000_000_000 };
   const events: string[] = [];
-  const cluster = new TestCluster({
-    now: () => clock.ms,
-    logSink: (line) => events.push(String((JSON.parse(line) as { event?: unknown }).event)),
-    settings: { LEASE_TTL_MS: String(LEASE_TTL_MS), HEARTBEAT_MS: "100", COORDINATOR_TICK_MS: "100", STREAM_IDLE_EVICT_MS: String(IDLE_MS) },
-  });
-  cluster.meta.service.timings.leaseTtlMs = LEASE_TTL_MS;
-  const nodes = new Map<string, TestNode>();
-  for (const id of ["a", "b", "c"]) nodes.set(id, await cluster.start(id));
-  for (const node of nodes.values()) expect(await node.runtime.beat()).toBe("ok");
-  return {
-    cluster,
-    nodes,
-    clock,
-    events,
-    advance: async (ms, beating) => {
-      clock.ms += ms;
-      for (const node of beating) await node.runtime.beat();
-    },
-  };
+  const logSink = (line: string): void => void events.push(String((JSON.parse(line) as { event?: unknown }).event));
+  return { ...(await nodeWorld({ settings: { STREAM_IDLE_EVICT_MS: String(IDLE_MS) }, logSink })), events };
 }
 
 /** A request that follows 307s to the owner, as a client through the router would. */

@@ -25,8 +25,8 @@ export class Maintenance {
   private bytesAtCheckpoint = 0;
   /** Streams this incarnation had evicted when its last compaction began. */
   private evictedAtCheckpoint = 0;
-  private snapshotting: Promise<unknown> | null = null;
-  private evicting: Promise<unknown> | null = null;
+  /** Background work running now, by what it is (one run of each at a time). */
+  private readonly running = new Set<string>();
 
   constructor(
     private readonly ctx: TableContext,
@@ -80,23 +80,21 @@ export class Maintenance {
 
   /** Idle streams out of memory (streams/eviction.ts), one round at a time, beside the heartbeats. */
   evictInBackground(): void {
-    if (this.evicting !== null || this.ctx.stopped !== null) return;
-    this.evicting = evictIdle(this.ctx)
-      .catch((error: unknown) => this.ctx.log.log("node.error", { during: "evict_idle" }, error))
-      .finally(() => {
-        this.evicting = null;
-      });
-    this.ctx.background(this.evicting);
+    this.inBackground("evict_idle", () => evictIdle(this.ctx));
   }
 
   /** The table buckets due a snapshot, one round at a time, beside the heartbeats (never holding one back). */
   snapshotInBackground(): void {
-    if (this.snapshotting !== null || this.ctx.stopped !== null) return;
-    this.snapshotting = snapshotDueBuckets(this.ctx)
-      .catch((error: unknown) => this.ctx.log.log("node.error", { during: "table_snapshot" }, error))
-      .finally(() => {
-        this.snapshotting = null;
-      });
-    this.ctx.background(this.snapshotting);
+    this.inBackground("table_snapshot", () => snapshotDueBuckets(this.ctx));
+  }
+
+  /** Starts `work` beside the heartbeats unless its last run is still going or the node stopped; a failure is logged as `during`. */
+  private inBackground(during: string, work: () => Promise<unknown>): void {
+    if (this.running.has(during) || this.ctx.stopped !== null) return;
+    this.running.add(during);
+    const run = work()
+      .catch((error: unknown) => this.ctx.log.log("node.error", { during }, error))
+      .finally(() => this.running.delete(during));
+    this.ctx.background(run);
   }
 }
