@@ -1,10 +1,9 @@
 // The metadata log's behaviour, independent of where its log is kept: proposals applied with the pure
 // `apply` and made visible in the same synchronous step that journals them, lookups, and node liveness
 // (heartbeats: soft state, never journaled). Watches (meta-log-watches.ts), the coordinator's requests
-// (meta-log-coordinator.ts), drains and rebalance rounds (meta-log-moves.ts) and the sorted names
-// (sorted-names.ts) are files of their own that this service delegates to. The MetaLog Durable Object runs
-// it over SQLite (durable-objects/meta-log.ts, meta-log-persistence.ts); the node test tier and the
-// simulation run it over an in-memory journal (memory-journal.ts), so every tier applies the same rules.
+// (meta-log-coordinator.ts), drains and rebalance rounds (meta-log-moves.ts) are files of their own that
+// this service delegates to. The MetaLog Durable Object runs it over SQLite (durable-objects/meta-log.ts,
+// meta-log-persistence.ts); the node test tier and the simulation run it over an in-memory journal (memory-journal.ts), so every tier applies the same rules.
 import {
   admitCommand,
   admitGrowth,
@@ -19,6 +18,7 @@ import {
   metaBytesDelta,
   metaBytesOf,
   lookupTable,
+  listStreams,
   tablesOf,
   pendingTransfers,
   seedLiveness,
@@ -48,7 +48,6 @@ import type { RebalanceAnswer, RebalanceOptions } from "../ports/meta-log-client
 import { addPartition, collectable, coordinatorTick, createTable } from "./meta-log-coordinator.ts";
 import { drain, rebalance, undrain } from "./meta-log-moves.ts";
 import { MetaLogWatches } from "./meta-log-watches.ts";
-import { SortedNames } from "./sorted-names.ts";
 
 /** Where accepted entries go. Both calls are synchronous: an entry is durable before it is visible. */
 export interface MetaLogJournal {
@@ -89,8 +88,6 @@ export class MetaLogService {
   readonly failoverCounts = { failovers: 0, takeovers: 0 };
   readonly now: () => number;
   private readonly watches: MetaLogWatches;
-  /** Every stream name in code-unit order, for the listing (GET /admin/streams). */
-  private readonly names = new SortedNames();
   /** UTF-8 bytes of the state's stream names, configurations and table definitions (MAX_META_BYTES, AD4). */
   private metaBytes: number;
 
@@ -132,7 +129,6 @@ export class MetaLogService {
       if (tooMuch !== null) return { ok: false, error: tooMuch, version: this.current.version };
       this.metaBytes += delta;
       this.journal.append({ index: state.version, command, nowMs }, touched);
-      this.names.follow(this.current, state, touched.streams ?? []);
       this.current = state;
       if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
       if (command.type === "DeclareDead") this.failoverCounts.failovers++;
@@ -169,7 +165,7 @@ export class MetaLogService {
 
   /** One page of the streams by name (table LS in src/core/meta/stream-listing.ts). */
   listStreams(query: StreamListQuery): StreamListing {
-    return this.names.list(this.current, query);
+    return listStreams(this.current, query);
   }
 
   /** The view's changes since a version, waiting for the next one (MetaLogWatches.watch). */

@@ -24,7 +24,7 @@ function listAll(log: MemoryMetaLog, prefix: string, limit: number): string[] {
 }
 
 function expectedNames(state: MetaState, prefix: string): string[] {
-  return [...state.streamIdsByName.entries()].map(([name]) => name).filter((name) => name.startsWith(prefix)).sort(compareNames);
+  return [...state.streams.values()].map((stream) => stream.name).filter((name) => name.startsWith(prefix)).sort(compareNames);
 }
 
 describe("MetaLogService.listStreams", () => {

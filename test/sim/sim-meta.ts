@@ -84,7 +84,7 @@ export class SimMetaLog {
 
   /** What the log says about the stream named `name` now. */
   ownershipOf(name: string): Ownership {
-    return this.ownershipById(this.service.state.streamIdsByName.get(name) ?? null);
+    return this.ownershipById(this.service.state.streams.idByName(name) ?? null);
   }
 
   /** What the log says about the stream `streamId` now (for the one-writer check when a WAL object lands). */

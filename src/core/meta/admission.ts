@@ -33,7 +33,7 @@ const GROWING: ReadonlySet<Command["type"]> = new Set(["CreateStream", "ClaimStr
 export function admitCommand(state: MetaState, command: Command, limits: AdmissionLimits): DomainError | null {
   // A malformed command is apply's to refuse (invalid).
   if ((command.type !== "CreateStream" && command.type !== "ClaimStream") || typeof command.name !== "string") return null;
-  if (state.streamIdsByName.get(command.name) !== undefined) return null;
+  if (state.streams.idByName(command.name) !== undefined) return null;
   if (state.streams.size < limits.maxStreams) return null;
   return domainError("limit_reached", "this deployment holds as many streams as it may; delete some or retry later", {
     limit: "MAX_STREAMS",

@@ -8,14 +8,6 @@ function seqOf(streamId: string): number | null {
   return match === null ? null : Number(match[1]);
 }
 
-/** The source a stream's configuration names (`fork.sourceStreamId`), if it is a fork. */
-export function forkSourceOf(config: unknown): string | null {
-  if (typeof config !== "object" || config === null) return null;
-  const fork = (config as { fork?: unknown }).fork;
-  if (typeof fork !== "object" || fork === null) return null;
-  const source = (fork as { sourceStreamId?: unknown }).sourceStreamId;
-  return typeof source === "string" ? source : null;
-}
 
 export interface Collection {
   /** Deleted streams nothing in the log reads: their objects may go. */
@@ -36,11 +28,6 @@ export interface Collection {
  * | GC4 | otherwise (deleted, nothing in the log reads it)       | collect                            |
  */
 export function collectableStreams(state: MetaState, streamIds: readonly string[]): Collection {
-  const sources = new Set<string>();
-  for (const stream of state.streams.values()) {
-    const source = forkSourceOf(stream.config);
-    if (source !== null) sources.add(source);
-  }
   const bucketStreams = new Set<string>();
   for (const table of state.tables.values()) for (const bucket of table.buckets) bucketStreams.add(bucket.streamId);
   const collect: string[] = [];
@@ -48,7 +35,7 @@ export function collectableStreams(state: MetaState, streamIds: readonly string[
   for (const id of new Set(streamIds)) {
     const seq = seqOf(id);
     if (state.streams.get(id) !== undefined || bucketStreams.has(id) || seq === null || seq >= state.nextStreamSeq) continue;
-    if (sources.has(id)) keptSources.push(id);
+    if (state.streams.forksFrom(id)) keptSources.push(id);
     else collect.push(id);
   }
   return { collect, keptSources };

@@ -67,11 +67,11 @@ export function isHandedTo(stream: StreamView, nodeId: string): boolean {
   return stream.owner === nodeId && stream.ownership === "placed" && stream.epoch > 0 && stream.transfer === undefined;
 }
 
-/** Every stream `isHandedTo` the node (a full scan: at a node's start). */
+/** Every stream `isHandedTo` the node (the node's streams: at its start). */
 export function handedToNode(state: MetaState, nodeId: string): StreamView[] {
   const views: StreamView[] = [];
-  for (const stream of state.streams.values()) {
-    if (stream.owner !== nodeId || stream.ownership !== "placed" || stream.epoch === 0) continue;
+  for (const stream of state.streams.ownedBy(nodeId)) {
+    if (stream.ownership !== "placed" || stream.epoch === 0) continue;
     const view = streamView(state, stream);
     if (isHandedTo(view, nodeId)) views.push(view);
   }
@@ -96,8 +96,8 @@ export function planDrain(state: MetaState, nodeId: string): { moves: DrainMove[
   const others: MetaState = { ...state, nodes: new Map([...state.nodes].filter(([id]) => id !== nodeId)) };
   const moves: DrainMove[] = [];
   let unplaceable = 0;
-  for (const stream of state.streams.values()) {
-    if (stream.owner !== nodeId || !countsAsAssigned(stream) || state.transfers.get(stream.id) !== undefined) continue;
+  for (const stream of state.streams.ownedBy(nodeId)) {
+    if (!countsAsAssigned(stream) || state.transfers.get(stream.id) !== undefined) continue;
     const target = chooseNode(others, assigned);
     if (target === null) {
       unplaceable++;

@@ -25,14 +25,15 @@ export function planReassignments(state: MetaState, liveIds: ReadonlySet<string>
   };
   const assigned = new Map(state.assigned);
   const moves: ReassignMove[] = [];
-  for (const stream of state.streams.values()) {
-    if (moves.length >= limit) break;
-    if (stream.owner === null || !deadOwners.has(stream.owner)) continue;
-    if (stream.ownership !== "placed" && stream.ownership !== "opened") continue;
-    const target = chooseNode(targets, assigned);
-    if (target === null) return moves;
-    moves.push({ streamId: stream.id, target: target.id });
-    assigned.set(target.id, (assigned.get(target.id) ?? 0) + 1);
+  for (const deadOwner of [...deadOwners].sort()) {
+    for (const stream of state.streams.ownedBy(deadOwner)) {
+      if (moves.length >= limit) return moves;
+      if (stream.ownership !== "placed" && stream.ownership !== "opened") continue;
+      const target = chooseNode(targets, assigned);
+      if (target === null) return moves;
+      moves.push({ streamId: stream.id, target: target.id });
+      assigned.set(target.id, (assigned.get(target.id) ?? 0) + 1);
+    }
   }
   return moves;
 }

@@ -16,3 +16,4 @@ export * from "./collection.ts";
 export * from "./admission.ts";
 export * from "./meta-bytes.ts";
 export * from "./stream-listing.ts";
+export * from "./stream-table.ts";

@@ -31,7 +31,7 @@ function tableMetaBytes(table: TableRecord): number {
 /** Every stream's and table's bytes: once, when a log is loaded. */
 export function metaBytesOf(state: MetaState): number {
   let bytes = 0;
-  for (const [, record] of state.streams.entries()) bytes += streamMetaBytes(record);
+  for (const record of state.streams.values()) bytes += streamMetaBytes(record);
   for (const table of state.tables.values()) bytes += tableMetaBytes(table);
   return bytes;
 }

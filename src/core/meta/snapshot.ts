@@ -3,6 +3,7 @@
 // the load counts) and checks the text is what encode wrote; a corrupt snapshot throws rather than loading
 // a wrong state. encode(decode(text)) === text, and iteration order survives the round trip.
 import { ChunkedMap } from "./chunked-map.ts";
+import { MemoryStreamTable } from "./stream-table.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import type { BucketRecord, BucketSnapshot, TableRecord } from "./table-records.ts";
 import { countAssigned, type Lease, type MetaState, type NodeRecord, type Ownership, type PendingTransfer, type StreamRecord } from "./state.ts";
@@ -169,9 +170,7 @@ export function decodeSnapshot(text: string): MetaState {
     nodes.set(node.id, node);
   }
   const streamRecords = list(document.streams, "streams").map(decodeStream);
-  const streams = ChunkedMap.fromEntries(streamRecords.map((s) => [s.id, s] as const));
-  const streamIdsByName = ChunkedMap.fromEntries(streamRecords.map((s) => [s.name, s.id] as const));
-  if (streams.size !== streamRecords.length || streamIdsByName.size !== streamRecords.length) corrupt("duplicate stream id or name");
+  const streams = MemoryStreamTable.of(streamRecords) ?? corrupt("duplicate stream id or name");
   const transfers = ChunkedMap.fromEntries<PendingTransfer>(
     list(document.transfers, "transfers").map((value) => {
       const [streamId, source, target] = tuple(value, 3, "transfer");
@@ -193,7 +192,6 @@ export function decodeSnapshot(text: string): MetaState {
     nextStreamSeq: int(document.nextStreamSeq, "nextStreamSeq"),
     nodes,
     streams,
-    streamIdsByName,
     transfers,
     assigned: countAssigned(streams.values()),
     lease,

@@ -4,6 +4,7 @@
 import { ChunkedMap } from "./chunked-map.ts";
 import type { JsonObject } from "./json.ts";
 import type { TableRecord } from "./table-records.ts";
+import { MemoryStreamTable, type StreamTable } from "./stream-table.ts";
 
 export interface NodeRecord {
   readonly id: string;
@@ -83,8 +84,8 @@ export interface MetaState {
   /** The next stream id is `s<nextStreamSeq>`: ids are never reused, even after a delete. */
   readonly nextStreamSeq: number;
   readonly nodes: ReadonlyMap<string, NodeRecord>;
-  readonly streams: ChunkedMap<StreamRecord>;
-  readonly streamIdsByName: ChunkedMap<string>;
+  /** Stream records, indexed by id, by name and by owner (stream-table.ts). */
+  readonly streams: StreamTable;
   readonly transfers: ChunkedMap<PendingTransfer>;
   /** Derived: streams `placed` or `opened` on each node (what placement balances). */
   readonly assigned: ReadonlyMap<string, number>;
@@ -109,8 +110,7 @@ export function emptyState(): MetaState {
     version: 0,
     nextStreamSeq: 1,
     nodes: new Map(),
-    streams: ChunkedMap.empty(),
-    streamIdsByName: ChunkedMap.empty(),
+    streams: MemoryStreamTable.empty(),
     transfers: ChunkedMap.empty(),
     assigned: new Map(),
     lease: null,
@@ -137,15 +137,7 @@ export function withNode(state: MetaState, node: NodeRecord): MetaState {
 export function withStream(state: MetaState, id: string, next: StreamRecord | null): MetaState {
   const previous = state.streams.get(id) ?? null;
   const assigned = adjustAssigned(state.assigned, previous, next);
-  let { streamIdsByName } = state;
-  if (previous !== null && (next === null || next.name !== previous.name)) {
-    streamIdsByName = streamIdsByName.delete(previous.name);
-  }
-  if (next !== null && (previous === null || next.name !== previous.name)) {
-    streamIdsByName = streamIdsByName.set(next.name, id);
-  }
-  const streams = next === null ? state.streams.delete(id) : state.streams.set(id, next);
-  return { ...state, streams, streamIdsByName, assigned };
+  return { ...state, streams: state.streams.with(id, next), assigned };
 }
 
 function adjustAssigned(

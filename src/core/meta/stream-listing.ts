@@ -1,8 +1,7 @@
 // The stream listing (GET /admin/streams, `mink streams`; docs/operations.md): which names one page of the
-// metadata log's streams holds, decided over the names sorted in code-unit order (JavaScript's `<` on
-// strings). The state's maps hash their keys (chunked-map.ts) and keep no order, so the caller keeps the
-// sorted names (MetaLogService builds them once, at the first listing, and then inserts and removes the
-// names each accepted change creates or deletes) and a page costs two binary searches plus its rows.
+// metadata log's streams holds, decided over the names in code-unit order (JavaScript's `<` on strings)
+// that the state's stream table yields from a starting name (an index in SQLite, a sorted copy in memory),
+// so a page reads its own names and the one after it, never the whole list.
 import { fail, ok, type Parsed } from "../protocol/parsed.ts";
 import { RESERVED_SEGMENT } from "../protocol/headers.ts";
 import { MAX_STREAM_NAME_LENGTH } from "../protocol/stream-name.ts";
@@ -63,48 +62,35 @@ export function parseStreamListQuery(raw: { readonly prefix: string | null; read
   return ok({ prefix: raw.prefix ?? "", after: raw.after === null || raw.after === "" ? null : raw.after, limit });
 }
 
-/** The first index whose name is >= `name` (code-unit order). */
-function lowerBound(sorted: readonly string[], name: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < name) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The first index whose name is > `name`. */
-function upperBound(sorted: readonly string[], name: string): number {
-  const at = lowerBound(sorted, name);
-  return sorted[at] === name ? at + 1 : at;
+/** Names in code-unit order from a starting name on (a StreamTable is one). */
+export interface NameSource {
+  namesFrom(from: string): Iterable<string>;
 }
 
 /**
- * Table LS — one page over `sorted` (distinct names in code-unit order):
+ * Table LS — one page over the names of `source` (distinct, in code-unit order):
  * | row | rule                                                                                   |
  * | LS1 | only names that start with `prefix` (every name for "")                                |
  * | LS2 | only names > `after` (exclusive: the name `after` itself is never on the page)         |
  * | LS3 | the first `limit` such names, in order                                                 |
  * | LS4 | `next` is the page's last name when another matching name follows it, else null: a page of exactly the last `limit` names ends the listing |
  * | LS5 | `after` outside the prefix's range: before it starts at the range's first name, after it the page is empty (next null) |
- * | LS6 | names under the reserved first segment `__ds/` (table buckets) are never in `sorted` (see isListedName) |
- * Names with a prefix are contiguous in sorted order, so the page starts at max(first >= prefix, first >
- * after) and stops at the first name without the prefix: O(log n + limit).
+ * | LS6 | names under the reserved first segment `__ds/` (table buckets) are never listed (isListedName) |
+ * Names with a prefix are contiguous in sorted order, so the page starts at max(prefix, after) and stops
+ * at the first name without the prefix: it reads at most `limit` + 1 listed names, and the reserved ones
+ * in between.
  */
-export function pageOfNames(sorted: readonly string[], query: StreamListQuery): NamePage {
+export function pageOfNames(source: NameSource, query: StreamListQuery): NamePage {
   if (!Number.isSafeInteger(query.limit) || query.limit < 1) throw new RangeError("limit must be a positive integer");
-  const start = Math.max(lowerBound(sorted, query.prefix), query.after === null ? 0 : upperBound(sorted, query.after));
+  const from = query.after !== null && query.after > query.prefix ? query.after : query.prefix;
   const names: string[] = [];
-  let at = start;
-  for (; at < sorted.length && names.length < query.limit; at++) {
-    const name = sorted[at]!;
+  for (const name of source.namesFrom(from)) {
     if (!name.startsWith(query.prefix)) break;
+    if (name === query.after || !isListedName(name)) continue;
+    if (names.length === query.limit) return { names, next: names.at(-1) ?? null };
     names.push(name);
   }
-  const more = at < sorted.length && sorted[at]!.startsWith(query.prefix);
-  return { names, next: more ? (names.at(-1) ?? null) : null };
+  return { names, next: null };
 }
 
 /** LS6: a table bucket's stream (`__ds/table/...`) is the table's, not a stream of the stream API. */
@@ -112,40 +98,19 @@ function isListedName(name: string): boolean {
   return !name.startsWith(`${RESERVED_SEGMENT}/`);
 }
 
-/** Every listed stream name of the state, sorted in code-unit order: O(n log n), done once (the caller keeps it up to date). */
-export function sortedStreamNames(state: MetaState): string[] {
-  const names: string[] = [];
-  for (const [name] of state.streamIdsByName.entries()) if (isListedName(name)) names.push(name);
-  // The default sort compares strings by UTF-16 code unit, as compareNames does, and faster than a comparator.
-  return names.sort();
-}
-
 /** Code-unit order (what `<` on strings means); never locale order. */
 export function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Inserts `name` into `sorted` in place (no-op when present). */
-export function insertName(sorted: string[], name: string): void {
-  if (!isListedName(name)) return;
-  const at = lowerBound(sorted, name);
-  if (sorted[at] !== name) sorted.splice(at, 0, name);
-}
-
-/** Removes `name` from `sorted` in place (no-op when absent). */
-export function removeName(sorted: string[], name: string): void {
-  const at = lowerBound(sorted, name);
-  if (sorted[at] === name) sorted.splice(at, 1);
-}
-
-/** The page's records, from `sorted` (the state's names, kept by the caller) and the state. */
-export function listStreams(state: MetaState, sorted: readonly string[], query: StreamListQuery): StreamListing {
-  const page = pageOfNames(sorted, query);
+/** One page of the state's streams: the names (table LS) and their records. */
+export function listStreams(state: MetaState, query: StreamListQuery): StreamListing {
+  const page = pageOfNames(state.streams, query);
   const streams: ListedStream[] = [];
   for (const name of page.names) {
-    const id = state.streamIdsByName.get(name);
+    const id = state.streams.idByName(name);
     const record = id === undefined ? undefined : state.streams.get(id);
-    if (record === undefined) throw new Error(`the sorted names hold ${name}, which the state does not`);
+    if (record === undefined) throw new Error(`the stream table lists ${name}, which it does not hold`);
     const owner = record.owner === null ? undefined : state.nodes.get(record.owner);
     streams.push({ stream: streamView(state, record), ownerAddress: owner?.addr ?? null });
   }

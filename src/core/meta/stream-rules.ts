@@ -19,7 +19,7 @@ import { BUCKET_STREAM_PREFIX } from "../tables/bucketing.ts";
 export function createStream(state: MetaState, command: CreateStream): Outcome<ValueOf["CreateStream"]> {
   const proposerError = checkProposer(state, command.by);
   if (proposerError !== null) return rejectedWith(state, proposerError);
-  const existingId = state.streamIdsByName.get(command.name);
+  const existingId = state.streams.idByName(command.name);
   const existing = existingId === undefined ? undefined : state.streams.get(existingId);
   if (existing !== undefined) {
     if (jsonEqual(existing.config, command.config)) return unchanged(state, { stream: existing });

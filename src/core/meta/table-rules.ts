@@ -110,7 +110,7 @@ function placeBuckets(
   for (const [bucket, node] of leaders.entries()) {
     const reason = checkLeader(state, node);
     if (reason !== null) return rejected(state, "invalid", "a bucket leader must be a registered live node", { bucket, node, reason });
-    if (state.streamIdsByName.get(bucketStreamName(table, partitionKey, bucket)) !== undefined) {
+    if (state.streams.idByName(bucketStreamName(table, partitionKey, bucket)) !== undefined) {
       return rejected(state, "conflict", "a bucket stream of that table still exists", { reason: "bucket_stream_exists", bucket });
     }
   }

@@ -80,7 +80,7 @@ export function fullView(state: MetaState): MetaView {
 }
 
 export function lookupStream(state: MetaState, query: StreamQuery): StreamLookup {
-  const id = "id" in query ? query.id : state.streamIdsByName.get(query.name);
+  const id = "id" in query ? query.id : state.streams.idByName(query.name);
   const record = id === undefined ? undefined : state.streams.get(id);
   if (record === undefined) return { version: state.version, stream: null, ownerNode: null, targetNode: null };
   const stream = streamView(state, record);

@@ -3,7 +3,7 @@
 // decision is the MetaLog's (table GC, fenced by the coordinator epoch like the tick); the chain of a
 // deleted fork source's own sources is only in manifests' sessions, so it is followed here, and kept.
 import type { Coordinator } from "../../core/meta/commands.ts";
-import { forkSourceOf } from "../../core/meta/collection.ts";
+import { forkSourceOf } from "../../core/meta/stream-table.ts";
 import type { MetaLogClient } from "../../ports/meta-log-client.ts";
 import { unescapeId } from "../../storage/keys.ts";
 import { readManifest } from "../../storage/manifest.ts";

@@ -293,7 +293,7 @@ function stateOf(scenario: Scenario): { state: MetaState; drained: string } {
   scenario.streams.forEach((spec, i) => {
     const owner = nodeIds[spec.owner % nodeIds.length] ?? "n0";
     state = build([create(`str-${i}`)], state);
-    const streamId = state.streamIdsByName.get(`str-${i}`) ?? "";
+    const streamId = state.streams.idByName(`str-${i}`) ?? "";
     if (spec.kind === "unplaced") return;
     state = build([place(streamId)], state);
     if (spec.kind === "placed") return;

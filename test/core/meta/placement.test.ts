@@ -11,7 +11,7 @@ function placeMany(state: MetaState, count: number): { state: MetaState; owners:
   const owners: string[] = [];
   for (let i = 0; i < count; i++) {
     current = build([create(`p${i}`)], current);
-    const id = current.streamIdsByName.get(`p${i}`) ?? "";
+    const id = current.streams.idByName(`p${i}`) ?? "";
     const applied = apply(current, place(id), CTX);
     if (!applied.result.ok) throw new Error("placement rejected");
     owners.push(applied.result.value.stream.owner ?? "");

@@ -110,15 +110,15 @@ for (const { title, scenarios, exercised } of SUITES) describe(title, { timeout:
           for (const stream of state.streams.values()) {
             expect(names.has(stream.name)).toBe(false);
             names.add(stream.name);
-            expect(state.streamIdsByName.get(stream.name)).toBe(stream.id);
+            expect(state.streams.idByName(stream.name)).toBe(stream.id);
             expect(stream.owner === null).toBe(stream.ownership === "unplaced");
             if (stream.owner !== null) expect(state.nodes.has(stream.owner)).toBe(true);
             expect(stream.closedAtEpoch).toBe(stream.ownership === "closed" ? stream.epoch : undefined);
             const transfer = state.transfers.get(stream.id);
             if (transfer !== undefined) expect(transfer.source).toBe(stream.owner);
           }
-          expect(state.streamIdsByName.size).toBe(state.streams.size);
-          for (const [streamId] of state.transfers.entries()) expect(state.streams.has(streamId)).toBe(true);
+          expect([...state.streams.namesFrom("")].length).toBe(state.streams.size);
+          for (const [streamId] of state.transfers.entries()) expect(state.streams.get(streamId)).toBeDefined();
           expect(state.assigned).toEqual(countAssigned(state.streams.values()));
           if (entry.command.type === "OpenStream" && applied.result.ok) {
             const opened = applied.state.streams.get(entry.command.streamId);

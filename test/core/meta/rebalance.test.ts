@@ -24,7 +24,7 @@ interface StreamSpec { readonly owner: string; readonly kind?: Kind; readonly ta
 /** Adds one stream `name` in the given ownership on `owner`, with accepted commands only. */
 function put(state: MetaState, name: string, { owner, kind = "opened", target }: StreamSpec): MetaState {
   let s = build([create(name)], state);
-  const id = s.streamIdsByName.get(name) ?? "";
+  const id = s.streams.idByName(name) ?? "";
   if (kind === "unplaced") return s;
   s = build([place(id)], s);
   const first = s.streams.get(id)?.owner ?? "";

@@ -5,18 +5,18 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   compareNames,
-  insertName,
   listStreams,
   pageOfNames,
   parseStreamListQuery,
-  removeName,
-  sortedStreamNames,
+  type NameSource,
   type StreamListQuery,
 } from "../../../src/core/meta/index.ts";
 import { build, create, register } from "./fixtures.ts";
 import { propertyRuns } from "../../support/property-runs.ts";
 
 const NAMES = ["a", "demo/a", "demo/b", "demo/b/x", "demo/c", "demo0", "demp", "z"];
+/** Names already in code-unit order, as a stream table yields them. */
+const sorted = (names: readonly string[]): NameSource => ({ namesFrom: (from) => names.filter((name) => name >= from) });
 const q = (prefix: string, after: string | null, limit: number): StreamListQuery => ({ prefix, after, limit });
 
 describe("table LQ: the query string", () => {
@@ -54,61 +54,55 @@ describe("table LQ: the query string", () => {
 
 describe("table LS: one page", () => {
   it("LS1: only names that start with the prefix; every name for the empty prefix", () => {
-    expect(pageOfNames(NAMES, q("demo/", null, 100))).toEqual({ names: ["demo/a", "demo/b", "demo/b/x", "demo/c"], next: null });
-    expect(pageOfNames(NAMES, q("", null, 100))).toEqual({ names: NAMES, next: null });
-    expect(pageOfNames(NAMES, q("demo/b", null, 100)).names).toEqual(["demo/b", "demo/b/x"]);
-    expect(pageOfNames(NAMES, q("nothing", null, 100))).toEqual({ names: [], next: null });
+    expect(pageOfNames(sorted(NAMES), q("demo/", null, 100))).toEqual({ names: ["demo/a", "demo/b", "demo/b/x", "demo/c"], next: null });
+    expect(pageOfNames(sorted(NAMES), q("", null, 100))).toEqual({ names: NAMES, next: null });
+    expect(pageOfNames(sorted(NAMES), q("demo/b", null, 100)).names).toEqual(["demo/b", "demo/b/x"]);
+    expect(pageOfNames(sorted(NAMES), q("nothing", null, 100))).toEqual({ names: [], next: null });
   });
 
   it("LS2: after is exclusive, whether or not it is a name", () => {
-    expect(pageOfNames(NAMES, q("demo/", "demo/b", 100)).names).toEqual(["demo/b/x", "demo/c"]);
-    expect(pageOfNames(NAMES, q("demo/", "demo/bb", 100)).names).toEqual(["demo/c"]);
+    expect(pageOfNames(sorted(NAMES), q("demo/", "demo/b", 100)).names).toEqual(["demo/b/x", "demo/c"]);
+    expect(pageOfNames(sorted(NAMES), q("demo/", "demo/bb", 100)).names).toEqual(["demo/c"]);
   });
 
   it("LS3, LS4: at most limit names; next is the last one when more match, null on the last page (also when it is exactly full)", () => {
-    expect(pageOfNames(NAMES, q("demo/", null, 2))).toEqual({ names: ["demo/a", "demo/b"], next: "demo/b" });
-    expect(pageOfNames(NAMES, q("demo/", "demo/b", 2))).toEqual({ names: ["demo/b/x", "demo/c"], next: null });
+    expect(pageOfNames(sorted(NAMES), q("demo/", null, 2))).toEqual({ names: ["demo/a", "demo/b"], next: "demo/b" });
+    expect(pageOfNames(sorted(NAMES), q("demo/", "demo/b", 2))).toEqual({ names: ["demo/b/x", "demo/c"], next: null });
     // More names follow, but none with the prefix: the listing is over.
-    expect(pageOfNames(NAMES, q("demo/", "demo/a", 3))).toEqual({ names: ["demo/b", "demo/b/x", "demo/c"], next: null });
-    expect(pageOfNames(NAMES, q("", "demp", 1))).toEqual({ names: ["z"], next: null });
-    expect(pageOfNames(NAMES, q("", "demo0", 1))).toEqual({ names: ["demp"], next: "demp" });
+    expect(pageOfNames(sorted(NAMES), q("demo/", "demo/a", 3))).toEqual({ names: ["demo/b", "demo/b/x", "demo/c"], next: null });
+    expect(pageOfNames(sorted(NAMES), q("", "demp", 1))).toEqual({ names: ["z"], next: null });
+    expect(pageOfNames(sorted(NAMES), q("", "demo0", 1))).toEqual({ names: ["demp"], next: "demp" });
   });
 
   it("LS5: an after before the prefix's range starts at its first name; one past it gives an empty last page", () => {
-    expect(pageOfNames(NAMES, q("demo/", "a", 1))).toEqual({ names: ["demo/a"], next: "demo/a" });
-    expect(pageOfNames(NAMES, q("demo/", "demo0", 10))).toEqual({ names: [], next: null });
-    expect(pageOfNames(NAMES, q("demo/", "zzz", 10))).toEqual({ names: [], next: null });
-    expect(pageOfNames([], q("", null, 10))).toEqual({ names: [], next: null });
+    expect(pageOfNames(sorted(NAMES), q("demo/", "a", 1))).toEqual({ names: ["demo/a"], next: "demo/a" });
+    expect(pageOfNames(sorted(NAMES), q("demo/", "demo0", 10))).toEqual({ names: [], next: null });
+    expect(pageOfNames(sorted(NAMES), q("demo/", "zzz", 10))).toEqual({ names: [], next: null });
+    expect(pageOfNames(sorted([]), q("", null, 10))).toEqual({ names: [], next: null });
   });
 
   it("orders by UTF-16 code unit, not by locale: upper case before lower case, an astral character before U+FFFF", () => {
     const names = ["b", "B", "a", "\u{1F600}", "\uFFFF", "é"].sort(compareNames);
     expect(names).toEqual(["B", "a", "b", "é", "\u{1F600}", "\uFFFF"]);
-    expect(pageOfNames(names, q("", "b", 2))).toEqual({ names: ["é", "\u{1F600}"], next: "\u{1F600}" });
+    expect(pageOfNames(sorted(names), q("", "b", 2))).toEqual({ names: ["é", "\u{1F600}"], next: "\u{1F600}" });
   });
 
   it("refuses a limit below 1 (the caller checks the query first)", () => {
-    expect(() => pageOfNames(NAMES, q("", null, 0))).toThrow(RangeError);
+    expect(() => pageOfNames(sorted(NAMES), q("", null, 0))).toThrow(RangeError);
   });
 });
 
-describe("the sorted names and the page's records", () => {
-  it("insertName and removeName keep the names sorted and distinct", () => {
-    const names: string[] = [];
-    for (const name of ["m", "c", "x", "c", "a"]) insertName(names, name);
-    expect(names).toEqual(["a", "c", "m", "x"]);
-    removeName(names, "m");
-    removeName(names, "nope");
-    expect(names).toEqual(["a", "c", "x"]);
+describe("the stream table's names and the page's records", () => {
+  it("LS6: a table bucket's stream name is never listed, whatever the prefix", () => {
+    const state = build([create("__ds/table/t/b/0"), create("__ds"), create("a")]);
+    expect(pageOfNames(state.streams, q("", null, 10)).names).toEqual(["__ds", "a"]);
+    expect(pageOfNames(state.streams, q("__ds/", null, 10))).toEqual({ names: [], next: null });
   });
 
-  it("LS6: a table bucket's stream name is never listed", () => {
-    const names: string[] = [];
-    insertName(names, "__ds/table/t/b/0");
-    insertName(names, "__ds");
-    expect(names).toEqual(["__ds"]);
-    const state = build([create("__ds/table/t/b/0"), create("a")]);
-    expect(sortedStreamNames(state)).toEqual(["a"]);
+  it("the in-memory table yields every name from a starting name on, in code-unit order", () => {
+    const state = build(["m", "c", "x", "a", "\u{1F600}", "\uFFFF"].map((name) => create(name)));
+    expect([...state.streams.namesFrom("")]).toEqual(["a", "c", "m", "x", "\u{1F600}", "\uFFFF"]);
+    expect([...state.streams.namesFrom("d")]).toEqual(["m", "x", "\u{1F600}", "\uFFFF"]);
   });
 
   it("lists the records of a page with the owner's address and the pending transfer, at the state's version", () => {
@@ -121,15 +115,14 @@ describe("the sorted names and the page's records", () => {
       { type: "PlaceStream", streamId: "s1" },
       { type: "BeginTransfer", streamId: "s1", target: "b" },
     ]);
-    const sorted = sortedStreamNames(state);
-    expect(sorted).toEqual(["demo/one", "demo/two", "other"]);
-    const listing = listStreams(state, sorted, q("demo/", null, 1));
+    expect(pageOfNames(state.streams, q("", null, 10)).names).toEqual(["demo/one", "demo/two", "other"]);
+    const listing = listStreams(state, q("demo/", null, 1));
     expect(listing).toEqual({
       version: state.version,
       streams: [{ stream: { id: "s2", name: "demo/one", owner: null, epoch: 0, ownership: "unplaced", config: {} }, ownerAddress: null }],
       next: "demo/one",
     });
-    const second = listStreams(state, sorted, q("demo/", "demo/one", 1));
+    const second = listStreams(state, q("demo/", "demo/one", 1));
     expect(second.next).toBeNull();
     expect(second.streams).toEqual([
       {
@@ -153,13 +146,13 @@ describe("property: paging through every page", () => {
         fc.array(alphabet, { maxLength: 2 }).map((chars) => chars.join("")),
         fc.integer({ min: 1, max: 7 }),
         (names, prefix, limit) => {
-          const sorted = [...names].sort(compareNames);
-          const expected = sorted.filter((name) => name.startsWith(prefix));
+          const inOrder = [...names].sort(compareNames);
+          const expected = inOrder.filter((name) => name.startsWith(prefix));
           const seen: string[] = [];
           let after: string | null = null;
           for (let pages = 0; ; pages++) {
             expect(pages).toBeLessThanOrEqual(expected.length + 1);
-            const page = pageOfNames(sorted, { prefix, after, limit });
+            const page = pageOfNames(sorted(inOrder), { prefix, after, limit });
             expect(page.names.length).toBeLessThanOrEqual(limit);
             seen.push(...page.names);
             if (page.next === null) break;

@@ -29,7 +29,7 @@ describe("table CS: CreateStream", () => {
     const { stream } = expectChange(before, apply(before, create("orders", { contentType: "application/json" }), CTX));
     expect(stream).toEqual({ id: "s1", name: "orders", owner: null, epoch: 0, ownership: "unplaced", config: { contentType: "application/json" } });
     const after = build([create("orders"), create("other")]);
-    expect(after.streamIdsByName.get("other")).toBe("s2");
+    expect(after.streams.idByName("other")).toBe("s2");
   });
   it("CS2 a name created again after a delete gets a new id: ids are never reused", () => {
     const before = build([create("x"), { type: "DeleteStream", streamId: "s1" }]);
@@ -59,8 +59,8 @@ describe("table DS: DeleteStream", () => {
     const before = build([{ type: "BeginTransfer", streamId: "s1", target: "b" }], placedOnA());
     const applied = apply(before, { type: "DeleteStream", streamId: "s1" }, CTX);
     expect(expectChange(before, applied).stream.id).toBe("s1");
-    expect(applied.state.streams.has("s1")).toBe(false);
-    expect(applied.state.streamIdsByName.has("x")).toBe(false);
+    expect(applied.state.streams.get("s1")).toBeUndefined();
+    expect(applied.state.streams.idByName("x")).toBeUndefined();
     expect(applied.state.transfers.has("s1")).toBe(false);
     expect(applied.state.assigned.get("a")).toBeUndefined();
   });

@@ -148,7 +148,7 @@ describe("table TB: CreateTable", () => {
     const after = apply(before, createTable("t", ["b", "a"]), CTX).state;
     expect(after.nextStreamSeq).toBe(4);
     expect(after.streams.get("s2")).toEqual({ id: "s2", name: bucketStreamName("t", null, 0), owner: "b", epoch: 0, ownership: "placed", config: JSON_STREAM });
-    expect(after.streamIdsByName.get(bucketStreamName("t", null, 1))).toBe("s3");
+    expect(after.streams.idByName(bucketStreamName("t", null, 1))).toBe("s3");
     expect(after.assigned.get("a")).toBe(1);
     // The leaders see the bucket streams in the view like any stream.
     expect(lookupTable(after, "t").buckets.map((b) => [b.leaderNode?.id, b.stream?.ownership])).toEqual([["b", "placed"], ["a", "placed"]]);
@@ -242,7 +242,7 @@ describe("table AP: AddPartition", () => {
     expect(after.tables.get("d")).toEqual(table);
     expect(after.nextStreamSeq).toBe(seq + 2);
     expect(after.streams.get(`s${seq}`)).toEqual({ id: `s${seq}`, name: bucketStreamName("d", encodePartition(-5), 0), owner: "b", epoch: 0, ownership: "placed", config: JSON_STREAM });
-    expect(after.streamIdsByName.get(`__ds/table/d/p/${encodePartition(-5)}/b/1`)).toBe(`s${seq + 1}`);
+    expect(after.streams.idByName(`__ds/table/d/p/${encodePartition(-5)}/b/1`)).toBe(`s${seq + 1}`);
     expect(after.streams.get(`s${seq + 1}`)?.owner).toBe("a");
     // A string value: its key escapes `/`, so the name has exactly the segments of a bucket stream.
     const region = expectChange(after, apply(after, addPartition("r", "eu/west", ["a"]), CTX));
@@ -266,7 +266,7 @@ describe("table TD: DropTable", () => {
     const after = apply(before, { type: "DropTable", name: "t" }, CTX).state;
     expect(after.tables.has("t")).toBe(false);
     expect(after.streams.get(table.buckets[0]?.streamId ?? "")).toBeUndefined();
-    expect(after.streamIdsByName.get(bucketStreamName("t", null, 0))).toBeUndefined();
+    expect(after.streams.idByName(bucketStreamName("t", null, 0))).toBeUndefined();
     expect(after.assigned.get("a")).toBeUndefined();
     const again = build([createTable("t", ["a"])], after);
     expect(again.tables.get("t")?.buckets[0]?.streamId).not.toBe(table.buckets[0]?.streamId);
@@ -281,7 +281,7 @@ describe("table TD: DropTable", () => {
     const after = applied.state;
     expect(after.tables.has("d")).toBe(false);
     for (const id of ids) expect(after.streams.get(id)).toBeUndefined();
-    for (const value of [1, 2]) for (const bucket of [0, 1]) expect(after.streamIdsByName.get(bucketStreamName("d", encodePartition(value), bucket))).toBeUndefined();
+    for (const value of [1, 2]) for (const bucket of [0, 1]) expect(after.streams.idByName(bucketStreamName("d", encodePartition(value), bucket))).toBeUndefined();
     // The other table's bucket is untouched; the partitions' names are free for a new table of that name.
     expect(after.streams.get(before.tables.get("t")?.buckets[0]?.streamId ?? "")).toBeDefined();
     const again = build([createTable("d", [], BY_DAY), addPartition("d", 1, ["a", "b"])], after);
