@@ -1,24 +1,31 @@
-// The MetaLog's SQLite tables; this module is their only owner (schema, reads, writes).
+// The MetaLog's SQLite tables of its log; this module is their only owner (schema, reads, writes). The
+// stream records and the state's head are meta-stream-rows.ts's.
 //   meta_log             one row per accepted change: index, command (JSON), time, touched records (JSON)
-//   meta_snapshot        the latest snapshot: version, chunk count, byte size (at most one row)
+//   meta_snapshot        the snapshot of the state but its streams: version, chunk count, byte size (one row)
 //   meta_snapshot_chunk  the snapshot text as UTF-8 in BLOB rows of at most chunkBytes (DO SQLite refuses
 //                        values over about 2 MB: SQLITE_TOOBIG)
-// Every method is synchronous; each write of the MetaLogTables port is atomic: one statement, or one
-// transaction (`transact`: ctx.storage.transactionSync).
+// Every method is synchronous; the caller groups an entry's writes with `transact` (ctx.storage.transactionSync).
 import type { Command, LogEntry, Touched } from "../src/core/meta/index.ts";
 import type { MetaLogTables } from "../src/metadata/meta-log-persistence.ts";
+import type { StateHead } from "../src/metadata/stored-state.ts";
+import { MetaStreamRows } from "./meta-stream-rows.ts";
 
 import type { LogStats, SnapshotInfo } from "../src/ports/meta-log-client.ts";
 import { DEFAULT_SNAPSHOT_CHUNK_BYTES } from "../src/metadata/meta-log-tuning.ts";
 
 export class MetaLogStore implements MetaLogTables {
+  readonly streamRows: MetaStreamRows;
+
   constructor(
     private readonly sql: SqlStorage,
     private readonly chunkBytes: number = DEFAULT_SNAPSHOT_CHUNK_BYTES,
-    private readonly transact: <T>(write: () => T) => T = (write) => write(),
-  ) {}
+    readonly transact: <T>(write: () => T) => T = (write) => write(),
+  ) {
+    this.streamRows = new MetaStreamRows(sql);
+  }
 
   migrate(): void {
+    this.streamRows.migrate();
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meta_log (
       idx INTEGER PRIMARY KEY,
       command TEXT NOT NULL,
@@ -85,12 +92,12 @@ export class MetaLogStore implements MetaLogTables {
     return rows[0] ?? null;
   }
 
-  /** The snapshot at `version` replaces the last one and the entries through `pruneThrough` go, in one transaction. */
-  replaceSnapshot(version: number, text: string, pruneThrough: number): void {
-    this.transact(() => {
-      this.writeSnapshot(version, text);
-      this.pruneThrough(pruneThrough);
-    });
+  readHead(): StateHead | null {
+    return this.streamRows.readHead();
+  }
+
+  writeHead(head: StateHead): void {
+    this.streamRows.writeHead(head);
   }
 
   /** Replaces the snapshot with `text` at `version`, split into BLOB rows of at most chunkBytes. */

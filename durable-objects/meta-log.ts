@@ -10,7 +10,7 @@ import type { Env } from "../src/env.ts";
 import { workerLog } from "../src/log/logger.ts";
 import { edgeLimits } from "../src/core/edge-limits.ts";
 import type { JsonObject, JsonValue } from "../src/core/meta/json.ts";
-import type { Command, Coordinator, DrainProgress, MetaView, NodeRecord, StreamListing, StreamListQuery } from "../src/core/meta/index.ts";
+import type { Command, Coordinator, DrainProgress, MetaView, NodesView, NodeRecord, StreamListing, StreamListQuery } from "../src/core/meta/index.ts";
 import type { StreamLookup, StreamQuery, StreamView, TableListing, TableLookup, ViewChanges } from "../src/core/meta/index.ts";
 import type { AckReply, AckRequest, ClaimGrant, StreamTail, SubscriptionConfig, SubscriptionView, WakeRef } from "../src/core/subscriptions/index.ts";
 import type { RegistryStep, RevokeStep, TokenRecord } from "../src/core/auth/token-registry.ts";
@@ -74,8 +74,13 @@ export class MetaLog extends DurableObject<Env> {
     return this.log.propose(command);
   }
 
+  /** Every record at once, for tests and diagnostics of a small log (not in MetaLogClient: refused past VIEW_MAX_STREAMS). */
   view(): MetaView {
     return this.log.view();
+  }
+
+  nodesView(): NodesView {
+    return this.log.nodesView();
   }
 
   lookupStream(query: StreamQuery): StreamLookup {
@@ -105,6 +110,7 @@ export class MetaLog extends DurableObject<Env> {
     return this.log.listStreams(checkedListQuery(query));
   }
 
+  /** The view's changes since a version, for tests and diagnostics (a full view past the retained log: bounded like view()). */
   watch(since: number, timeoutMs: number): Promise<ViewChanges> {
     return this.log.watch(since, timeoutMs);
   }

@@ -5,7 +5,7 @@
 // src/http/admin-token.ts, which /admin/health shares). Errors use the one error table (src/http/error-table.ts).
 import { Hono } from "hono";
 import { domainError } from "../core/errors.ts";
-import { NO_OWNED, ownedCountsByNode } from "../core/meta/node-counts.ts";
+import { NO_OWNED } from "../core/meta/node-counts.ts";
 import { wakeNodes } from "../router/router.ts";
 import { json, metaOf, type AdminEnv } from "./common.ts";
 import { adminFaultRoutes } from "./faults.ts";
@@ -28,9 +28,9 @@ adminRoutes.get("/nodes", async (c) => {
   // operator's first look at a fresh deployment (`mink nodes`) starts them too, instead of listing none.
   await wakeNodes(c.env);
   const meta = metaOf(c.env);
-  const [view, liveness] = await Promise.all([meta.view(), meta.liveness()]);
+  const [view, liveness] = await Promise.all([meta.nodesView(), meta.liveness()]);
   const byId = new Map(liveness.map((entry) => [entry.nodeId, entry]));
-  const owned = ownedCountsByNode(view.streams);
+  const owned = new Map(view.owned);
   const lease = view.lease;
   const nowMs = Date.now();
   return json({

@@ -1,49 +1,44 @@
-// The metadata log over the tables that keep it, wherever they are: opened from the latest snapshot and the
-// entries after it, each accepted entry journaled before it is visible, and a snapshot taken once enough
-// entries followed the last (the older entries then pruned, but for a tail that watchers a little behind
-// still read as a delta). The MetaLog Durable Object implements the port over SQLite (meta-log-store.ts).
-import { encodeSnapshot, type LogEntry, type MetaState, type Touched } from "../core/meta/index.ts";
-import { workerLog } from "../log/logger.ts";
+// The metadata log over the tables that keep it, wherever they are: the state as stored-state.ts keeps
+// it (stream records in rows, read as they are needed), each accepted entry journaled with the records it
+// changed in one transaction before it is visible, and the older entries pruned once enough followed (but
+// for a tail that watchers a little behind still read as a delta). The MetaLog Durable Object implements
+// the port over SQLite (meta-log-store.ts, meta-stream-rows.ts).
+import { metaBytesOf, type LogEntry, type Touched } from "../core/meta/index.ts";
 import { MetaLogService } from "./meta-log-service.ts";
 import { restoreState } from "./meta-log-restore.ts";
+import { StoredState, type StateTables } from "./stored-state.ts";
 import { snapshotDue, type MetaLogTuning } from "./meta-log-tuning.ts";
 
-/** Where the log and its snapshot are kept. Every call is synchronous; each write is atomic. */
-export interface MetaLogTables {
-  readSnapshot(): { readonly version: number; readonly text: string } | null;
+/** Where the log and the state are kept. Every call is synchronous. */
+export interface MetaLogTables extends StateTables {
   entriesAfter(version: number): Iterable<LogEntry>;
   append(entry: LogEntry, touched: Touched): void;
   /** What the entries after `since` up to `upTo` touched, or null when they are no longer retained. */
   touchedBetween(since: number, upTo: number): Touched[] | null;
-  /** The snapshot at `version` replaces the last one, and the entries through `pruneThrough` go. */
-  replaceSnapshot(version: number, text: string, pruneThrough: number): void;
+  /** Drops the entries at or below `index`. */
+  pruneThrough(index: number): void;
+  /** Runs `write` as one transaction: all of its writes land, or none. */
+  transact<T>(write: () => T): T;
 }
 
-/** The log as the tables hold it (snapshot, then replay), journaling to them and snapshotting on cadence. */
+/** The log as the tables hold it, journaling each entry and its state changes to them. */
 export function openMetaLog(tables: MetaLogTables, tuning: MetaLogTuning, now: () => number): MetaLogService {
-  const { state, snapshotVersion } = restoreState(tables.readSnapshot(), (version) => tables.entriesAfter(version));
-  let snapshotAt = snapshotVersion;
+  // A log kept the old way (a snapshot of the whole state, then entries) is replayed once and stored.
+  const restore = () => restoreState(tables.readSnapshot(), (version) => tables.entriesAfter(version)).state;
+  const { stored, state, metaBytes } = tables.transact(() => StoredState.open(tables, restore, metaBytesOf));
+  let prunedAt = state.version;
   const journal = {
-    append: (entry: LogEntry, touched: Touched) => tables.append(entry, touched),
+    append: (entry: LogEntry, touched: Touched, next: Parameters<StoredState["commit"]>[0], bytes: number) =>
+      tables.transact(() => {
+        tables.append(entry, touched);
+        const kept = stored.commit(next, bytes);
+        if (snapshotDue(entry.index, prunedAt, tuning)) {
+          tables.pruneThrough(entry.index - tuning.watchRetainEntries);
+          prunedAt = entry.index;
+        }
+        return kept;
+      }),
     touchedBetween: (since: number, upTo: number) => tables.touchedBetween(since, upTo),
-    afterAppend: (next: MetaState) => {
-      if (snapshotDue(next.version, snapshotAt, tuning) && snapshot(tables, next, tuning)) snapshotAt = next.version;
-    },
   };
-  return new MetaLogService(state, journal, { now, timings: tuning, admission: tuning });
-}
-
-/** Writes a snapshot of `state`; false when it failed (the log keeps every entry, the next change retries). */
-function snapshot(tables: MetaLogTables, state: MetaState, tuning: MetaLogTuning): boolean {
-  const { version } = state;
-  // The entry that triggered this is already durable: a failed snapshot must not fail the proposal. The
-  // write is atomic, so it leaves the previous snapshot and the whole log in place.
-  try {
-    tables.replaceSnapshot(version, encodeSnapshot(state), version - tuning.watchRetainEntries);
-    return true;
-  } catch (error) {
-    // The log keeps every entry: nothing is lost, it only grows until a snapshot lands.
-    workerLog.log("meta_log.error", { during: "snapshot", version }, error);
-    return false;
-  }
+  return new MetaLogService(state, journal, { now, timings: tuning, admission: tuning, metaBytes });
 }

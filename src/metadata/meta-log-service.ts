@@ -19,6 +19,8 @@ import {
   metaBytesOf,
   lookupTable,
   listStreams,
+  nodesView,
+  type NodesView,
   tablesOf,
   pendingTransfers,
   seedLiveness,
@@ -51,11 +53,13 @@ import { MetaLogWatches } from "./meta-log-watches.ts";
 
 /** Where accepted entries go. Both calls are synchronous: an entry is durable before it is visible. */
 export interface MetaLogJournal {
-  append(entry: LogEntry, touched: Touched): void;
+  /**
+   * Journals an accepted entry and the state it made (`metaBytes`: that state's bytes, table AD), and
+   * returns the state to go on with: `next` itself, or its stored equivalent (stored-state.ts).
+   */
+  append(entry: LogEntry, touched: Touched, next: MetaState, metaBytes: number): MetaState;
   /** What the entries after `since` up to `upTo` touched, or null when they are no longer retained. */
   touchedBetween(since: number, upTo: number): Touched[] | null;
-  /** Called after each accepted entry with the new state (the SQLite journal snapshots from here). */
-  afterAppend?(state: MetaState): void;
 }
 
 /** Knobs read at each use, so a caller (tests) may change them on a running log. */
@@ -65,6 +69,9 @@ export interface MetaLogTimings {
   /** Upper bound of one watch long-poll. */
   maxWatchMs: number;
 }
+
+/** The most streams a full view (tests, diagnostics) holds. */
+const VIEW_MAX_STREAMS = 10_000;
 
 export const DEFAULT_TIMINGS: MetaLogTimings = { leaseTtlMs: DEFAULT_LEASE_TTL_MS, maxWatchMs: 60_000 };
 
@@ -77,6 +84,8 @@ export interface MetaLogServiceOptions {
   readonly timings?: MetaLogTimings;
   /** Bounds checked before apply, never on replay (table AD); read at each use. */
   readonly admission?: AdmissionLimits;
+  /** The bytes of `state` (table AD) when the caller knows them; counted over every record otherwise. */
+  readonly metaBytes?: number;
 }
 
 export class MetaLogService {
@@ -98,7 +107,7 @@ export class MetaLogService {
     options: MetaLogServiceOptions,
   ) {
     this.current = state;
-    this.metaBytes = metaBytesOf(state);
+    this.metaBytes = options.metaBytes ?? metaBytesOf(state);
     this.now = options.now;
     this.watches = new MetaLogWatches(this, (since, upTo) => this.journal.touchedBetween(since, upTo));
     this.timings = options.timings ?? { ...DEFAULT_TIMINGS };
@@ -127,20 +136,28 @@ export class MetaLogService {
       const delta = metaBytesDelta(this.current, state, touched);
       const tooMuch = admitGrowth(command, this.metaBytes + delta, delta, this.admission);
       if (tooMuch !== null) return { ok: false, error: tooMuch, version: this.current.version };
+      this.current = this.journal.append({ index: state.version, command, nowMs }, touched, state, this.metaBytes + delta);
       this.metaBytes += delta;
-      this.journal.append({ index: state.version, command, nowMs }, touched);
-      this.current = state;
       if (command.type === "RegisterNode") this.lastSeenMs.set(command.nodeId, nowMs);
       if (command.type === "DeclareDead") this.failoverCounts.failovers++;
       if (command.type === "CompleteTakeover") this.failoverCounts.takeovers++;
-      this.journal.afterAppend?.(state);
       this.watches.changed(touched);
     }
     return { ...result, version: this.current.version };
   }
 
+  /**
+   * Every record at once: for tests and diagnostics of a small log only (refused past VIEW_MAX_STREAMS),
+   * since nothing on a request's path may need the whole state in memory or in one answer.
+   */
   view(): MetaView {
+    if (this.current.streams.size > VIEW_MAX_STREAMS) throw new RangeError(`a full view holds at most ${VIEW_MAX_STREAMS} streams; this log has ${this.current.streams.size}`);
     return fullView(this.current);
+  }
+
+  /** Every node, the lease and what each node owns (table NC): GET /admin/nodes. */
+  nodesView(): NodesView {
+    return nodesView(this.current);
   }
 
   /** UTF-8 bytes of stream names, configurations and table definitions held (for stats and tests). */
@@ -170,6 +187,7 @@ export class MetaLogService {
 
   /** The view's changes since a version, waiting for the next one (MetaLogWatches.watch). */
   watch(since: number, timeoutMs: number): Promise<ViewChanges> {
+    if (this.current.streams.size > VIEW_MAX_STREAMS) throw new RangeError(`a view watch serves logs of at most ${VIEW_MAX_STREAMS} streams`);
     return this.watches.watch(since, timeoutMs);
   }
 

@@ -13,6 +13,7 @@ import {
   type MetaState,
   type Touched,
   type ViewChanges,
+  type ViewDelta,
 } from "../core/meta/index.ts";
 import type { NodeDuties } from "../ports/meta-log-client.ts";
 import { KeyedWaiters } from "../waits/keyed-waiters.ts";
@@ -81,19 +82,27 @@ export class MetaLogWatches {
     // A wait that ended without a change (its timeout, or the bound on waiters reached) answers at once.
     for (let woken = true; ; ) {
       const state = this.log.state;
-      const changes = since === 0 ? null : this.changesSince(scannedTo);
+      // From the start, or past the retained log: the node's own streams (an index read), never a full view.
+      const changes = since === 0 ? null : this.deltaSince(scannedTo);
       scannedTo = state.version;
-      const handedTo =
-        changes === null || changes.full ? handedToNode(state, nodeId) : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
+      const handedTo = changes === null ? handedToNode(state, nodeId) : changes.streams.filter((stream) => isHandedTo(stream, nodeId));
       // Answer at once when a change since `since` concerns this node's transfers (or at the end of the wait,
       // with every pending one: the retry); other changes (the creates and opens of a busy log) do not wake
       // it, so a watcher costs about one call per `timeoutMs` unless it has work.
       const remainingMs = deadlineMs - this.log.now();
-      const relevant = changes === null || changes.full || changes.streams.some((stream) => concernsNode(stream, nodeId));
+      const relevant = changes === null || changes.streams.some((stream) => concernsNode(stream, nodeId));
       if (superseded()) return { version: state.version, transfers: [], handedTo: [], superseded: true };
       if (relevant || remainingMs <= 0 || !woken) return { version: state.version, transfers: transferDuties(state, nodeId), handedTo };
       woken = (await this.waiters.wait(dutiesKey(nodeId), remainingMs)) === "changed";
     }
+  }
+
+  /** The records touched after `since`, or null when `since` is not within the retained log. */
+  private deltaSince(since: number): ViewDelta | null {
+    const state = this.log.state;
+    if (since > state.version) return null;
+    const touched = since === state.version ? [] : this.touchedBetween(since, state.version);
+    return touched === null ? null : changesSince(state, since, touched);
   }
 
   private changesSince(since: number): ViewChanges {

@@ -16,7 +16,7 @@ export interface StreamRows {
   forksOf(sourceId: string): Iterable<string>;
   /** Names >= `from` in UTF-16 code-unit order. */
   namesFrom(from: string): Iterable<string>;
-  /** Inserts or replaces the record with this id (its name is free: removals are written first). */
+  /** Inserts or replaces the record with this id; no other row holds its name (the caller made sure). */
   put(record: StreamRecord): void;
   remove(id: string): void;
 }
@@ -96,11 +96,20 @@ export class StoredStreamTable implements StreamTable {
     return this.rows === rows;
   }
 
-  /** Writes the changes into the rows (removals first, so a name freed and taken again never collides). */
+  /**
+   * Writes the changes into the rows. Removals go first; a name the rows still give to another record
+   * is one this overlay freed (that record was removed or renamed here, and is written again below with
+   * its new name if it stays), so that record's row goes before the name is taken.
+   */
   persist(): StoredStreamTable {
     if (this.changes.size === 0) return this;
     for (const [id, record] of this.changes.entries()) if (record === null) this.rows.remove(id);
-    for (const record of this.changes.values()) if (record !== null) this.rows.put(record);
+    for (const record of this.changes.values()) {
+      if (record === null) continue;
+      const holder = this.rows.idByName(record.name);
+      if (holder !== undefined && holder !== record.id) this.rows.remove(holder);
+      this.rows.put(record);
+    }
     return new StoredStreamTable(this.rows, this.size);
   }
 }

@@ -3,11 +3,11 @@
 // durable-objects/meta-log.ts); tests and the simulation implement it in memory over the same `apply`
 // (test/cluster/). This module imports only the pure core, so no caller depends on the Durable Object.
 import type {
+  NodesView,
   Command,
   Coordinator,
   CommandType,
   DrainProgress,
-  MetaView,
   NodeRecord,
   ResultOf,
   StreamListing,
@@ -17,7 +17,6 @@ import type {
   StreamView,
   TableListing,
   TableLookup,
-  ViewChanges,
 } from "../core/meta/index.ts";
 import type { DomainError } from "../core/errors.ts";
 import type { JsonObject, JsonValue } from "../core/meta/json.ts";
@@ -168,7 +167,8 @@ export interface WebhookJwks {
 /** The MetaLog's methods as seen by a caller, with results typed per command. */
 export interface MetaLogClient {
   propose<C extends Command>(command: C): Promise<ProposeResult<C["type"]>>;
-  view(): Promise<MetaView>;
+  /** Every node, the lease and what each node owns (GET /admin/nodes). */
+  nodesView(): Promise<NodesView>;
   lookupStream(query: StreamQuery): Promise<StreamLookup>;
   /** A table and its buckets (each bucket a stream: owner = leader, epoch = leader epoch). */
   lookupTable(name: string): Promise<TableLookup>;
@@ -179,7 +179,6 @@ export interface MetaLogClient {
   addPartition(coordinator: Coordinator, table: string, value: string | number, streamConfig: JsonObject): Promise<ProposeResult<"AddPartition">>;
   /** One page of the streams by name (table LS, src/core/meta/stream-listing.ts; GET /admin/streams). */
   listStreams(query: StreamListQuery): Promise<StreamListing>;
-  watch(since: number, timeoutMs: number): Promise<ViewChanges>;
   watchDuties(nodeId: string, since: number, timeoutMs: number, nodeEpoch?: number): Promise<NodeDuties>;
   pendingTransfers(): Promise<{ version: number; streams: StreamView[] }>;
   drain(nodeId: string): Promise<DrainAnswer>;

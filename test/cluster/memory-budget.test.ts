@@ -10,7 +10,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_EDGE_LIMITS } from "../../src/core/edge-limits.ts";
-import { decodeSnapshot, emptyState, encodeSnapshot } from "../../src/core/meta/index.ts";
+import { decodeSnapshot, emptyState, encodeSnapshot, type MetaState } from "../../src/core/meta/index.ts";
 import { checkBookBytes, MAX_SUBSCRIPTION_RECORD_CHARS, recordBytes, type SubscriptionRecord } from "../../src/core/subscriptions/index.ts";
 import { MetaLogService } from "../../src/metadata/meta-log-service.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
@@ -40,7 +40,7 @@ function heapUsed(): number {
 }
 
 /** A journal that keeps nothing in memory (the MetaLog's is SQLite). */
-const NO_JOURNAL = { append: (): void => undefined, touchedBetween: (): null => null };
+const NO_JOURNAL = { append: (_entry: unknown, _touched: unknown, next: MetaState): MetaState => next, touchedBetween: (): null => null };
 
 function paddedName(prefix: string, length: number): string {
   return `${prefix}/`.padEnd(length, "n");

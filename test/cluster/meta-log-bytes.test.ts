@@ -3,12 +3,18 @@
 // refused with limit_reached and journals nothing, and a service built over the same state (a restart)
 // counts the same bytes.
 import { describe, expect, it } from "vitest";
-import { emptyState, metaBytesOf, type LogEntry } from "../../src/core/meta/index.ts";
+import { emptyState, metaBytesOf, type LogEntry, type MetaState } from "../../src/core/meta/index.ts";
 import { MetaLogService } from "../../src/metadata/meta-log-service.ts";
 
 function service(maxMetaBytes: number): { log: MetaLogService; entries: LogEntry[] } {
   const entries: LogEntry[] = [];
-  const journal = { append: (entry: LogEntry): void => void entries.push(entry), touchedBetween: (): null => null };
+  const journal = {
+    append: (entry: LogEntry, _touched: unknown, next: MetaState): MetaState => {
+      entries.push(entry);
+      return next;
+    },
+    touchedBetween: (): null => null,
+  };
   const log = new MetaLogService(emptyState(), journal, { now: () => 1, admission: { maxStreams: 100, maxMetaBytes } });
   log.propose({ type: "RegisterNode", nodeId: "n1", nodeEpoch: 1, addr: "http://mink.test/n/n1" });
   return { log, entries };
@@ -44,7 +50,7 @@ describe("MAX_META_BYTES: the metadata log's bytes of names and configurations",
     const { log: before } = service(1_000);
     expect(before.propose({ type: "CreateStream", name: "x", config: CONFIG }).ok).toBe(true);
     // The same state under a bound lowered below what it holds.
-    const log = new MetaLogService(before.state, { append: () => undefined, touchedBetween: () => null }, { now: () => 1, admission: { maxStreams: 100, maxMetaBytes: 1 } });
+    const log = new MetaLogService(before.state, { append: (_entry, _touched, next) => next, touchedBetween: () => null }, { now: () => 1, admission: { maxStreams: 100, maxMetaBytes: 1 } });
     const id = log.lookupStream({ name: "x" }).stream?.id ?? "";
     expect(log.propose({ type: "PlaceStream", streamId: id }).ok).toBe(true);
     expect(log.propose({ type: "DeleteStream", streamId: id }).ok).toBe(true);
@@ -57,7 +63,7 @@ describe("MAX_META_BYTES: the metadata log's bytes of names and configurations",
     const id = log.lookupStream({ name: "s/3" }).stream?.id ?? "";
     log.propose({ type: "DeleteStream", streamId: id });
     expect(log.metaBytesHeld).toBe(metaBytesOf(log.state));
-    const restarted = new MetaLogService(log.state, { append: () => undefined, touchedBetween: () => null }, { now: () => 1 });
+    const restarted = new MetaLogService(log.state, { append: (_entry, _touched, next) => next, touchedBetween: () => null }, { now: () => 1 });
     expect(restarted.metaBytesHeld).toBe(log.metaBytesHeld);
   });
 });

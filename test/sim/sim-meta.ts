@@ -31,8 +31,6 @@ class RecordingJournal extends MemoryJournal {
   service: MetaLogService | null = null;
   /** The latest OpenStream per stream id: the incarnation allowed to acknowledge appends. */
   readonly openers = new Map<string, IncarnationId>();
-  /** The ClaimStream just journaled, until afterAppend sees the state it made. */
-  private claim: { readonly streamId: string; readonly by: Proposer } | null = null;
 
   constructor(
     private readonly history: History,
@@ -41,25 +39,22 @@ class RecordingJournal extends MemoryJournal {
     super();
   }
 
-  override append(entry: LogEntry, touched: Touched): void {
-    super.append(entry, touched);
+  override append(entry: LogEntry, touched: Touched, next: MetaState): MetaState {
+    super.append(entry, touched, next);
     if (this.service === null) throw new Error("journal used before its service was attached");
     // MetaLogService journals before it makes the new state current: `state` is still the one before.
     this.history.journal.push({ step: this.trace.currentStep, entry, before: this.service.state });
     const command = entry.command;
     if (command.type === "OpenStream") this.openers.set(command.streamId, { nodeId: command.nodeId, epoch: command.nodeEpoch });
-    this.claim = command.type === "ClaimStream" ? { streamId: touched.streams?.[0] ?? "", by: command.by } : null;
+    if (command.type === "ClaimStream") this.noteClaimOpener(touched.streams?.[0] ?? "", command.by, next);
     this.trace.write(`log #${entry.index} ${describeCommand(command)}`);
+    return next;
   }
 
   /** A journaled claim that left its stream opened by the proposer opened it (table CM): its opener. */
-  afterAppend(state: MetaState): void {
-    const claim = this.claim;
-    this.claim = null;
-    const stream = claim === null ? undefined : state.streams.get(claim.streamId);
-    if (claim !== null && stream?.ownership === "opened" && stream.owner === claim.by.nodeId) {
-      this.openers.set(claim.streamId, { nodeId: claim.by.nodeId, epoch: claim.by.nodeEpoch });
-    }
+  private noteClaimOpener(streamId: string, by: Proposer, state: MetaState): void {
+    const stream = state.streams.get(streamId);
+    if (stream?.ownership === "opened" && stream.owner === by.nodeId) this.openers.set(streamId, { nodeId: by.nodeId, epoch: by.nodeEpoch });
   }
 }
 

@@ -11,13 +11,14 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
-import { metaLogClient, type Env } from "../../src/env.ts";
+import type { Env } from "../../src/env.ts";
+import { diagnosticMetaLog } from "./diagnostic-meta-log.ts";
 import { eventually } from "../support/eventually.ts";
 
 const NODES = ["adm-0", "adm-1", "adm-2"];
 const TOKEN = "mink-test-admin"; // vitest.config.ts binds it
 const adminEnv = (vars: Partial<Env> = {}): Env => ({ ...(env as unknown as Env), NODE_IDS: NODES.join(","), PUBLIC_ORIGIN: "http://127.0.0.1:8787", ROUTER_MODE: "forward", ...vars });
-const meta = metaLogClient(adminEnv().META_LOG);
+const meta = diagnosticMetaLog(adminEnv().META_LOG);
 const ORIGIN = "http://mink.test";
 const BEARER = { authorization: `Bearer ${TOKEN}` };
 const TEXT = { "content-type": "text/plain" };

@@ -7,7 +7,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
-import { metaLogClient, type Env } from "../../src/env.ts";
+import type { Env } from "../../src/env.ts";
+import { diagnosticMetaLog } from "./diagnostic-meta-log.ts";
 import { closeOwnership } from "../support/close-ownership.ts";
 import { routeRequest, toNodeAddress, type RouterDeps } from "./router-as-worker.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";
@@ -15,7 +16,7 @@ import { ViewCache } from "../../src/router/view-cache.ts";
 const baseEnv = env as unknown as Env;
 const NODES = ["rt-0", "rt-1", "rt-2"];
 const routerEnv = (vars: Partial<Env> = {}): Env => ({ ...baseEnv, NODE_IDS: NODES.join(","), PUBLIC_ORIGIN: ORIGIN, ...vars });
-const meta = metaLogClient(baseEnv.META_LOG);
+const meta = diagnosticMetaLog(baseEnv.META_LOG);
 /** Nodes advertise `<PUBLIC_ORIGIN>/n/<id>` (the default origin here). */
 const ORIGIN = "http://127.0.0.1:8787";
 const TEXT = { "content-type": "text/plain" };

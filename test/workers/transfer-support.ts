@@ -5,7 +5,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { StreamNode } from "../../durable-objects/stream-node.ts";
-import { metaLogClient, type Env } from "../../src/env.ts";
+import type { Env } from "../../src/env.ts";
+import { diagnosticMetaLog } from "./diagnostic-meta-log.ts";
 import { toNodeAddress } from "./router-as-worker.ts";
 import { eventually } from "../support/eventually.ts";
 
@@ -13,7 +14,7 @@ const baseEnv = env as unknown as Env;
 export const NODES = ["tr-0", "tr-1", "tr-2"];
 export const ORIGIN = "http://127.0.0.1:8787";
 export const e: Env = { ...baseEnv, NODE_IDS: NODES.join(","), PUBLIC_ORIGIN: ORIGIN };
-export const meta = metaLogClient(baseEnv.META_LOG);
+export const meta = diagnosticMetaLog(baseEnv.META_LOG);
 export const TEXT = { "content-type": "text/plain" };
 
 export const stub = (id: string): DurableObjectStub<StreamNode> => baseEnv.STREAM_NODE.getByName(id) as DurableObjectStub<StreamNode>;

@@ -17,3 +17,4 @@ export * from "./admission.ts";
 export * from "./meta-bytes.ts";
 export * from "./stream-listing.ts";
 export * from "./stream-table.ts";
+export * from "./node-counts.ts";

@@ -11,7 +11,7 @@
 // them as streams made the nodes' STREAMS add up to more than `mink streams --all` lists. `streams` and
 // `tableBuckets` together are everything the node owns.
 import { BUCKET_STREAM_PREFIX } from "../tables/bucketing.ts";
-import type { StreamRecord } from "./state.ts";
+import type { Lease, MetaState, NodeRecord, StreamRecord } from "./state.ts";
 
 export interface OwnedCounts {
   /** Streams of the stream API the node owns, in any ownership state. */
@@ -39,4 +39,25 @@ export function ownedCountsByNode(streams: Iterable<Pick<StreamRecord, "name" | 
     counts.set(stream.owner, count);
   }
   return counts;
+}
+
+/** GET /admin/nodes: every node, the lease, and what each node owns (table NC over each node's streams). */
+export interface NodesView {
+  readonly version: number;
+  /** By id. */
+  readonly nodes: readonly NodeRecord[];
+  readonly lease: Lease | null;
+  /** Each node's counts; a node that owns nothing is absent. */
+  readonly owned: readonly (readonly [string, OwnedCounts])[];
+}
+
+/** The nodes and their counts, reading each node's streams (the owner index), never the whole state at once. */
+export function nodesView(state: MetaState): NodesView {
+  const nodes = [...state.nodes.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const owned: (readonly [string, OwnedCounts])[] = [];
+  for (const node of nodes) {
+    const counts = ownedCountsByNode(state.streams.ownedBy(node.id)).get(node.id);
+    if (counts !== undefined) owned.push([node.id, counts]);
+  }
+  return { version: state.version, nodes, lease: state.lease, owned };
 }

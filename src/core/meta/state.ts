@@ -2,9 +2,11 @@
 // (the index of the last log entry that changed it). Values are immutable; `apply` returns a new state that
 // shares everything it did not touch. See docs/metadata-log.md for the rules that change it.
 import { ChunkedMap } from "./chunked-map.ts";
-import type { JsonObject } from "./json.ts";
 import type { TableRecord } from "./table-records.ts";
 import { MemoryStreamTable, type StreamTable } from "./stream-table.ts";
+import type { StreamRecord } from "./stream-record.ts";
+
+export type { Ownership, StreamConfig, StreamRecord } from "./stream-record.ts";
 
 export interface NodeRecord {
   readonly id: string;
@@ -30,38 +32,6 @@ interface DeadIncarnation {
   readonly epoch: number;
   /** Who is taking it over, until when: others wait for the result; an expired claim may be taken again. */
   readonly claim?: { readonly by: string; readonly expiresAtMs: number };
-}
-
-/** A stream re-led away from a dead incarnation: it may open only after that incarnation's takeover. */
-interface OrphanOf {
-  readonly node: string;
-  readonly nodeEpoch: number;
-}
-
-/**
- * Ownership of a stream (not its data's `eof`):
- * - `unplaced`: created, no owner chosen yet;
- * - `placed`: owner chosen, not opened at `epoch` yet;
- * - `opened`: owner serving at `epoch`;
- * - `closed`: nobody serving; closed at `epoch` (== `closedAtEpoch`) by `owner`, the last owner.
- */
-export type Ownership = "unplaced" | "placed" | "opened" | "closed";
-
-export type StreamConfig = JsonObject;
-
-export interface StreamRecord {
-  readonly id: string;
-  readonly name: string;
-  /** Null only while `unplaced`. */
-  readonly owner: string | null;
-  /** Bumped by every open; a writer holding a lower epoch is fenced. */
-  readonly epoch: number;
-  readonly ownership: Ownership;
-  /** Present exactly when `ownership` is `closed`; equals `epoch`. */
-  readonly closedAtEpoch?: number;
-  readonly config: StreamConfig;
-  /** Set by ReassignStreams for a stream a dead incarnation had opened; cleared by the next open. */
-  readonly orphanOf?: OrphanOf;
 }
 
 export interface PendingTransfer {

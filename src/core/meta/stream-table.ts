@@ -3,7 +3,7 @@
 // the MetaLog's SQLite tables (src/metadata/stored-stream-table.ts) without the rules knowing which. A table
 // is a value: `with` returns a new table and leaves this one as it was.
 import { ChunkedMap } from "./chunked-map.ts";
-import type { StreamRecord } from "./state.ts";
+import type { StreamRecord } from "./stream-record.ts";
 
 export interface StreamTable {
   readonly size: number;

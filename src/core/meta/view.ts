@@ -134,7 +134,10 @@ export function touchedBy(command: Command, result: AnyResult): Touched {
 }
 
 /** The changes from the touched sets of the entries after `since` (all of them, in any order). */
-export function changesSince(state: MetaState, since: number, touched: Iterable<Touched>): ViewChanges {
+/** A watch's answer within the retained log: the records touched since. */
+export type ViewDelta = Extract<ViewChanges, { readonly full: false }>;
+
+export function changesSince(state: MetaState, since: number, touched: Iterable<Touched>): ViewDelta {
   const nodeIds = new Set<string>();
   const streamIds = new Set<string>();
   let lease = false;
