@@ -32,6 +32,9 @@ import { MetaLogStore } from "./meta-log-store.ts";
 import { SqliteSubscriptionStorage } from "./meta-log-subscription-tables.ts";
 import { SqliteTokenTable } from "./meta-log-tokens.ts";
 
+/** The most commands one proposeBatch applies. */
+const MAX_PROPOSE_BATCH = 1000;
+
 export class MetaLog extends DurableObject<Env> {
   /**
    * Knobs, in memory (defaults on every start). Not reachable over RPC (only methods are); tests adjust
@@ -77,6 +80,15 @@ export class MetaLog extends DurableObject<Env> {
   /** Every record at once, for tests and diagnostics of a small log (not in MetaLogClient: refused past VIEW_MAX_STREAMS). */
   view(): MetaView {
     return this.log.view();
+  }
+
+  /**
+   * Up to MAX_PROPOSE_BATCH commands applied in order, one answer each, as `propose` would give them one
+   * by one: the bulk path of `bench:scale`'s MetaLog fill (not in MetaLogClient: nothing batches yet).
+   */
+  proposeBatch(commands: readonly Command[]): ProposeResult[] {
+    if (!Array.isArray(commands) || commands.length > MAX_PROPOSE_BATCH) throw new RangeError(`a batch holds at most ${MAX_PROPOSE_BATCH} commands`);
+    return commands.map((command) => this.log.propose(command));
   }
 
   nodesView(): NodesView {

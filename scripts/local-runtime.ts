@@ -63,6 +63,8 @@ export interface LocalRuntime {
   /** Start the Worker again from the build directory (re-read: call it after a rebuild); same port and state. */
   restart(): Promise<void>;
   stop(): Promise<void>;
+  /** The Durable Object `name` of `binding`, called from Node through Miniflare (benchmarks' bulk paths). */
+  durableObject(binding: string, name: string): Promise<unknown>;
 }
 
 /** The repository: scripts/.. (called only by buildWorker: serve.mjs, compiled elsewhere, never needs it). */
@@ -209,5 +211,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       await mf.setOptions(miniflareOptions(options, config, vars, port));
     },
     stop: () => mf.dispose(),
+    async durableObject(binding, name) {
+      const namespace = await mf.getDurableObjectNamespace(binding);
+      return namespace.get(namespace.idFromName(name));
+    },
   };
 }

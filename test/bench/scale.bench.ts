@@ -19,6 +19,11 @@
 //   npx tsx test/bench/scale.bench.ts --runs 0 --fill 100000      # only the fill
 //   ... --fill 100000 --resident 5000     # with MAX_RESIDENT_STREAMS=5000 (default: the node's default)
 //
+// With --meta-fill N it fills one MetaLog alone with N stream records through its bulk path and prints its
+// workerd's memory, the restart to the first lookup and lookup latency (scale-bench/meta-fill-phase.ts).
+//
+//   npx tsx test/bench/scale.bench.ts --runs 0 --meta-fill 1000000
+//
 // It prints figures and asserts nothing. Everything talks to 127.0.0.1 only, and everything started here
 // is stopped (by PID or close()) on the way out. Numbers are only comparable within one run on one machine.
 import { availableParallelism, cpus, loadavg } from "node:os";
@@ -31,6 +36,7 @@ import { ErrorTally, errorText, formatMs, runCleanups, summarize } from "./servi
 import { printTable, type Cell, type Row } from "./service-bench/table.ts";
 import { gitCommit } from "./git-commit.ts";
 import { FIRST_READ_TIMEOUT_MS, measureFill, SETTLE_TIMEOUT_MS } from "./scale-bench/fill-phase.ts";
+import { measureMetaFill } from "./scale-bench/meta-fill-phase.ts";
 import { nodeSettings } from "../../src/node/settings.ts";
 
 const { values } = parseArgs({
@@ -41,6 +47,7 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     fill: { type: "string", default: "0" },
     resident: { type: "string" },
+    "meta-fill": { type: "string", default: "0" },
   },
 });
 const runs = values.quick ? 1 : Number(values.runs);
@@ -50,6 +57,8 @@ const nodes = Number(values.nodes);
 const CONNECTIONS = values.quick ? [1, 32] : [1, 32, 256];
 const fillStreams = Number(values.fill);
 if (!Number.isSafeInteger(fillStreams) || fillStreams < 0) throw new Error(`--fill: not a count: ${values.fill}`);
+const metaFillStreams = Number(values["meta-fill"]);
+if (!Number.isSafeInteger(metaFillStreams) || metaFillStreams < 0) throw new Error(`--meta-fill: not a count: ${values["meta-fill"]}`);
 const residentCap = values.resident === undefined ? nodeSettings({}).maxResidentStreams : Number(values.resident);
 if (!Number.isSafeInteger(residentCap) || residentCap < 1) throw new Error(`--resident: not a count: ${values.resident}`);
 /** A create answered 307 is sent again to its Location, at most this many times. */
@@ -152,6 +161,7 @@ const loads = (): string => loadavg().map((v) => v.toFixed(2)).join(" ");
 async function main(): Promise<void> {
   if (runs > 0) await createPhases();
   if (fillStreams > 0) await fill();
+  if (metaFillStreams > 0) await metaFill();
 }
 
 /** The creates, both servers, `runs` interleaved runs. */
@@ -247,6 +257,20 @@ async function fill(): Promise<void> {
   } finally {
     await service.stop();
   }
+}
+
+/** The --meta-fill part: one MetaLog, `metaFillStreams` records, memory, a restart and lookups. */
+async function metaFill(): Promise<void> {
+  console.error(`filling one MetaLog with ${metaFillStreams} stream records`);
+  const figures = await measureMetaFill(metaFillStreams, (line) => console.error(line));
+  const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`;
+  const perStream = (bytes: number): string => `${((bytes - figures.rssEmptyBytes) / figures.streams).toFixed(0)} B/stream over empty`;
+  console.log(`
+one MetaLog filled with ${figures.streams} stream records (bulk path, 1,000 creates a call): ${figures.createsPerSecond.toFixed(0)} creates/s`);
+  console.log(`  workerd resident memory: empty ${mb(figures.rssEmptyBytes)}, full ${mb(figures.rssFullBytes)} (${perStream(figures.rssFullBytes)}); ` +
+    `restarted, after ${figures.lookups.count} lookups ${mb(figures.rssRestartedBytes)} (${perStream(figures.rssRestartedBytes)})`);
+  console.log(`  restart: runtime ready in ${figures.startMs.toFixed(0)} ms, then the first lookup answered in ${figures.readyToFirstLookupMs.toFixed(0)} ms`);
+  console.log(`  lookups of random names (from Node through Miniflare, one at a time): p50 ${formatMs(figures.lookups.p50Ms)} ms, p99 ${formatMs(figures.lookups.p99Ms)} ms`);
 }
 
 await main();

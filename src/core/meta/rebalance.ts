@@ -38,9 +38,10 @@ export function rebalanceBands(meanLoad: number): { readonly above: number; read
 interface Load {
   readonly node: NodeRecord;
   count: number;
-  /** Its streams that may move, in the state's iteration order; `next` is the first not yet planned. */
-  readonly movable: Owned[];
-  next: number;
+  /** Its streams that may move, read from its own streams as the plan takes them (a plan moves at most maxMoves). */
+  readonly movable: Iterator<Owned>;
+  /** The next of them not planned yet; undefined: none left. */
+  head: Owned | undefined;
 }
 
 /**
@@ -91,11 +92,18 @@ function landedCounts(state: MetaState): Map<string, number> {
   return counts;
 }
 
-/** RB1: what a rebalance may touch. A stream already moving is left to its transfer. */
-function* candidates(state: MetaState): Generator<Owned> {
-  for (const stream of state.streams.values()) {
+/** RB1: what a rebalance may touch of one node's streams. A stream already moving is left to its transfer. */
+function* candidates(state: MetaState, nodeId: string): Generator<Owned> {
+  for (const stream of state.streams.ownedBy(nodeId)) {
     if (isOwned(stream) && countsAsAssigned(stream) && state.transfers.get(stream.id) === undefined) yield stream;
   }
+}
+
+/** RB2: the candidates of every owner that is not live, owner by owner (by id). */
+function* orphansOf(state: MetaState, live: MetaState): Generator<Owned> {
+  // Every stream that counts as assigned has its owner among state.assigned's keys, registered or not.
+  const owners = [...state.assigned.keys()].filter((owner) => !live.nodes.has(owner)).sort();
+  for (const owner of owners) yield* candidates(state, owner);
 }
 
 function isOwned(stream: StreamRecord): stream is Owned {
@@ -111,8 +119,7 @@ function planOrphans(
 ): { orphans: RebalanceMove[]; unplaceable: number } {
   const orphans: RebalanceMove[] = [];
   let unplaceable = 0;
-  for (const stream of candidates(state)) {
-    if (live.nodes.has(stream.owner)) continue;
+  for (const stream of orphansOf(state, live)) {
     const target = chooseNode(live, assigned);
     if (target === null) {
       unplaceable++;
@@ -132,12 +139,13 @@ function bump(counts: Map<string, number>, id: string, by: number): void {
 
 /** RB4, RB7: the live eligible nodes with their counts after the orphans, and their movable streams. */
 function eligibleLoads(state: MetaState, live: MetaState, assigned: ReadonlyMap<string, number>): Load[] {
-  const byId = new Map<string, Load>();
+  const loads: Load[] = [];
   for (const node of live.nodes.values()) {
-    if (isEligible(node)) byId.set(node.id, { node, count: assigned.get(node.id) ?? 0, movable: [], next: 0 });
+    if (!isEligible(node)) continue;
+    const movable = candidates(state, node.id);
+    loads.push({ node, count: assigned.get(node.id) ?? 0, movable, head: movable.next().value ?? undefined });
   }
-  for (const stream of candidates(state)) byId.get(stream.owner)?.movable.push(stream);
-  return [...byId.values()];
+  return loads;
 }
 
 /** RB5, RB8, RB9: one stream per step, until no pair may move or the budget is spent. */
@@ -147,8 +155,9 @@ function planBandMoves(loads: readonly Load[], total: number, slots: number, bud
     const pair = nextPair(loads, total, slots);
     if (pair === null) break;
     const { source, target } = pair;
-    const stream = source.movable[source.next++];
+    const stream = source.head;
     if (stream === undefined) break; // nextPair only offers sources with a stream left
+    source.head = source.movable.next().value ?? undefined;
     moves.push({ streamId: stream.id, name: stream.name, from: source.node.id, to: target.node.id, kind: "transfer" });
     source.count--;
     target.count++;
@@ -163,7 +172,7 @@ function planBandMoves(loads: readonly Load[], total: number, slots: number, bud
  */
 function nextPair(loads: readonly Load[], total: number, slots: number): { source: Load; target: Load } | null {
   // Bands by cross-multiplication: count/nodeSlots > 1.1 · total/slots ⇔ 10·count·slots > 11·total·nodeSlots.
-  const sources = loads.filter((l) => 10 * l.count * slots > 11 * total * l.node.slots && l.next < l.movable.length);
+  const sources = loads.filter((l) => 10 * l.count * slots > 11 * total * l.node.slots && l.head !== undefined);
   const targets = loads.filter((l) => 10 * l.count * slots < 9 * total * l.node.slots);
   sources.sort((a, b) => compareLoad(b, a) || compareId(a, b));
   targets.sort((a, b) => compareLoad(a, b) || compareId(a, b));
