@@ -88,7 +88,9 @@ export class MetaLog extends DurableObject<Env> {
    */
   proposeBatch(commands: readonly Command[]): ProposeResult[] {
     if (!Array.isArray(commands) || commands.length > MAX_PROPOSE_BATCH) throw new RangeError(`a batch holds at most ${MAX_PROPOSE_BATCH} commands`);
-    return commands.map((command) => this.log.propose(command));
+    const results: ProposeResult[] = [];
+    for (const command of commands as readonly Command[]) results.push(this.log.propose(command));
+    return results;
   }
 
   nodesView(): NodesView {

@@ -106,6 +106,12 @@ function* orphansOf(state: MetaState, live: MetaState): Generator<Owned> {
   for (const owner of owners) yield* candidates(state, owner);
 }
 
+/** The iterator's next value, or undefined when it is done. */
+function take<T>(iterator: Iterator<T>): T | undefined {
+  const next = iterator.next();
+  return next.done === true ? undefined : next.value;
+}
+
 function isOwned(stream: StreamRecord): stream is Owned {
   return stream.owner !== null;
 }
@@ -143,7 +149,7 @@ function eligibleLoads(state: MetaState, live: MetaState, assigned: ReadonlyMap<
   for (const node of live.nodes.values()) {
     if (!isEligible(node)) continue;
     const movable = candidates(state, node.id);
-    loads.push({ node, count: assigned.get(node.id) ?? 0, movable, head: movable.next().value ?? undefined });
+    loads.push({ node, count: assigned.get(node.id) ?? 0, movable, head: take(movable) });
   }
   return loads;
 }
@@ -157,7 +163,7 @@ function planBandMoves(loads: readonly Load[], total: number, slots: number, bud
     const { source, target } = pair;
     const stream = source.head;
     if (stream === undefined) break; // nextPair only offers sources with a stream left
-    source.head = source.movable.next().value ?? undefined;
+    source.head = take(source.movable);
     moves.push({ streamId: stream.id, name: stream.name, from: source.node.id, to: target.node.id, kind: "transfer" });
     source.count--;
     target.count++;
