@@ -41,10 +41,11 @@ export interface EdgeLimits {
 
 export const DEFAULT_EDGE_LIMITS: EdgeLimits = {
   negativeCacheTtlMs: 1_000,
-  // The MetaLog is one Durable Object with a 64 MB memory budget (docs/limits.md, "Memory budgets"):
-  // 50,000 records at ~340 B, and the clients' strings in a budget of their own.
-  maxStreams: 50_000,
-  maxMetaBytes: 8 * 1024 * 1024,
+  // The MetaLog keeps stream records in its SQLite storage (10 GB per Durable Object), none in memory:
+  // 10,000,000 records of about 300 B with their indexes, and the clients' strings (stored about four
+  // times: the record, the name column and its index, UTF-16 for the listing's order) within 1 GiB.
+  maxStreams: 10_000_000,
+  maxMetaBytes: 1024 * 1024 * 1024,
   maxSubscriptions: 10_000,
   maxSubscriptionStreams: 1_000,
   maxSubscriptionBookBytes: 8 * 1024 * 1024,

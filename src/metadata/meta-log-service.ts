@@ -7,6 +7,7 @@
 import {
   admitCommand,
   admitGrowth,
+  admitTables,
   apply,
   checkHeartbeat,
   DEFAULT_LEASE_TTL_MS,
@@ -134,7 +135,7 @@ export class MetaLogService {
     if (result.ok && result.changed) {
       const touched = touchedBy(command, result);
       const delta = metaBytesDelta(this.current, state, touched);
-      const tooMuch = admitGrowth(command, this.metaBytes + delta, delta, this.admission);
+      const tooMuch = admitGrowth(command, this.metaBytes + delta, delta, this.admission) ?? admitTables(command, this.current, state);
       if (tooMuch !== null) return { ok: false, error: tooMuch, version: this.current.version };
       this.current = this.journal.append({ index: state.version, command, nowMs }, touched, state, this.metaBytes + delta);
       this.metaBytes += delta;

@@ -5,12 +5,15 @@
 // sum of the figures is the budget, 64 MB of the 128 MB a Durable Object has.
 //
 // Measured on the code before the bounds (MAX_STREAMS 100,000, no MAX_META_BYTES): 100,000 streams of
-// 1,024-character names and content types held 235 MB, over the whole object, let alone the budget.
+// 1,024-character names and content types held 235 MB, over the whole object, let alone the budget. Stream
+// records have since left the MetaLog's memory for its SQLite rows (src/metadata/stored-state.ts): what
+// grows there now is the tables, bounded by MAX_TABLES, MAX_TOTAL_BUCKETS and MAX_TABLE_DEFINITION_BYTES.
 import v8 from "node:v8";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_EDGE_LIMITS } from "../../src/core/edge-limits.ts";
-import { decodeSnapshot, emptyState, encodeSnapshot, type MetaState } from "../../src/core/meta/index.ts";
+import { decodeSnapshot, emptyState, encodeSnapshot, MAX_TABLE_DEFINITION_BYTES, MemoryStreamTable, type MetaState } from "../../src/core/meta/index.ts";
+import { MAX_TABLES, MAX_TOTAL_BUCKETS } from "../../src/core/meta/table-rules.ts";
 import { checkBookBytes, MAX_SUBSCRIPTION_RECORD_CHARS, recordBytes, type SubscriptionRecord } from "../../src/core/subscriptions/index.ts";
 import { MetaLogService } from "../../src/metadata/meta-log-service.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
@@ -21,8 +24,8 @@ import { TestCluster } from "./support/test-cluster.ts";
 const MB = 1_000_000;
 /** The budget figures of docs/limits.md, "Memory budgets" (MB). */
 const BUDGET = {
-  metaStreams: 28,
-  metaSnapshotText: 13,
+  metaTables: 16,
+  metaSnapshotText: 6,
   subscriptionBook: 16,
   nodeBodies: 54,
   nodeProducers: 5,
@@ -47,34 +50,31 @@ function paddedName(prefix: string, length: number): string {
 }
 
 /**
- * Fills a MetaLog at the default caps the worst way: as many streams of 1,024-character names and
- * 1,024-character content types as MAX_META_BYTES allows while leaving every remaining MAX_STREAMS slot a
- * stream of the shortest name, then those short streams.
+ * Fills a MetaLog's tables the worst way: MAX_TABLES tables whose definitions share MAX_TABLE_DEFINITION_BYTES
+ * (AD6), with as many buckets as MAX_TOTAL_BUCKETS leaves each. Stream records are rows in SQLite in the
+ * Durable Object (nothing per stream in memory), so the tables are what the MetaLog holds that grows.
  */
-function fillMetaLog(): { service: MetaLogService; long: number; short: number } {
-  const limits = DEFAULT_EDGE_LIMITS;
-  const service = new MetaLogService(emptyState(), NO_JOURNAL, { now: () => 1, admission: { maxStreams: limits.maxStreams, maxMetaBytes: limits.maxMetaBytes } });
+function fillTables(): { service: MetaLogService; tables: number; buckets: number } {
+  const service = new MetaLogService(emptyState(), NO_JOURNAL, { now: () => 1, admission: DEFAULT_EDGE_LIMITS });
   service.propose({ type: "RegisterNode", nodeId: "n1", nodeEpoch: 1, addr: "http://mink.test/n/n1" });
-  const shortBytes = 40; // a name of 8 characters and {"contentType":"text/plain"}
-  let long = 0;
-  let short = 0;
-  for (let i = 0; ; i++) {
-    const left = limits.maxStreams - long - short - 1;
-    const room = limits.maxMetaBytes - service.metaBytesHeld - left * shortBytes;
-    if (room < 2_100) break;
-    const created = service.propose({ type: "CreateStream", name: paddedName(`l${i}`, 1_024), config: { contentType: `text/plain;v=${i}`.padEnd(1_024, "c") } });
-    if (!created.ok) throw new Error(`a long stream was refused: ${created.error.message}`);
-    long++;
+  service.propose({ type: "AcquireLease", nodeId: "n1", nodeEpoch: 1, ttlMs: 60_000 });
+  const coordinator = { nodeId: "n1", nodeEpoch: 1, coordinatorEpoch: 1 };
+  const bucketsEach = Math.floor(MAX_TOTAL_BUCKETS / MAX_TABLES);
+  const padding = Math.floor(MAX_TABLE_DEFINITION_BYTES / MAX_TABLES) - 200;
+  let tables = 0;
+  for (let i = 0; i < MAX_TABLES; i++) {
+    const created = service.propose({
+      type: "CreateTable",
+      name: `table-${String(i).padStart(4, "0")}`,
+      definition: { columns: ["id"], buckets: bucketsEach, comment: "d".repeat(padding) },
+      leaders: Array.from({ length: bucketsEach }, () => "n1"),
+      streamConfig: { contentType: "application/json" },
+      coordinator,
+    });
+    if (!created.ok) throw new Error(`table ${i} was refused: ${created.error.message}`);
+    tables++;
   }
-  for (let i = 0; ; i++) {
-    const created = service.propose({ type: "CreateStream", name: `s${String(i).padStart(7, "0")}`, config: { contentType: "text/plain" } });
-    if (!created.ok) {
-      expect(created.error.code).toBe("limit_reached");
-      break;
-    }
-    short++;
-  }
-  return { service, long, short };
+  return { service, tables, buckets: tables * bucketsEach };
 }
 
 /**
@@ -112,27 +112,28 @@ function fillBook(make: (i: number) => SubscriptionRecord, count: number): { hel
 describe("memory budgets (docs/limits.md): each cap filled at its default with the largest records it allows", () => {
   it("the budget figures add up to at most 64 MB", () => {
     const node = BUDGET.nodeBodies + BUDGET.nodeProducers;
-    const metaLog = BUDGET.metaStreams + BUDGET.metaSnapshotText + BUDGET.subscriptionBook;
+    const metaLog = BUDGET.metaTables + BUDGET.metaSnapshotText + BUDGET.subscriptionBook;
     expect(metaLog).toBeLessThanOrEqual(TOTAL_BUDGET_MB);
     expect(node).toBeLessThanOrEqual(TOTAL_BUDGET_MB);
   });
 
-  it("MetaLog: MAX_STREAMS streams within MAX_META_BYTES of names and configurations stay within the stream figure, and a snapshot or load within the snapshot figure", () => {
+  it("MetaLog: MAX_TABLES tables of definitions up to MAX_TABLE_DEFINITION_BYTES, with MAX_TOTAL_BUCKETS buckets, stay within the tables' figure, and the snapshot beside the stream rows within its own", () => {
     const before = heapUsed();
-    const { service, long, short } = fillMetaLog();
-    const filled = heapUsed() - before;
-    expect(long + short).toBe(DEFAULT_EDGE_LIMITS.maxStreams);
-    expect(service.metaBytesHeld).toBeLessThanOrEqual(DEFAULT_EDGE_LIMITS.maxMetaBytes);
-    expect(long).toBeGreaterThan(2_000); // the bytes went to maximum-size records
-    // A snapshot is a second copy while it is encoded (and while it is decoded, at a load).
-    const text = encodeSnapshot(service.state);
+    let filled: ReturnType<typeof fillTables> | null = fillTables();
+    const { tables, buckets } = filled;
+    // What the Durable Object holds: the tables (its stream records, bucket streams among them, are rows).
+    const { tables: heldTables, nodes, transfers, lease, version } = filled.service.state;
+    filled = null;
+    const tablesHeap = heapUsed() - before;
+    // The snapshot of the state beside the rows is written whenever a table, node, transfer or the lease changes.
+    const text = encodeSnapshot({ ...emptyState(), version, nodes, transfers, lease, tables: heldTables, streams: MemoryStreamTable.empty() });
     const withText = heapUsed() - before;
-    const loaded = decodeSnapshot(text);
-    expect(loaded.streams.size).toBe(long + short + 0);
-    console.log(`MetaLog: ${long} long + ${short} short streams, ${(service.metaBytesHeld / MB).toFixed(1)} MB of names and configurations: state ${(filled / MB).toFixed(1)} MB, snapshot text ${((withText - filled) / MB).toFixed(1)} MB`);
-    expect(filled).toBeLessThan(BUDGET.metaStreams * MB);
-    expect(withText - filled).toBeLessThan(BUDGET.metaSnapshotText * MB);
-  }, 30_000);
+    expect(decodeSnapshot(text).tables.size).toBe(heldTables.size);
+    console.log(`MetaLog: ${tables} tables, ${buckets} buckets: tables ${(tablesHeap / MB).toFixed(1)} MB, snapshot text ${((withText - tablesHeap) / MB).toFixed(1)} MB`);
+    expect(tables).toBe(MAX_TABLES);
+    expect(tablesHeap).toBeLessThan(BUDGET.metaTables * MB);
+    expect(withText - tablesHeap).toBeLessThan(BUDGET.metaSnapshotText * MB);
+  }, 60_000);
 
   it("MetaLog: subscription records up to MAX_SUBSCRIPTION_BOOK_BYTES, the largest and the most of them, stay within the book's figure", () => {
     const before = heapUsed();

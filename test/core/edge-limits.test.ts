@@ -6,7 +6,7 @@ import { DEFAULT_EDGE_LIMITS, edgeLimits } from "../../src/core/edge-limits.ts";
 describe("edge limits", () => {
   it("unset vars give the documented defaults and no warning; loopback webhooks are off", () => {
     expect(edgeLimits({})).toEqual({ limits: DEFAULT_EDGE_LIMITS, warnings: [] });
-    expect(DEFAULT_EDGE_LIMITS).toMatchObject({ maxStreams: 50_000, maxMetaBytes: 8 * 1024 * 1024, maxSubscriptionBookBytes: 8 * 1024 * 1024, maxSubscriptions: 10_000, maxDsBodyBytes: 65_536, webhookAllowLoopback: false });
+    expect(DEFAULT_EDGE_LIMITS).toMatchObject({ maxStreams: 10_000_000, maxMetaBytes: 1024 * 1024 * 1024, maxSubscriptionBookBytes: 8 * 1024 * 1024, maxSubscriptions: 10_000, maxDsBodyBytes: 65_536, webhookAllowLoopback: false });
   });
 
   it("a usable value is taken; an unusable one falls back to the default with a warning naming the var", () => {

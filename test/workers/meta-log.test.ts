@@ -257,7 +257,7 @@ describe("MetaLog watch, heartbeats and the lease", () => {
 describe("MetaLog bounds (MAX_STREAMS, MAX_TOKENS)", () => {
   it("MAX_STREAMS: a create of a new name in a full log is limit_reached and writes nothing; a repeat is still answered; a delete frees a slot", async () => {
     const stub = await setUp("max-streams");
-    expect(await runInDurableObject(metaLogStub("max-streams"), (instance) => instance.tuning.maxStreams)).toBe(50_000);
+    expect(await runInDurableObject(metaLogStub("max-streams"), (instance) => instance.tuning.maxStreams)).toBe(10_000_000);
     await runInDurableObject(metaLogStub("max-streams"), (instance) => {
       instance.tuning.maxStreams = 2;
     });

@@ -28,6 +28,13 @@ function tableMetaBytes(table: TableRecord): number {
   return bytes;
 }
 
+/** Every table's definition bytes (at most MAX_TABLES of them: the caller may sum them on each CreateTable). */
+export function tableDefinitionBytes(state: MetaState): number {
+  let bytes = 0;
+  for (const table of state.tables.values()) bytes += tableMetaBytes(table);
+  return bytes;
+}
+
 /** Every stream's and table's bytes: once, when a log is loaded. */
 export function metaBytesOf(state: MetaState): number {
   let bytes = 0;

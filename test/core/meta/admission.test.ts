@@ -2,7 +2,19 @@
 // another command, and never an entry on replay.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { admitCommand, admitGrowth, apply, emptyState, replay, type Command, type LogEntry } from "../../../src/core/meta/index.ts";
+import {
+  admitCommand,
+  admitGrowth,
+  admitTables,
+  apply,
+  emptyState,
+  MAX_TABLE_DEFINITION_BYTES,
+  replay,
+  type Command,
+  type CommandOf,
+  type LogEntry,
+  type MetaState,
+} from "../../../src/core/meta/index.ts";
 import { build, create, CTX, register } from "./fixtures.ts";
 
 const LIMITS = { maxStreams: 2, maxMetaBytes: 1_000_000 };
@@ -47,6 +59,38 @@ describe("table AD: admission", () => {
     expect(admitGrowth({ type: "PlaceStream", streamId: "s1" }, 2_000_000, 10, LIMITS)).toBeNull();
     expect(admitGrowth({ type: "DeleteStream", streamId: "s1" }, 2_000_000, -10, LIMITS)).toBeNull();
     expect(admitGrowth(create("one"), 2_000_000, 0, LIMITS)).toBeNull();
+  });
+
+  it("AD6: a table whose definition brings all definitions past MAX_TABLE_DEFINITION_BYTES is limit_reached; other tables and commands are admitted", () => {
+    const coordinator = { nodeId: "a", nodeEpoch: 1, coordinatorEpoch: 1 };
+    // Definitions of about 15 KiB (under the 16 KiB a definition may be) until the bytes run out.
+    const table = (i: number): CommandOf<"CreateTable"> => ({
+      type: "CreateTable",
+      name: `t${i}`,
+      definition: { columns: ["id"], comment: "x".repeat(15_000) },
+      leaders: ["a"],
+      streamConfig: {},
+      coordinator,
+    });
+    let state: MetaState = build([register("a"), { type: "AcquireLease", nodeId: "a", nodeEpoch: 1, ttlMs: 60_000 }]);
+    let admitted = 0;
+    for (let i = 0; ; i++) {
+      const applied = apply(state, table(i), CTX);
+      expect(applied.result.ok).toBe(true);
+      const refused = admitTables(table(i), state, applied.state);
+      if (refused !== null) {
+        expect(refused).toEqual({ code: "limit_reached", message: expect.any(String) as string, details: { limit: "MAX_TABLE_DEFINITION_BYTES", max: MAX_TABLE_DEFINITION_BYTES } });
+        break;
+      }
+      state = applied.state;
+      admitted++;
+    }
+    expect(admitted).toBe(Math.floor(MAX_TABLE_DEFINITION_BYTES / JSON.stringify(table(0).definition).length));
+    // A repeat of an existing table changes nothing and is admitted; so is any other command.
+    const repeat = apply(state, table(0), CTX);
+    expect(admitTables(table(0), state, repeat.state)).toBeNull();
+    const created = apply(state, create("s"), CTX);
+    expect(admitTables(create("s"), state, created.state)).toBeNull();
   });
 
   it("a malformed create is left to apply, which refuses it as invalid", () => {
