@@ -57,12 +57,8 @@ async function metaLog(runtime: LocalRuntime): Promise<MetaLogStub> {
 export async function measureMetaFill(streams: number, log: (line: string) => void): Promise<MetaFillFigures> {
   const dir = mkdtempSync(join(tmpdir(), "mink-meta-fill-"));
   const build = await buildWorker(join(".mink", "bench-meta-fill"));
-  const options = {
-    build,
-    persistDir: join(dir, "state"),
-    // The bounds of docs/limits.md, raised to hold the fill.
-    vars: { MAX_STREAMS: String(streams + 1_000), MAX_META_BYTES: String(Math.ceil(streams / 1_000) * 1024 * 1024 + 8 * 1024 * 1024) },
-  };
+  // The bounds as they ship (MAX_STREAMS 10,000,000).
+  const options = { build, persistDir: join(dir, "state") };
   let runtime: LocalRuntime | null = await startLocalRuntime(options);
   try {
     let meta = await metaLog(runtime);
