@@ -5,7 +5,7 @@
 //   meta_snapshot_chunk  the snapshot text as UTF-8 in BLOB rows of at most chunkBytes (DO SQLite refuses
 //                        values over about 2 MB: SQLITE_TOOBIG)
 // Every method is synchronous; the caller groups an entry's writes with `transact` (ctx.storage.transactionSync).
-import type { Command, LogEntry, Touched } from "../src/core/meta/index.ts";
+import type { Command, LogEntry, PendingTransfer, Touched } from "../src/core/meta/index.ts";
 import type { MetaLogTables } from "../src/metadata/meta-log-persistence.ts";
 import type { StateHead } from "../src/metadata/stored-state.ts";
 import { MetaStreamRows } from "./meta-stream-rows.ts";
@@ -94,6 +94,14 @@ export class MetaLogStore implements MetaLogTables {
 
   readHead(): StateHead | null {
     return this.streamRows.readHead();
+  }
+
+  readTransfers(): Iterable<readonly [string, PendingTransfer]> {
+    return this.streamRows.readTransfers();
+  }
+
+  writeTransfer(streamId: string, transfer: PendingTransfer | null): void {
+    this.streamRows.writeTransfer(streamId, transfer);
   }
 
   writeHead(head: StateHead): void {

@@ -2,10 +2,11 @@
 //   meta_stream  one row per stream record: id, name (as its UTF-16 code units, big-endian, so SQLite's
 //                byte order is the listing's code-unit order), owner, fork source, the record as JSON;
 //                indexed by name (unique), by owner and by fork source
+//   meta_transfer  the pending transfers: stream id, source, target
 //   meta_head    one row: the state's version, next stream number, stream count, meta bytes, per-node
 //                assigned counts, and the version of the snapshot that holds the rest of the state
 // Every method is synchronous and runs inside the caller's transaction (meta-log-persistence.ts).
-import type { StreamRecord } from "../src/core/meta/index.ts";
+import type { PendingTransfer, StreamRecord } from "../src/core/meta/index.ts";
 import { forkSourceOf } from "../src/core/meta/index.ts";
 import type { StateHead } from "../src/metadata/stored-state.ts";
 import type { StreamRows } from "../src/metadata/stored-stream-table.ts";
@@ -26,6 +27,7 @@ export class MetaStreamRows implements StreamRows {
     ) WITHOUT ROWID`);
     this.sql.exec("CREATE INDEX IF NOT EXISTS meta_stream_owner ON meta_stream (owner) WHERE owner IS NOT NULL");
     this.sql.exec("CREATE INDEX IF NOT EXISTS meta_stream_fork ON meta_stream (fork_source) WHERE fork_source IS NOT NULL");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS meta_transfer (stream_id TEXT PRIMARY KEY, source TEXT NOT NULL, target TEXT NOT NULL) WITHOUT ROWID");
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meta_head (
       one INTEGER PRIMARY KEY CHECK (one = 1),
       version INTEGER NOT NULL,
@@ -99,6 +101,16 @@ export class MetaStreamRows implements StreamRows {
 
   remove(id: string): void {
     this.sql.exec("DELETE FROM meta_stream WHERE id = ?", id);
+  }
+
+  *readTransfers(): Iterable<readonly [string, PendingTransfer]> {
+    const rows = this.sql.exec<{ stream_id: string; source: string; target: string }>("SELECT stream_id, source, target FROM meta_transfer");
+    for (const row of rows) yield [row.stream_id, { source: row.source, target: row.target }];
+  }
+
+  writeTransfer(streamId: string, transfer: PendingTransfer | null): void {
+    if (transfer === null) this.sql.exec("DELETE FROM meta_transfer WHERE stream_id = ?", streamId);
+    else this.sql.exec("INSERT OR REPLACE INTO meta_transfer (stream_id, source, target) VALUES (?, ?, ?)", streamId, transfer.source, transfer.target);
   }
 
   readHead(): StateHead | null {

@@ -6,14 +6,18 @@ import { planRebalance, type RebalanceMove } from "../core/meta/rebalance.ts";
 import type { DrainAnswer, RebalanceAnswer, RebalanceOptions } from "../ports/meta-log-client.ts";
 import type { ProposingLog } from "./proposing-log.ts";
 
+/** The most transfers one drain round begins: what the log holds pending, and what one call proposes, stay bounded. */
+export const MAX_DRAIN_BATCH = 1000;
+
 /**
- * Drain: marks the node draining (no new placements), then begins a transfer of each stream assigned to it
- * to the node placement chooses. Idempotent: a second drain plans only what is not moving yet.
+ * Drain: marks the node draining (no new placements), then begins a transfer of each stream assigned to it,
+ * up to MAX_DRAIN_BATCH, to the node placement chooses. Idempotent: a second drain plans only what is not
+ * moving yet, which is how the streams past a batch move (`mink drain` asks again once none is moving).
  */
 export function drain(log: ProposingLog, nodeId: string): DrainAnswer {
   const marked = log.propose({ type: "SetDraining", nodeId, draining: true });
   if (!marked.ok) return { ok: false, error: marked.error };
-  const { moves, unplaceable } = planDrain(log.state, nodeId);
+  const { moves, unplaceable } = planDrain(log.state, nodeId, MAX_DRAIN_BATCH);
   let begun = 0;
   for (const move of moves) {
     const result = log.propose({ type: "BeginTransfer", streamId: move.streamId, target: move.target });

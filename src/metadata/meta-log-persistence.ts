@@ -31,7 +31,7 @@ export function openMetaLog(tables: MetaLogTables, tuning: MetaLogTuning, now: (
     append: (entry: LogEntry, touched: Touched, next: Parameters<StoredState["commit"]>[0], bytes: number) =>
       tables.transact(() => {
         tables.append(entry, touched);
-        const kept = stored.commit(next, bytes);
+        const kept = stored.commit(next, bytes, touched.streams ?? []);
         if (snapshotDue(entry.index, prunedAt, tuning)) {
           tables.pruneThrough(entry.index - tuning.watchRetainEntries);
           prunedAt = entry.index;

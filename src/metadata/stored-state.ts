@@ -1,10 +1,11 @@
-// The metadata state as the MetaLog keeps it: stream records in rows (stored-stream-table.ts), a head row
-// (version, next stream number, counts), and the rest (nodes, transfers, lease, tables: small, bounded by
-// MAX_TABLES and the drain's concurrency) as a snapshot document without streams, rewritten only by the
+// The metadata state as the MetaLog keeps it: stream records in rows (stored-stream-table.ts), pending
+// transfers in rows of their own (a drain begins a thousand in a row), a head row (version, next stream
+// number, counts), and the rest (nodes, lease, tables: small, bounded by MAX_TABLES and
+// MAX_TABLE_DEFINITION_BYTES) as a snapshot document without streams or transfers, rewritten only by the
 // entries that change it. Opening reads the head and that document, nothing per stream; each accepted
 // entry writes the records it changed and the head. A log kept the old way (a snapshot of everything and
 // the entries after it) is read once, the old way, and written into the rows.
-import { decodeSnapshot, encodeSnapshot, MemoryStreamTable, type MetaState } from "../core/meta/index.ts";
+import { ChunkedMap, decodeSnapshot, encodeSnapshot, MemoryStreamTable, type MetaState, type PendingTransfer } from "../core/meta/index.ts";
 import { StoredStreamTable, type StreamRows } from "./stored-stream-table.ts";
 
 export interface StateHead {
@@ -27,6 +28,9 @@ export interface StateTables {
   writeHead(head: StateHead): void;
   readSnapshot(): { readonly version: number; readonly text: string } | null;
   writeSnapshot(version: number, text: string): void;
+  readTransfers(): Iterable<readonly [string, PendingTransfer]>;
+  /** The pending transfer of a stream, or none (null). */
+  writeTransfer(streamId: string, transfer: PendingTransfer | null): void;
 }
 
 export class StoredState {
@@ -53,6 +57,7 @@ export class StoredState {
     }
     const restored = restore();
     for (const record of restored.streams.values()) tables.streamRows.put(record);
+    for (const [streamId, transfer] of restored.transfers.entries()) tables.writeTransfer(streamId, transfer);
     const state: MetaState = { ...restored, streams: new StoredStreamTable(tables.streamRows, restored.streams.size) };
     const metaBytes = metaBytesOf(restored);
     const stored = new StoredState(tables, state, state.version);
@@ -61,24 +66,31 @@ export class StoredState {
     return { stored, state, metaBytes };
   }
 
-  /** Writes what changed since the last stored state; the state to go on with (its stream overlay written). */
-  commit(next: MetaState, metaBytes: number): MetaState {
+  /**
+   * Writes what changed since the last stored state (`touchedStreams`: the streams the entry touched, the
+   * only ones whose transfer can have changed); the state to go on with (its stream overlay written).
+   */
+  commit(next: MetaState, metaBytes: number, touchedStreams: readonly string[]): MetaState {
     const { streams } = next;
     if (!(streams instanceof StoredStreamTable) || !streams.isOver(this.tables.streamRows)) {
       throw new Error("a stored metadata state changed into one whose streams are not in its rows");
     }
     const stored: MetaState = { ...next, streams: streams.persist() };
     const last = this.last;
-    if (next.nodes !== last.nodes || next.transfers !== last.transfers || next.lease !== last.lease || next.tables !== last.tables) {
-      this.writeRest(stored);
+    if (next.transfers !== last.transfers) {
+      for (const streamId of touchedStreams) {
+        const transfer = next.transfers.get(streamId) ?? null;
+        if (transfer !== (last.transfers.get(streamId) ?? null)) this.tables.writeTransfer(streamId, transfer);
+      }
     }
+    if (next.nodes !== last.nodes || next.lease !== last.lease || next.tables !== last.tables) this.writeRest(stored);
     this.writeHead(stored, metaBytes);
     this.last = stored;
     return stored;
   }
 
   private writeRest(state: MetaState): void {
-    this.tables.writeSnapshot(state.version, encodeSnapshot({ ...state, streams: MemoryStreamTable.empty() }));
+    this.tables.writeSnapshot(state.version, encodeSnapshot({ ...state, streams: MemoryStreamTable.empty(), transfers: ChunkedMap.empty() }));
     this.restVersion = state.version;
   }
 
@@ -100,9 +112,10 @@ function stateFrom(tables: StateTables, head: StateHead): MetaState {
     throw new Error(`metadata state: the head names snapshot ${head.restVersion}, the tables hold ${snapshot?.version ?? "none"}`);
   }
   const rest = decodeSnapshot(snapshot.text);
-  if (rest.streams.size !== 0) throw new Error("metadata state: the snapshot beside the stream rows holds streams");
+  if (rest.streams.size !== 0 || rest.transfers.size !== 0) throw new Error("metadata state: the snapshot beside the rows holds streams or transfers");
   return {
     ...rest,
+    transfers: ChunkedMap.fromEntries(tables.readTransfers()),
     version: head.version,
     nextStreamSeq: head.nextStreamSeq,
     assigned: new Map(head.assigned),

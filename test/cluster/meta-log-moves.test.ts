@@ -10,6 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { drainStall, isDrained, type Command, type DrainProgress } from "../../src/core/meta/index.ts";
 import type { MetaLogService } from "../../src/metadata/meta-log-service.ts";
+import { MAX_DRAIN_BATCH } from "../../src/metadata/meta-log-moves.ts";
 import type { ProposeResult } from "../../src/ports/meta-log-client.ts";
 import { MemoryMetaLog } from "./support/memory-meta-log.ts";
 
@@ -117,6 +118,23 @@ describe("drain rounds (the report: a transfer to the node pending when the drai
     if (!going.ok || going.progress === null) throw new Error("drain refused");
     expect(going).toMatchObject({ begun: 2, unplaceable: 0 });
     expect(drainStall(going.progress, going)).toBeNull();
+  });
+});
+
+describe("drain batches", () => {
+  it("a drain begins at most MAX_DRAIN_BATCH transfers; the drain asked again once they landed begins the rest, and then it is done", () => {
+    const { service } = logWith(["a", "b"]);
+    const ids = openOn(service, "a", Array.from({ length: MAX_DRAIN_BATCH + 250 }, (_, i) => `d/${i}`));
+    const first = service.drain("a");
+    expect(first).toMatchObject({ ok: true, begun: MAX_DRAIN_BATCH, unplaceable: 0 });
+    expect(pendingIds(service)).toHaveLength(MAX_DRAIN_BATCH);
+    // Asked again while the batch is moving, it begins the streams not moving yet: still one batch at most.
+    for (const streamId of pendingIds(service)) land(service, streamId);
+    const second = service.drain("a");
+    expect(second).toMatchObject({ ok: true, begun: 250 });
+    for (const streamId of pendingIds(service)) land(service, streamId);
+    expect(isDrained(progressOf(service, "a"))).toBe(true);
+    expect(ids.every((id) => service.lookupStream({ id }).stream?.owner === "b")).toBe(true);
   });
 });
 

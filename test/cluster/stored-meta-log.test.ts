@@ -15,7 +15,7 @@ import { failoverStepsArbitrary, run, stepsArbitrary, type Scenario } from "../c
 import { MemoryMetaLogTables } from "../support/memory-meta-log-tables.ts";
 import { propertyRuns } from "../support/property-runs.ts";
 
-const byKey = <T>(entries: Iterable<readonly [string, T]>): [string, T][] => [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+const byKey = <T>(entries: Iterable<readonly [string, T]>): (readonly [string, T])[] => [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** The state with every collection in key order: two states are the same state when these are equal. */
 function canonical(state: MetaState): unknown {

@@ -63,8 +63,8 @@ export class Chaos implements Actor {
     return moves;
   }
 
-  /** Crashes every incarnation of `nodeId` and keeps it down for one to three leases. */
-  private holdDown(nodeId: string): void {
+  /** Crashes every incarnation of `nodeId` and keeps it down for one to three leases (also the residency scenario's hold). */
+  holdDown(nodeId: string): void {
     for (const inc of this.cluster.live(nodeId)) this.cluster.end(inc, "crashed");
     this.heldUntilMs.set(nodeId, this.now() + this.budget.leaseTtlMs * this.prng.between(1, 3) + this.prng.between(0, 2_000));
   }

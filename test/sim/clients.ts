@@ -22,9 +22,16 @@ const TEXT = { "content-type": "text/plain" };
 export class World {
   readonly created = new Set<string>();
   readonly offsetsSeen = new Map<string, number[]>();
+  /** Streams the clients leave alone for now (the residency scenario, residency-scenario.ts). */
+  readonly quiet = new Set<string>();
   private tokens = 0;
 
   constructor(readonly streams: readonly string[]) {}
+
+  /** The streams clients may pick now: all of them but the quiet ones. */
+  get touchable(): readonly string[] {
+    return this.quiet.size === 0 ? this.streams : this.streams.filter((stream) => !this.quiet.has(stream));
+  }
 
   token(prefix: string): string {
     return `[${prefix}.${++this.tokens}]`;
@@ -65,7 +72,7 @@ export abstract class Client implements Actor {
   }
 
   choices(phase: Phase): readonly Choice[] {
-    if (this.busy || phase !== "active") return [];
+    if (this.busy || phase !== "active" || !this.hasWork()) return [];
     return [
       {
         category: "client",
@@ -81,6 +88,11 @@ export abstract class Client implements Actor {
   }
 
   protected abstract act(): Promise<void>;
+
+  /** Whether there is a stream to act on (not every stream quiet). */
+  protected hasWork(): boolean {
+    return this.deps.world.touchable.length > 0;
+  }
 
   /** Waits `ms` of virtual time. */
   protected sleep(ms: number): Promise<void> {
@@ -123,7 +135,7 @@ export abstract class Client implements Actor {
 export class Writer extends Client {
   protected async act(): Promise<void> {
     const { prng, world, history, net } = this.deps;
-    const stream = prng.pick(world.streams);
+    const stream = prng.pick(world.touchable);
     if (!(await this.ensureCreated(stream))) return;
     const append = history.newAppend({ client: this.name, stream, token: world.token(this.name), producer: null, sentStep: this.deps.trace.currentStep, sentMs: this.deps.clock.now() });
     const answer = await net.request(this.name, { method: "POST", path: streamPath(stream), headers: TEXT, body: append.token });
@@ -142,6 +154,11 @@ export class Producer extends Client {
   constructor(name: string, deps: ClientDeps) {
     super(name, deps);
     this.stream = deps.prng.pick(deps.world.streams);
+  }
+
+  /** Bound to its stream: idle while it is quiet. */
+  protected override hasWork(): boolean {
+    return !this.deps.world.quiet.has(this.stream);
   }
 
   protected async act(): Promise<void> {
@@ -203,7 +220,7 @@ export class Producer extends Client {
 export class Reader extends Client {
   protected async act(): Promise<void> {
     const { prng, world, history, net, trace, clock } = this.deps;
-    const stream = prng.pick(world.streams);
+    const stream = prng.pick(world.touchable);
     if (!(await this.ensureCreated(stream))) return;
     const seen = world.offsetsSeen.get(stream) ?? [];
     let offset: number | null = seen.length > 0 && prng.chance(0.5) ? prng.pick(seen) : null;
@@ -230,8 +247,8 @@ export class Tailer extends Client {
 
   protected async act(): Promise<void> {
     const { prng, world, history, net, clock, trace } = this.deps;
-    if (this.stream === null || prng.chance(0.2)) {
-      this.stream = prng.pick(world.streams);
+    if (this.stream === null || prng.chance(0.2) || world.quiet.has(this.stream)) {
+      this.stream = prng.pick(world.touchable);
       this.position = null;
     }
     const stream = this.stream;

@@ -21,6 +21,7 @@ import { EPOCH_BASE_MS, History } from "./history.ts";
 import { Network } from "./network.ts";
 import { Operator } from "./operator.ts";
 import { Prng } from "./prng.ts";
+import { describeResidencyShape, drawResidencyShape, ResidencyScenario, type ResidencyShape } from "./residency-scenario.ts";
 import { Scheduler, type Phase, type Weights } from "./scheduler.ts";
 import { SimMetaLog } from "./sim-meta.ts";
 import { drawSubscriptionShape, startSubscriptions, type SubscriptionShape } from "./subscription-consumers.ts";
@@ -49,6 +50,8 @@ const SUBSCRIPTION_STREAM = 0x5ab5c000;
 const CATCH_UP_STEPS = 4_000;
 /** Mixed into the seed for the guard scenarios' own generator (guard-scenarios.ts). */
 const GUARD_STREAM = 0x6a4d0000;
+/** Mixed into the seed for the residency scenario's own generator (residency-scenario.ts). */
+const RESIDENCY_STREAM = 0x7e51d000;
 
 /** Failover settings short enough that leases run out within a seed (as the end-to-end tests set them). */
 const LEASE_TTL_MS = 1_000;
@@ -84,6 +87,7 @@ export interface SeedShape {
   readonly tables: TableShape | null;
   readonly subscriptions: SubscriptionShape | null;
   readonly guards: GuardShape | null;
+  readonly residency: ResidencyShape | null;
 }
 
 /** The table workload of a seed: how many table clients, how eager they are (the `table` weight), whether its table is partitioned. */
@@ -93,15 +97,23 @@ export interface TableShape {
   readonly partitioned: boolean;
 }
 
-function drawShape(prng: Prng, maxSteps: number, tables: TableShape | null, subscriptions: SubscriptionShape | null, guards: GuardShape | null): SeedShape {
+function drawShape(
+  prng: Prng,
+  maxSteps: number,
+  tables: TableShape | null,
+  subscriptions: SubscriptionShape | null,
+  guards: GuardShape | null,
+  residency: ResidencyShape | null,
+): SeedShape {
   const shape = drawStreamShape(prng, maxSteps);
   const weights = {
     ...shape.weights,
     ...(tables === null ? {} : { table: tables.weight }),
     ...(subscriptions === null ? {} : { consumer: subscriptions.weight }),
     ...(guards === null ? {} : guards.weights),
+    ...(residency === null ? {} : residency.weights),
   };
-  return { ...shape, tables, subscriptions, guards, weights };
+  return { ...shape, tables, subscriptions, guards, residency, weights };
 }
 
 function drawTableShape(prng: Prng, partitionPrng: Prng): TableShape | null {
@@ -109,7 +121,7 @@ function drawTableShape(prng: Prng, partitionPrng: Prng): TableShape | null {
   return { clients: prng.between(2, 4), weight: prng.pick([2, 4, 8]), partitioned: partitionPrng.chance(PARTITIONED_SEEDS) };
 }
 
-function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables" | "subscriptions" | "guards"> {
+function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables" | "subscriptions" | "guards" | "residency"> {
   return {
     nodes: prng.between(2, 4),
     streams: prng.between(1, 4),
@@ -167,7 +179,15 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
   const subscriptionPrng = new Prng((seed ^ SUBSCRIPTION_STREAM) >>> 0);
   const tableShape = drawTableShape(tablePrng, new Prng((seed ^ PARTITION_STREAM) >>> 0));
   const guardPrng = new Prng((seed ^ GUARD_STREAM) >>> 0);
-  const shape = drawShape(prng, options.maxSteps ?? 900, tableShape, drawSubscriptionShape(subscriptionPrng, SUBSCRIPTION_SEEDS), drawGuardShape(guardPrng));
+  const residencyPrng = new Prng((seed ^ RESIDENCY_STREAM) >>> 0);
+  const shape = drawShape(
+    prng,
+    options.maxSteps ?? 900,
+    tableShape,
+    drawSubscriptionShape(subscriptionPrng, SUBSCRIPTION_SEEDS),
+    drawGuardShape(guardPrng),
+    drawResidencyShape(residencyPrng),
+  );
   const clock = new VirtualClock(START_MS);
   const trace = new Trace(START_MS, options.verbose === true);
   const history = new History();
@@ -219,11 +239,16 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     for (const client of clients) scheduler.addActor(client);
     const operator = new Operator(meta, prng.fork(), trace, nodeIds);
     scheduler.addActor(operator);
-    scheduler.addActor(new Chaos(cluster, prng.fork(), { crashes: shape.crashes, leaseTtlMs: LEASE_TTL_MS }, () => clock.now()));
+    const chaos = new Chaos(cluster, prng.fork(), { crashes: shape.crashes, leaseTtlMs: LEASE_TTL_MS }, () => clock.now());
+    scheduler.addActor(chaos);
     if (shape.guards !== null) {
       const guards = new GuardScenarios({ cluster, meta, history, trace, prng: guardPrng.fork(), now: () => clock.now(), leaseTtlMs: LEASE_TTL_MS });
       faults.targeted = guards;
       scheduler.addActor(guards);
+    }
+    if (shape.residency !== null) {
+      const residency = new ResidencyScenario({ cluster, meta, world, chaos, trace, prng: residencyPrng.fork(), now: () => clock.now() }, shape.residency);
+      scheduler.addActor(residency);
     }
     const finalReader = new FinalReader(clientDeps);
     scheduler.addActor(finalReader);
@@ -322,6 +347,7 @@ export function describeShape(shape: SeedShape): string {
     `weights timer ${w["timer"]} client ${w["client"]} crash ${w["crash"]} zombie ${w["zombie"]} transfer ${w["transfer"]} drain ${w["drain"]}` +
     (shape.tables === null ? "" : `; ${shape.tables.partitioned ? "partitioned table" : "table"} clients ${shape.tables.clients}, weight ${shape.tables.weight}`) +
     (shape.subscriptions === null ? "" : `; subscriptions lease ${shape.subscriptions.leaseTtlMs} ms, consumer weight ${shape.subscriptions.weight}`) +
-    (shape.guards === null ? "" : `; guard scenarios ${describeGuardShape(shape.guards)}`)
+    (shape.guards === null ? "" : `; guard scenarios ${describeGuardShape(shape.guards)}`) +
+    (shape.residency === null ? "" : `; residency scenario ${describeResidencyShape(shape.residency)}`)
   );
 }

@@ -2,7 +2,7 @@
 // log (stored-state.ts, stored-stream-table.ts) in the node test tier: entries, the state's head, the
 // snapshot of the rest, and stream rows (memory-stream-rows.ts). `transact` only runs the write: nothing
 // here fails halfway (SQLite's rollback is the workers tests' to show).
-import type { LogEntry, Touched } from "../../src/core/meta/index.ts";
+import type { LogEntry, PendingTransfer, Touched } from "../../src/core/meta/index.ts";
 import type { MetaLogTables } from "../../src/metadata/meta-log-persistence.ts";
 import type { StateHead } from "../../src/metadata/stored-state.ts";
 import { MemoryStreamRows } from "./memory-stream-rows.ts";
@@ -12,6 +12,7 @@ export class MemoryMetaLogTables implements MetaLogTables {
   readonly entries: { entry: LogEntry; touched: Touched }[] = [];
   private head: StateHead | null = null;
   private snapshot: { version: number; text: string } | null = null;
+  private readonly transfers = new Map<string, PendingTransfer>();
 
   readHead(): StateHead | null {
     return this.head;
@@ -27,6 +28,15 @@ export class MemoryMetaLogTables implements MetaLogTables {
 
   writeSnapshot(version: number, text: string): void {
     this.snapshot = { version, text };
+  }
+
+  readTransfers(): Iterable<readonly [string, PendingTransfer]> {
+    return [...this.transfers];
+  }
+
+  writeTransfer(streamId: string, transfer: PendingTransfer | null): void {
+    if (transfer === null) this.transfers.delete(streamId);
+    else this.transfers.set(streamId, transfer);
   }
 
   entriesAfter(version: number): Iterable<LogEntry> {

@@ -38,12 +38,14 @@ streamTableContract("stored, over the MetaLog's SQLite rows", async (body) => {
 
 const COMMANDS: Command[] = [
   { type: "RegisterNode", nodeId: "n1", nodeEpoch: 1, addr: "https://mink.test/n/n1", slots: 1 },
+  { type: "RegisterNode", nodeId: "n2", nodeEpoch: 1, addr: "https://mink.test/n/n2", slots: 1 },
   { type: "CreateStream", name: "kept/a", config: { contentType: "text/plain" } },
   { type: "CreateStream", name: "kept/b", config: {} },
   { type: "PlaceStream", streamId: "s1" },
   { type: "OpenStream", streamId: "s1", nodeId: "n1", nodeEpoch: 1 },
   { type: "CreateStream", name: "after/snapshot", config: {} },
   { type: "DeleteStream", streamId: "s2" },
+  { type: "BeginTransfer", streamId: "s1", target: "n2" },
 ];
 
 /** The state after `commands`, and their entries. */
@@ -64,14 +66,14 @@ it("a log kept the old way (a whole snapshot, then entries) is read once and mov
     store.migrate();
     // The MetaLog of this object wrote its (empty) head at its start: take it away, as before the rows.
     state.storage.sql.exec("DELETE FROM meta_head");
-    const { state: atSnapshot, entries: before } = run(COMMANDS.slice(0, 5));
+    const { state: atSnapshot, entries: before } = run(COMMANDS.slice(0, 6));
     store.writeSnapshot(atSnapshot.version, encodeSnapshot(atSnapshot));
     const { state: expected, entries } = run(COMMANDS);
     for (const entry of entries.slice(before.length)) store.append(entry, {});
 
     const log = openMetaLog(store, metaLogTuning(DEFAULT_EDGE_LIMITS, 10_000), () => 1);
     expect(log.view()).toEqual(expect.objectContaining({ version: expected.version }));
-    expect(log.lookupStream({ name: "kept/a" }).stream).toEqual(expected.streams.get("s1"));
+    expect(log.lookupStream({ name: "kept/a" }).stream).toEqual({ ...expected.streams.get("s1"), transfer: { source: "n1", target: "n2" } });
     expect(log.lookupStream({ name: "kept/b" }).stream).toBeNull();
     expect(log.lookupStream({ name: "after/snapshot" }).stream?.id).toBe("s3");
     expect(store.readHead()).toMatchObject({ version: expected.version, streams: 2, nextStreamSeq: 4 });

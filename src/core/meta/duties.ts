@@ -88,15 +88,17 @@ export interface DrainMove {
  * The transfers that empty `nodeId`: every stream assigned to it (placed or opened) without a pending
  * transfer, each to `chooseNode` over the other eligible nodes, as if the moves planned before it had
  * completed. `nodeId` itself is never a target (the caller marks it draining first). Null target: no
- * eligible node is left, and the plan stops short (the caller reports it).
+ * eligible node is left, and the plan stops short (the caller reports it). At most `limit` moves: a drain
+ * begins its transfers a batch at a time, and the next drain round plans the streams left.
  */
-export function planDrain(state: MetaState, nodeId: string): { moves: DrainMove[]; unplaceable: number } {
+export function planDrain(state: MetaState, nodeId: string, limit = Number.POSITIVE_INFINITY): { moves: DrainMove[]; unplaceable: number } {
   const assigned = new Map(state.assigned);
   assigned.delete(nodeId);
   const others: MetaState = { ...state, nodes: new Map([...state.nodes].filter(([id]) => id !== nodeId)) };
   const moves: DrainMove[] = [];
   let unplaceable = 0;
   for (const stream of state.streams.ownedBy(nodeId)) {
+    if (moves.length >= limit) break;
     if (!countsAsAssigned(stream) || state.transfers.get(stream.id) !== undefined) continue;
     const target = chooseNode(others, assigned);
     if (target === null) {
