@@ -4,9 +4,9 @@
 //                indexed by name (unique), by owner and by fork source
 //   meta_transfer  the pending transfers: stream id, source, target
 //   meta_head    one row: the state's version, next stream number, stream count, meta bytes, per-node
-//                assigned counts, and the version of the snapshot that holds the rest of the state
+//                assigned and owned counts, and the version of the snapshot that holds the rest of the state
 // Every method is synchronous and runs inside the caller's transaction (meta-log-persistence.ts).
-import type { PendingTransfer, StreamRecord } from "../src/core/meta/index.ts";
+import type { OwnedCounts, PendingTransfer, StreamRecord } from "../src/core/meta/index.ts";
 import { forkSourceOf } from "../src/core/meta/index.ts";
 import type { StateHead } from "../src/metadata/stored-state.ts";
 import type { StreamRows } from "../src/metadata/stored-stream-table.ts";
@@ -35,6 +35,7 @@ export class MetaStreamRows implements StreamRows {
       streams INTEGER NOT NULL,
       meta_bytes INTEGER NOT NULL,
       assigned TEXT NOT NULL,
+      owned TEXT NOT NULL,
       rest_version INTEGER NOT NULL
     )`);
   }
@@ -115,25 +116,27 @@ export class MetaStreamRows implements StreamRows {
 
   readHead(): StateHead | null {
     const row = this.sql
-      .exec<{ version: number; next_stream_seq: number; streams: number; meta_bytes: number; assigned: string; rest_version: number }>(
-        "SELECT version, next_stream_seq, streams, meta_bytes, assigned, rest_version FROM meta_head",
+      .exec<{ version: number; next_stream_seq: number; streams: number; meta_bytes: number; assigned: string; owned: string; rest_version: number }>(
+        "SELECT version, next_stream_seq, streams, meta_bytes, assigned, owned, rest_version FROM meta_head",
       )
       .toArray()[0];
     if (row === undefined) return null;
     const assigned = JSON.parse(row.assigned) as [string, number][];
-    return { version: row.version, nextStreamSeq: row.next_stream_seq, streams: row.streams, metaBytes: row.meta_bytes, assigned, restVersion: row.rest_version };
+    const owned = JSON.parse(row.owned) as [string, OwnedCounts][];
+    return { version: row.version, nextStreamSeq: row.next_stream_seq, streams: row.streams, metaBytes: row.meta_bytes, assigned, owned, restVersion: row.rest_version };
   }
 
   writeHead(head: StateHead): void {
     this.sql.exec(
-      `INSERT INTO meta_head (one, version, next_stream_seq, streams, meta_bytes, assigned, rest_version) VALUES (1, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO meta_head (one, version, next_stream_seq, streams, meta_bytes, assigned, owned, rest_version) VALUES (1, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (one) DO UPDATE SET version = excluded.version, next_stream_seq = excluded.next_stream_seq, streams = excluded.streams,
-         meta_bytes = excluded.meta_bytes, assigned = excluded.assigned, rest_version = excluded.rest_version`,
+         meta_bytes = excluded.meta_bytes, assigned = excluded.assigned, owned = excluded.owned, rest_version = excluded.rest_version`,
       head.version,
       head.nextStreamSeq,
       head.streams,
       head.metaBytes,
       JSON.stringify(head.assigned),
+      JSON.stringify(head.owned),
       head.restVersion,
     );
   }

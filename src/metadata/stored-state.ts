@@ -5,7 +5,7 @@
 // entries that change it. Opening reads the head and that document, nothing per stream; each accepted
 // entry writes the records it changed and the head. A log kept the old way (a snapshot of everything and
 // the entries after it) is read once, the old way, and written into the rows.
-import { ChunkedMap, decodeSnapshot, encodeSnapshot, MemoryStreamTable, type MetaState, type PendingTransfer } from "../core/meta/index.ts";
+import { ChunkedMap, decodeSnapshot, encodeSnapshot, MemoryStreamTable, type MetaState, type OwnedCounts, type PendingTransfer } from "../core/meta/index.ts";
 import { StoredStreamTable, type StreamRows } from "./stored-stream-table.ts";
 
 export interface StateHead {
@@ -17,6 +17,8 @@ export interface StateHead {
   readonly metaBytes: number;
   /** Streams placed or opened per node (state.assigned), as entries. */
   readonly assigned: readonly (readonly [string, number])[];
+  /** What each node owns, table NC (state.owned), as entries. */
+  readonly owned: readonly (readonly [string, OwnedCounts])[];
   /** The version of the snapshot that holds the rest of the state. */
   readonly restVersion: number;
 }
@@ -101,6 +103,7 @@ export class StoredState {
       streams: state.streams.size,
       metaBytes,
       assigned: [...state.assigned],
+      owned: [...state.owned],
       restVersion: this.restVersion,
     });
   }
@@ -119,6 +122,7 @@ function stateFrom(tables: StateTables, head: StateHead): MetaState {
     version: head.version,
     nextStreamSeq: head.nextStreamSeq,
     assigned: new Map(head.assigned),
+    owned: new Map(head.owned),
     streams: new StoredStreamTable(tables.streamRows, head.streams),
   };
 }

@@ -28,6 +28,7 @@ function canonical(state: MetaState): unknown {
     names: [...state.streams.namesFrom("")].map((name) => [name, state.streams.idByName(name)]),
     transfers: byKey(state.transfers.entries()),
     assigned: byKey(state.assigned),
+    owned: byKey(state.owned),
     lease: state.lease,
     tables: byKey(state.tables),
   };

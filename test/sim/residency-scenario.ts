@@ -14,9 +14,12 @@
 //   each orphan from its manifest: an evicted one from the eviction's session (`evicted orphan adopted`).
 //   Should the takeover's replay still know the stream (a compaction in flight), the takeover closes it
 //   and the new owner adopts the close instead: also correct.
+import { checkpointKey, manifestKey } from "../../src/storage/keys.ts";
+import { decodeManifest, type Manifest } from "../../src/storage/manifest.ts";
 import type { Chaos } from "./chaos.ts";
 import type { Incarnation, SimCluster } from "./cluster.ts";
 import type { World } from "./clients.ts";
+import type { History } from "./history.ts";
 import type { Prng } from "./prng.ts";
 import type { Actor, Choice, Phase, Weights } from "./scheduler.ts";
 import type { SimMetaLog } from "./sim-meta.ts";
@@ -25,7 +28,7 @@ import type { Trace } from "./trace.ts";
 /** The share of seeds that run the residency scenario. */
 const RESIDENCY_SEEDS = 0.4;
 /** A quiet stream with no hold of its node this long (virtual) is the clients' again. */
-const QUIET_MS = 6_000;
+const QUIET_MS = 2_000;
 
 export interface ResidencyShape {
   /** The `quiet` and `hold-evicted` weights. */
@@ -36,7 +39,8 @@ export interface ResidencyShape {
 
 export function drawResidencyShape(prng: Prng): ResidencyShape | null {
   if (!prng.chance(RESIDENCY_SEEDS) || process.env["NO_RES"] === "1") return null;
-  return { weights: { quiet: prng.pick([0.2, 0.5, 1]), "hold-evicted": prng.pick([0.5, 1, 2]) }, holds: prng.between(1, 2) };
+  const timer = process.env["RES_TIMER"] === undefined ? {} : { timer: Number(process.env["RES_TIMER"]) };
+  return { weights: { ...timer, quiet: prng.pick([0.2, 0.5, 1]), "hold-evicted": prng.pick([0.5, 1, 2]) }, holds: prng.between(1, 2) };
 }
 
 export function describeResidencyShape(shape: ResidencyShape): string {
@@ -48,6 +52,7 @@ interface ResidencyDeps {
   readonly meta: SimMetaLog;
   readonly world: World;
   readonly chaos: Chaos;
+  readonly history: History;
   readonly trace: Trace;
   readonly prng: Prng;
   readonly now: () => number;
@@ -64,6 +69,12 @@ export class ResidencyScenario implements Actor {
   readonly name = "residency";
   private holdsLeft: number;
   private quiet: Quiet | null = null;
+  /** How far history.writes has been read. */
+  private writesRead = 0;
+  /** Each stream's manifest as last written, and the index of that write in history.writes. */
+  private readonly manifests = new Map<string, { readonly at: number; readonly manifest: Manifest }>();
+  /** The index in history.writes of each node's last checkpoint write (a compaction or takeover landed). */
+  private readonly checkpoints = new Map<string, number>();
 
   constructor(
     private readonly deps: ResidencyDeps,
@@ -73,13 +84,14 @@ export class ResidencyScenario implements Actor {
   }
 
   choices(phase: Phase): readonly Choice[] {
+    this.readWrites();
     this.releaseQuiet(phase);
     if (phase !== "active") return [];
     const moves: Choice[] = [];
     const { world, prng } = this.deps;
-    const created = world.streams.filter((stream) => world.created.has(stream));
-    if (this.quiet === null && this.holdsLeft > 0 && created.length > 0) {
-      moves.push({ category: "quiet", label: "clients leave a stream alone", run: () => this.quietOne(prng.pick(created)) });
+    const served = this.quiet === null && this.holdsLeft > 0 ? world.streams.filter((stream) => this.servedByRunningNode(stream)) : [];
+    if (served.length > 0) {
+      moves.push({ category: "quiet", label: "clients leave a stream alone", run: () => this.quietOne(prng.pick(served)) });
     }
     const candidates = this.holdsLeft > 0 ? this.nodesHoldingEvicted() : [];
     if (candidates.length > 0) {
@@ -90,6 +102,14 @@ export class ResidencyScenario implements Actor {
       });
     }
     return moves;
+  }
+
+  /** The log has `stream` opened by a node whose only incarnation runs. */
+  private servedByRunningNode(stream: string): boolean {
+    const record = this.record(stream);
+    if (record === undefined || record.ownership !== "opened" || record.owner === null || this.runningIncarnation(record.owner) === null) return false;
+    if (process.env["RES_FILTER"] === "1" && this.manifests.get(record.id)?.manifest.closed !== undefined) return false;
+    return true;
   }
 
   private quietOne(stream: string): void {
@@ -124,26 +144,46 @@ export class ResidencyScenario implements Actor {
     this.deps.chaos.holdDown(nodeId);
   }
 
-  /** Nodes whose newest incarnation runs, holds evicted streams and has no compaction due, while another node runs. */
-  private nodesHoldingEvicted(): string[] {
-    const { cluster } = this.deps;
-    const running = cluster.nodeIds.filter((id) => this.runningIncarnation(id) !== null);
-    if (running.length < 2) return [];
-    return running.filter((id) => {
-      const inc = this.runningIncarnation(id)!;
-      return !inc.runtime!.compactionDue() && this.evictedOn(id).length > 0;
-    });
+  /** The object store's writes since the last step: the latest manifest of each stream, each node's last checkpoint. */
+  private readWrites(): void {
+    const writes = this.deps.history.writes;
+    for (; this.writesRead < writes.length; this.writesRead++) {
+      const write = writes[this.writesRead]!;
+      if (write.key.startsWith("streams/") && write.key.endsWith("/manifest")) {
+        const streamId = decodeURIComponent(write.key.slice("streams/".length, -"/manifest".length));
+        if (manifestKey(streamId) === write.key) this.manifests.set(streamId, { at: this.writesRead, manifest: decodeManifest(write.body, write.key, streamId) });
+      } else if (write.key.startsWith("nodes/") && write.key.endsWith("/checkpoint")) {
+        const nodeId = decodeURIComponent(write.key.slice("nodes/".length, -"/checkpoint".length));
+        if (checkpointKey(nodeId) === write.key) this.checkpoints.set(nodeId, this.writesRead);
+      }
+    }
   }
 
-  /** Streams the log has opened by `nodeId` that its running incarnation does not hold and nothing is opening or reloading. */
+  /** Nodes whose only incarnation runs and holds evicted streams compacted out of its WAL, while another node runs. */
+  private nodesHoldingEvicted(): string[] {
+    const running = this.deps.cluster.nodeIds.filter((id) => this.runningIncarnation(id) !== null);
+    if (running.length < 2) return [];
+    return running.filter((id) => this.evictedOn(id).length > 0);
+  }
+
+  /**
+   * Streams the log has opened by `nodeId` at an epoch whose manifest holds an eviction's session (no close)
+   * at that epoch, written before the node's last checkpoint (a compaction since: its WAL replay no longer
+   * knows them), and which its running incarnation does not hold and is not opening or reloading.
+   */
   private evictedOn(nodeId: string): { id: string; name: string; epoch: number }[] {
     const inc = this.runningIncarnation(nodeId);
     if (inc === null) return [];
     const ctx = inc.runtime!.ctx;
+    const checkpointAt = this.checkpoints.get(nodeId) ?? -1;
     const found: { id: string; name: string; epoch: number }[] = [];
     for (const stream of this.deps.meta.service.state.streams.values()) {
       if (stream.owner !== nodeId || stream.ownership !== "opened" || ctx.registry.get(stream.id) !== undefined) continue;
       if (ctx.locks.busy(`name:${stream.name}`) || ctx.locks.busy(`open:${stream.id}`)) continue;
+      const latest = this.manifests.get(stream.id);
+      if (latest === undefined || latest.at > checkpointAt) continue;
+      const { manifest } = latest;
+      if (manifest.closed !== undefined || manifest.session === undefined || manifest.epoch !== stream.epoch) continue;
       found.push({ id: stream.id, name: stream.name, epoch: stream.epoch });
     }
     return found;

@@ -212,6 +212,7 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
       ...SETTINGS,
       ...(shape.tables === null ? {} : TABLE_SETTINGS),
       ...(shape.guards?.walDeadlineMs == null ? {} : { WAL_BATCH_DEADLINE_MS: String(shape.guards.walDeadlineMs) }),
+      ...(shape.residency === null || process.env["RES_COMPACT"] === undefined ? {} : { COMPACT_AFTER_WAL_OBJECTS: process.env["RES_COMPACT"] }),
     };
     const nodeIds = Array.from({ length: shape.nodes }, (_, i) => `n${i + 1}`);
     const cluster = new SimCluster(
@@ -247,7 +248,7 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
       scheduler.addActor(guards);
     }
     if (shape.residency !== null) {
-      const residency = new ResidencyScenario({ cluster, meta, world, chaos, trace, prng: residencyPrng.fork(), now: () => clock.now() }, shape.residency);
+      const residency = new ResidencyScenario({ cluster, meta, world, chaos, history, trace, prng: residencyPrng.fork(), now: () => clock.now() }, shape.residency);
       scheduler.addActor(residency);
     }
     const finalReader = new FinalReader(clientDeps);

@@ -7,11 +7,13 @@
 // | NC2 | is a table bucket (its name starts `__ds/table/`) | one of the owner's `tableBuckets`              |
 // | NC3 | otherwise (a stream of the stream API)            | one of the owner's `streams`; also one of its `openedStreams` when opened |
 //
+// The state keeps these counts as it changes (`adjustOwned`, from withStream), so GET /admin/nodes reads
+// them instead of every record.
 // Table buckets are streams inside, but no stream listing shows them (stream-listing.ts, LS6): counting
 // them as streams made the nodes' STREAMS add up to more than `mink streams --all` lists. `streams` and
 // `tableBuckets` together are everything the node owns.
 import { BUCKET_STREAM_PREFIX } from "../tables/bucketing.ts";
-import type { Lease, MetaState, NodeRecord, StreamRecord } from "./state.ts";
+import type { StreamRecord } from "./stream-record.ts";
 
 export interface OwnedCounts {
   /** Streams of the stream API the node owns, in any ownership state. */
@@ -41,23 +43,30 @@ export function ownedCountsByNode(streams: Iterable<Pick<StreamRecord, "name" | 
   return counts;
 }
 
-/** GET /admin/nodes: every node, the lease, and what each node owns (table NC over each node's streams). */
-export interface NodesView {
-  readonly version: number;
-  /** By id. */
-  readonly nodes: readonly NodeRecord[];
-  readonly lease: Lease | null;
-  /** Each node's counts; a node that owns nothing is absent. */
-  readonly owned: readonly (readonly [string, OwnedCounts])[];
+
+type Counted = Pick<StreamRecord, "name" | "owner" | "ownership">;
+
+/** `owned` with `previous` replaced by `next` (null: absent); the same map when the counts do not change. */
+export function adjustOwned(owned: ReadonlyMap<string, OwnedCounts>, previous: Counted | null, next: Counted | null): ReadonlyMap<string, OwnedCounts> {
+  const before = previous === null ? null : contribution(previous);
+  const after = next === null ? null : contribution(next);
+  if (before?.owner === after?.owner && before?.field === after?.field && before?.opened === after?.opened) return owned;
+  const counts = new Map(owned);
+  if (before !== null) add(counts, before, -1);
+  if (after !== null) add(counts, after, 1);
+  return counts;
 }
 
-/** The nodes and their counts, reading each node's streams (the owner index), never the whole state at once. */
-export function nodesView(state: MetaState): NodesView {
-  const nodes = [...state.nodes.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const owned: (readonly [string, OwnedCounts])[] = [];
-  for (const node of nodes) {
-    const counts = ownedCountsByNode(state.streams.ownedBy(node.id)).get(node.id);
-    if (counts !== undefined) owned.push([node.id, counts]);
-  }
-  return { version: state.version, nodes, lease: state.lease, owned };
+/** What one record adds to its owner's counts (NC1-NC3); null: nothing. */
+function contribution(stream: Counted): { owner: string; field: "streams" | "tableBuckets"; opened: boolean } | null {
+  if (stream.owner === null) return null;
+  if (stream.name.startsWith(BUCKET_STREAM_PREFIX)) return { owner: stream.owner, field: "tableBuckets", opened: false };
+  return { owner: stream.owner, field: "streams", opened: stream.ownership === "opened" };
+}
+
+function add(counts: Map<string, OwnedCounts>, part: { owner: string; field: "streams" | "tableBuckets"; opened: boolean }, by: number): void {
+  const was = counts.get(part.owner) ?? NO_OWNED;
+  const is = { ...was, [part.field]: was[part.field] + by, openedStreams: was.openedStreams + (part.opened ? by : 0) };
+  if (is.streams === 0 && is.tableBuckets === 0) counts.delete(part.owner);
+  else counts.set(part.owner, is);
 }

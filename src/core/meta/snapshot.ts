@@ -4,6 +4,7 @@
 // a wrong state. encode(decode(text)) === text, and iteration order survives the round trip.
 import { ChunkedMap } from "./chunked-map.ts";
 import { MemoryStreamTable } from "./stream-table.ts";
+import { ownedCountsByNode } from "./node-counts.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import type { BucketRecord, BucketSnapshot, TableRecord } from "./table-records.ts";
 import { countAssigned, type Lease, type MetaState, type NodeRecord, type Ownership, type PendingTransfer, type StreamRecord } from "./state.ts";
@@ -194,6 +195,7 @@ export function decodeSnapshot(text: string): MetaState {
     streams,
     transfers,
     assigned: countAssigned(streams.values()),
+    owned: ownedCountsByNode(streams.values()),
     lease,
     tables: new Map(document.tables === undefined ? [] : list(document.tables, "tables").map(decodeTable).map((t) => [t.name, t] as const)),
   };

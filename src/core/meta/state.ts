@@ -5,6 +5,7 @@ import { ChunkedMap } from "./chunked-map.ts";
 import type { TableRecord } from "./table-records.ts";
 import { MemoryStreamTable, type StreamTable } from "./stream-table.ts";
 import type { StreamRecord } from "./stream-record.ts";
+import { adjustOwned, type OwnedCounts } from "./node-counts.ts";
 
 export type { Ownership, StreamConfig, StreamRecord } from "./stream-record.ts";
 
@@ -59,6 +60,8 @@ export interface MetaState {
   readonly transfers: ChunkedMap<PendingTransfer>;
   /** Derived: streams `placed` or `opened` on each node (what placement balances). */
   readonly assigned: ReadonlyMap<string, number>;
+  /** Derived: what each node owns, table NC (node-counts.ts): GET /admin/nodes. */
+  readonly owned: ReadonlyMap<string, OwnedCounts>;
   /** The last lease granted; it stays (expired) until the next acquisition, so coordinator epochs only grow. */
   readonly lease: Lease | null;
   /** Tables by name, with their buckets' leaders (docs/tables.md). */
@@ -83,6 +86,7 @@ export function emptyState(): MetaState {
     streams: MemoryStreamTable.empty(),
     transfers: ChunkedMap.empty(),
     assigned: new Map(),
+    owned: new Map(),
     lease: null,
     tables: new Map(),
   };
@@ -107,7 +111,8 @@ export function withNode(state: MetaState, node: NodeRecord): MetaState {
 export function withStream(state: MetaState, id: string, next: StreamRecord | null): MetaState {
   const previous = state.streams.get(id) ?? null;
   const assigned = adjustAssigned(state.assigned, previous, next);
-  return { ...state, streams: state.streams.with(id, next), assigned };
+  const owned = adjustOwned(state.owned, previous, next);
+  return { ...state, streams: state.streams.with(id, next), assigned, owned };
 }
 
 function adjustAssigned(

@@ -5,6 +5,7 @@ import type { AnyResult, Command } from "./commands.ts";
 import { takeoverGate } from "./failover-rules.ts";
 import type { Lease, MetaState, NodeRecord, PendingTransfer, StreamRecord } from "./state.ts";
 import type { TableRecord } from "./table-records.ts";
+import type { OwnedCounts } from "./node-counts.ts";
 
 export interface StreamView extends StreamRecord {
   /** Present while a transfer is pending: route to `target`. */
@@ -212,4 +213,18 @@ export function lookupTable(state: MetaState, name: string): TableLookup {
     };
   });
   return { version: state.version, table: { name: table.name, definition: table.definition }, buckets };
+}
+
+/** GET /admin/nodes: every node, the lease, and what each node owns (table NC, kept by the state). */
+export interface NodesView {
+  readonly version: number;
+  /** By id. */
+  readonly nodes: readonly NodeRecord[];
+  readonly lease: Lease | null;
+  /** Each node's counts; a node that owns nothing is absent. */
+  readonly owned: readonly (readonly [string, OwnedCounts])[];
+}
+
+export function nodesView(state: MetaState): NodesView {
+  return { version: state.version, nodes: [...state.nodes.values()].sort(byId), lease: state.lease, owned: [...state.owned] };
 }

@@ -9,6 +9,7 @@ import {
   COMMAND_TYPES,
   countAssigned,
   countsAsAssigned,
+  ownedCountsByNode,
   deadToDeclare,
   decodeSnapshot,
   emptyState,
@@ -120,6 +121,7 @@ for (const { title, scenarios, exercised } of SUITES) describe(title, { timeout:
           expect([...state.streams.namesFrom("")].length).toBe(state.streams.size);
           for (const [streamId] of state.transfers.entries()) expect(state.streams.get(streamId)).toBeDefined();
           expect(state.assigned).toEqual(countAssigned(state.streams.values()));
+          expect(state.owned).toEqual(ownedCountsByNode(state.streams.values()));
           if (entry.command.type === "OpenStream" && applied.result.ok) {
             const opened = applied.state.streams.get(entry.command.streamId);
             // A stream id is never reused, so each open must out-rank every earlier epoch of that stream.
