@@ -151,6 +151,27 @@ describe("node tier: idle streams (tables EV and RL)", () => {
     await expectProducerState(w, name);
   });
 
+  it("a stream that arrived by a transfer is evicted at its new owner: the previous owner's close in the manifest gives way to the session", async () => {
+    const w = await world();
+    const name = await nameOn(w, "b");
+    expect((await send(w, "POST", name, "one;", producer(0))).status).toBe(200);
+    const { id } = recordOf(w, name);
+    expect(w.cluster.meta.service.propose({ type: "BeginTransfer", streamId: id, target: "c" }).ok).toBe(true);
+    await eventually(
+      () => {
+        const { owner, ownership } = recordOf(w, name);
+        if (owner !== "c" || ownership !== "opened") throw new NotYet(`${ownership} by ${owner}`);
+        return true;
+      },
+      { what: "the stream opened at c" },
+    );
+    expect((await send(w, "POST", name, "two;", { ...producer(1), "stream-seq": "b" })).status).toBe(200);
+    await evict(w, w.nodes.get("c")!, name);
+    expect(w.events).not.toContain("stream.evict_skipped");
+    await expectWhole(w, name, "one;two;");
+    await expectProducerState(w, name);
+  });
+
   it("an evicted stream of a dead node is adopted by its new owner from the eviction's session (RL5 for an orphan)", async () => {
     const w = await world();
     const { name } = await evictedOn(w, "b");

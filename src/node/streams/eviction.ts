@@ -115,8 +115,13 @@ async function evictOne(ctx: NodeContext, stream: StreamState): Promise<boolean>
   try {
     await ensureStreamManifest(ctx.store, stream, stream.epoch);
     await updateManifest(ctx.store, stream.id, stream.epoch, (manifest) => {
-      if (manifest.closed !== undefined || manifest.endOffset > stream.tail) throw new NotThisCopyError(`stream ${stream.id}: its manifest is closed or ends past ${stream.tail}`);
-      return { ...manifest, endOffset: stream.tail, eof: manifest.eof || stream.eof, session };
+      // A close at an earlier epoch is the previous owner's, kept by this copy's open (a transfer's target
+      // or an adopter keeps it until its own WAL records the stream): this copy continued from it and holds
+      // all of it, and its session supersedes it. A close at this copy's epoch is a hand-off under way.
+      const closedHere = manifest.closed !== undefined && manifest.closed.atEpoch >= stream.epoch;
+      if (closedHere || manifest.endOffset > stream.tail) throw new NotThisCopyError(`stream ${stream.id}: its manifest is closed or ends past ${stream.tail}`);
+      const { closed: _previousOwnersClose, ...rest } = manifest;
+      return { ...rest, endOffset: stream.tail, eof: manifest.eof || stream.eof, session };
     });
   } catch (error) {
     if (!(error instanceof StaleEpochError) && !(error instanceof NotThisCopyError)) throw error;
