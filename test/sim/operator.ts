@@ -9,6 +9,8 @@ import type { Trace } from "./trace.ts";
 
 export class Operator implements Actor {
   readonly name = "operator";
+  /** While true the operator begins nothing (a lull of the residency scenario, residency-scenario.ts). */
+  paused = false;
 
   constructor(
     private readonly meta: SimMetaLog,
@@ -18,7 +20,7 @@ export class Operator implements Actor {
   ) {}
 
   choices(phase: Phase): readonly Choice[] {
-    if (phase !== "active") return [];
+    if (phase !== "active" || this.paused) return [];
     const state = this.meta.service.state;
     const moves: Choice[] = [];
     const streams = [...state.streams.values()].filter((stream) => stream.owner !== null);

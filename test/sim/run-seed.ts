@@ -1,12 +1,15 @@
 // One seed, end to end: draw the run's shape from the seed (swarm testing: how many nodes, streams and
 // clients, which faults how often, how eager each kind of move is), build the cluster over virtual time,
 // then three phases:
-// 1. active: up to `activeSteps` steps of everything (clients, faults, crashes, transfers, drains);
+// 1. active: up to `activeSteps` steps of everything (clients, faults, crashes, transfers, drains), not
+//    counting the steps of a residency lull;
 // 2. settle: no new client actions, no faults, no crashes; down nodes restart, drains end, in-flight work
 //    finishes and transfers complete;
 // 3. final: every stream is read back from its owner (and every table bucket from its leader).
 // Some seeds add the table workload (table-clients.ts), drawn from a generator of its own so that a seed
-// without tables runs exactly as it did before there were tables.
+// without tables runs exactly as it did before there were tables; so do the subscription workload, the
+// guard scenarios and the residency scenario (residency-scenario.ts: lulls, and a node that holds evicted
+// streams held down past the lease).
 // The checker then reads the history. The real timers, Date.now and Math.random are restored however the
 // run ends.
 import { nodeSettings, type SettingsVars } from "../../src/node/settings.ts";
@@ -212,7 +215,7 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
       ...SETTINGS,
       ...(shape.tables === null ? {} : TABLE_SETTINGS),
       ...(shape.guards?.walDeadlineMs == null ? {} : { WAL_BATCH_DEADLINE_MS: String(shape.guards.walDeadlineMs) }),
-      ...(shape.residency === null || process.env["RES_COMPACT"] === undefined ? {} : { COMPACT_AFTER_WAL_OBJECTS: process.env["RES_COMPACT"] }),
+      ...(shape.residency === null ? {} : { COMPACT_AFTER_WAL_OBJECTS: String(shape.residency.compactAfterWalObjects) }),
     };
     const nodeIds = Array.from({ length: shape.nodes }, (_, i) => `n${i + 1}`);
     const cluster = new SimCluster(
@@ -247,8 +250,9 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
       faults.targeted = guards;
       scheduler.addActor(guards);
     }
+    let residency: ResidencyScenario | null = null;
     if (shape.residency !== null) {
-      const residency = new ResidencyScenario({ cluster, meta, world, chaos, history, trace, prng: residencyPrng.fork(), now: () => clock.now() }, shape.residency);
+      residency = new ResidencyScenario({ cluster, meta, world, chaos, operator, history, trace, prng: residencyPrng.fork(), now: () => clock.now(), leaseTtlMs: LEASE_TTL_MS }, shape.residency);
       scheduler.addActor(residency);
     }
     const finalReader = new FinalReader(clientDeps);
@@ -267,8 +271,8 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
         : await startSubscriptions({ meta, net, prng: subscriptionPrng.fork(), trace, history, clock }, world.streams, shape.subscriptions, (actor) => scheduler.addActor(actor));
 
     for (const nodeId of nodeIds) cluster.start(nodeId);
-    const run = async (phase: Phase, steps: number, done: () => boolean): Promise<boolean> => {
-      for (let i = 0; i < steps; i++) {
+    const run = async (phase: Phase, steps: number | (() => number), done: () => boolean): Promise<boolean> => {
+      for (let i = 0; i < (typeof steps === "number" ? steps : steps()); i++) {
         if (done()) return true;
         // A corrupt object found (cluster.ts): nothing after it can be trusted, and the seed has failed.
         if (history.fatal !== null) return false;
@@ -277,7 +281,8 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
       return done();
     };
 
-    await run("active", shape.activeSteps, () => false);
+    // A lull's steps do not count against the active phase: the seed's clients still take as many.
+    await run("active", () => shape.activeSteps + (residency?.lullSteps ?? 0), () => false);
 
     trace.write("settle: faults healed, no new client actions, no crashes");
     faults.heal();
