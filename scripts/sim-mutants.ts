@@ -105,6 +105,11 @@ const MUTANTS: readonly Mutant[] = [
     breaks: "an eviction lets go of a stream whose data is not all in stream objects (table EV, row EV5)",
     edits: [{ file: "src/core/stream-eviction.ts", from: " || stream.compactedEnd !== stream.tail) return \"EV5\";", to: ") return \"EV5\";" }],
   },
+  {
+    name: "reload-without-anchor",
+    breaks: "a reloaded stream's first WAL record goes out without its snapshot record ahead (streams/commit.ts)",
+    edits: [{ file: "src/node/streams/commit.ts", from: "stream.needsAnchor ? [snapshotRecord(stream), record] : [record]", to: "[record]" }],
+  },
 ];
 
 function applyEdits(root: string, mutant: Mutant): void {
