@@ -84,6 +84,19 @@ async function evict(w: World, node: TestNode, name: string): Promise<void> {
   expect(await node.runtime.compact()).not.toBeNull();
 }
 
+/** Begins a transfer of the stream to `target` and waits until the target has opened it. */
+async function transferTo(w: World, name: string, id: string, target: string): Promise<void> {
+  expect(w.cluster.meta.service.propose({ type: "BeginTransfer", streamId: id, target }).ok).toBe(true);
+  await eventually(
+    () => {
+      const { owner, ownership } = recordOf(w, name);
+      if (owner !== target || ownership !== "opened") throw new NotYet(`${ownership} by ${owner}`);
+      return true;
+    },
+    { what: `${name} opened at ${target}` },
+  );
+}
+
 async function expectWhole(w: World, name: string, text: string): Promise<void> {
   const read = await send(w, "GET", `${name}?offset=-1`);
   expect(read.status).toBe(200);
@@ -135,15 +148,7 @@ describe("node tier: idle streams (tables EV and RL)", () => {
   it("an evicted stream is handed off (T1): reloaded at its owner, closed with its session, opened by the target", async () => {
     const w = await world();
     const { name, id } = await evictedOn(w, "b");
-    expect(w.cluster.meta.service.propose({ type: "BeginTransfer", streamId: id, target: "c" }).ok).toBe(true);
-    await eventually(
-      () => {
-        const { owner, ownership } = recordOf(w, name);
-        if (owner !== "c" || ownership !== "opened") throw new NotYet(`${ownership} by ${owner}`);
-        return true;
-      },
-      { what: "the evicted stream opened at c" },
-    );
+    await transferTo(w, name, id, "c");
     // Closed in its manifest by the hand-off: the target's open found the session it continues from at once.
     expect(w.events.filter((event) => event === "transfer.failed")).toEqual([]);
     expect(w.events).toContain("transfer.open");
@@ -156,15 +161,7 @@ describe("node tier: idle streams (tables EV and RL)", () => {
     const name = await nameOn(w, "b");
     expect((await send(w, "POST", name, "one;", producer(0))).status).toBe(200);
     const { id } = recordOf(w, name);
-    expect(w.cluster.meta.service.propose({ type: "BeginTransfer", streamId: id, target: "c" }).ok).toBe(true);
-    await eventually(
-      () => {
-        const { owner, ownership } = recordOf(w, name);
-        if (owner !== "c" || ownership !== "opened") throw new NotYet(`${ownership} by ${owner}`);
-        return true;
-      },
-      { what: "the stream opened at c" },
-    );
+    await transferTo(w, name, id, "c");
     expect((await send(w, "POST", name, "two;", { ...producer(1), "stream-seq": "b" })).status).toBe(200);
     await evict(w, w.nodes.get("c")!, name);
     expect(w.events).not.toContain("stream.evict_skipped");
