@@ -28,6 +28,8 @@ import { checkedListQuery } from "../src/metadata/meta-log-arguments.ts";
 import { TokenRegister } from "../src/metadata/token-register.ts";
 import { SubscriptionService } from "../src/metadata/subscriptions/subscription-service.ts";
 import { DeadlineAlarm } from "../src/metadata/subscriptions/deadline-alarm.ts";
+import { GroupCommit } from "../src/metadata/group-commit.ts";
+import { domainError } from "../src/core/errors.ts";
 import { MetaLogStore } from "./meta-log-store.ts";
 import { SqliteSubscriptionStorage } from "./meta-log-subscription-tables.ts";
 import { SqliteTokenTable } from "./meta-log-tokens.ts";
@@ -43,6 +45,8 @@ export class MetaLog extends DurableObject<Env> {
   readonly tuning: MetaLogTuning;
   private readonly store: MetaLogStore;
   private readonly log: MetaLogService;
+  /** Proposals that arrive while others are applied are applied together: one commit (group-commit.ts). */
+  private readonly proposals: GroupCommit<Command, ProposeResult>;
   private readonly subscriptions: SubscriptionService;
   private readonly tokens: TokenRegister;
   /** WEBHOOK_MAX_REPLY_BYTES, for the webhooks the alarm sends. */
@@ -62,6 +66,15 @@ export class MetaLog extends DurableObject<Env> {
     // SQLite calls are synchronous: the whole load happens before any request is delivered.
     this.store.migrate();
     this.log = openMetaLog(this.store, this.tuning, () => Date.now());
+    this.proposals = new GroupCommit((command: Command) => this.log.propose(command), {
+      maxWaiting: this.tuning.maxWaitingProposals,
+      later: (task) => void setTimeout(task, 0),
+      whenFull: (waiting) => ({
+        ok: false,
+        error: domainError("unavailable", `the metadata log has ${waiting} proposals waiting; retry`),
+        version: this.log.state.version,
+      }),
+    });
     this.tokens = new TokenRegister(new SqliteTokenTable(ctx.storage.sql), env.MAX_TOKENS, () => Date.now());
     this.subscriptions = new SubscriptionService(new SqliteSubscriptionStorage(ctx.storage.sql), {
       limits: this.tuning,
@@ -72,9 +85,12 @@ export class MetaLog extends DurableObject<Env> {
     this.alarms.schedule(this.subscriptions.earliestDeadlineMs());
   }
 
-  /** Applies one command (MetaLogService.propose: journaled and visible in one synchronous step). */
-  propose(command: Command): ProposeResult {
-    return this.log.propose(command);
+  /**
+   * Applies one command (MetaLogService.propose: journaled and visible in one synchronous step), at once
+   * or, while a group commit's window is open, with the others that arrive in it (group-commit.ts).
+   */
+  propose(command: Command): ProposeResult | Promise<ProposeResult> {
+    return this.proposals.submit(command);
   }
 
   /** Every record at once, for tests and diagnostics of a small log (not in MetaLogClient: refused past VIEW_MAX_STREAMS). */
@@ -170,7 +186,7 @@ export class MetaLog extends DurableObject<Env> {
   }
 
   stats(): MetaLogStats {
-    return metaLogStats(this.log, { subscriptionBytes: this.subscriptions.heldBytes, log: this.store.logStats(), snapshot: this.store.snapshotInfo() });
+    return metaLogStats(this.log, { subscriptionBytes: this.subscriptions.heldBytes, log: this.store.logStats(), snapshot: this.store.snapshotInfo(), proposals: this.proposals.stats });
   }
 
   // Subscriptions (docs/subscriptions.md): records and wake/lease state in their own tables

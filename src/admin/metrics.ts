@@ -173,6 +173,13 @@ function metaLogFamilies(meta: MetaLogStats | null): MetricFamily[] {
     { name: "mink_coordinator_epoch", help: "The coordinator epoch of the last lease granted.", type: "gauge", samples: [{ value: meta.coordinatorEpoch }] },
     { name: "mink_failovers_total", help: "Node incarnations declared dead since the metadata log started.", type: "counter", samples: [{ value: meta.failovers }] },
     { name: "mink_takeovers_total", help: "Takeovers of dead incarnations completed since the metadata log started.", type: "counter", samples: [{ value: meta.takeovers }] },
+    {
+      name: "mink_meta_proposals_total",
+      help: "Proposals the metadata log applied at once, applied grouped at a window's end, or refused because too many waited.",
+      type: "counter",
+      samples: (["immediate", "grouped", "refused"] as const).map((path) => ({ labels: { path }, value: meta.proposals[path] })),
+    },
+    { name: "mink_meta_proposal_groups_total", help: "Groups of waiting proposals the metadata log applied together (one commit each).", type: "counter", samples: [{ value: meta.proposals.groups }] },
     { name: "mink_takeovers_pending", help: "Nodes declared dead whose takeover has not completed.", type: "gauge", samples: [{ value: meta.takeoversPending }] },
   ];
 }

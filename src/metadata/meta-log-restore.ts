@@ -1,6 +1,6 @@
 // What a restarting MetaLog holds, and what it reports about itself, whatever keeps its log.
 import { decodeSnapshot, emptyState, replay, type LogEntry, type MetaState } from "../core/meta/index.ts";
-import type { LogStats, MetaLogStats, SnapshotInfo } from "../ports/meta-log-client.ts";
+import type { LogStats, MetaLogStats, ProposalCounts, SnapshotInfo } from "../ports/meta-log-client.ts";
 import type { MetaLogService } from "./meta-log-service.ts";
 
 /**
@@ -19,7 +19,7 @@ export function restoreState(
 /** `stats()`: the state's counts and the bytes the memory budgets count, with the storage's figures. */
 export function metaLogStats(
   log: MetaLogService,
-  held: { readonly subscriptionBytes: number; readonly log: LogStats; readonly snapshot: SnapshotInfo | null },
+  held: { readonly subscriptionBytes: number; readonly log: LogStats; readonly snapshot: SnapshotInfo | null; readonly proposals: ProposalCounts },
 ): MetaLogStats {
   const { state } = log;
   return {

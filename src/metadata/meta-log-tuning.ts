@@ -20,6 +20,8 @@ export interface MetaLogTuning extends MetaLogTimings, AdmissionLimits {
   /** Entries kept after a snapshot so watchers a little behind get a delta instead of a full view. */
   watchRetainEntries: number;
   snapshotChunkBytes: number;
+  /** The most proposals waiting for a group commit's window to end (group-commit.ts). */
+  maxWaitingProposals: number;
 }
 
 const DEFAULT_TUNING: MetaLogTuning = {
@@ -31,6 +33,9 @@ const DEFAULT_TUNING: MetaLogTuning = {
   snapshotEveryEntries: 1000,
   watchRetainEntries: 1000,
   snapshotChunkBytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
+  // A window's waiting proposals are the ones in flight from every node at once, each holding a request
+  // (a node takes at most MAX_BODY_BYTES_IN_FLIGHT of bodies): far under this, which only a runaway reaches.
+  maxWaitingProposals: 10_000,
 };
 
 /** The defaults with LEASE_TTL_MS and the bounds of docs/limits.md the deployment's vars set. */

@@ -79,6 +79,18 @@ export type CollectionAnswer =
 
 export type HeartbeatResult = { readonly ok: true; readonly version: number } | { readonly ok: false; readonly error: DomainError };
 
+/** The MetaLog's group commit since it started (src/metadata/group-commit.ts). */
+export interface ProposalCounts {
+  /** Proposals applied at once, opening a window. */
+  readonly immediate: number;
+  /** Proposals applied at a window's end, with the others that waited. */
+  readonly grouped: number;
+  /** Window ends that applied at least one waiting proposal (one commit each). */
+  readonly groups: number;
+  /** Proposals refused because too many waited (answered `unavailable`). */
+  readonly refused: number;
+}
+
 export interface MetaLogStats {
   readonly version: number;
   readonly nodes: number;
@@ -96,6 +108,7 @@ export interface MetaLogStats {
   readonly subscriptionBytes: number;
   readonly log: LogStats;
   readonly snapshot: SnapshotInfo | null;
+  readonly proposals: ProposalCounts;
 }
 
 export interface SnapshotInfo {
