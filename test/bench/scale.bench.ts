@@ -9,7 +9,11 @@
 // their range. For mink's creates it also prints where the time goes: the share answered 307 and the
 // latency of the first request (the router's node) and of the second (the owner).
 //
-//   npx tsx test/bench/scale.bench.ts [--runs 3] [--seconds 5] [--nodes 3] [--quick]     # npm run bench:scale
+//   npx tsx test/bench/scale.bench.ts [--runs 3] [--seconds 5] [--nodes 3] [--quick] [--floor]     # npm run bench:scale
+//
+// With --floor the same runs interleave a third server: a Worker of a few lines on the same runtime, with
+// no mink code, in four modes (scale-bench/runtime-floor.ts), printed in a table of its own: what the
+// runtime itself allows a create of this design on this machine.
 //
 // With --fill N it then starts one node alone (MINK_NODES=node-0 in `npm run dev` terms), fills it with N
 // streams of one append each, and prints its workerd's resident memory empty and full, and after a SIGKILL
@@ -37,6 +41,7 @@ import { printTable, type Cell, type Row } from "./service-bench/table.ts";
 import { gitCommit } from "./git-commit.ts";
 import { FIRST_READ_TIMEOUT_MS, measureFill, SETTLE_TIMEOUT_MS } from "./scale-bench/fill-phase.ts";
 import { measureMetaFill } from "./scale-bench/meta-fill-phase.ts";
+import { FLOOR_MODES, FLOOR_TITLES, printFloorTable, startRuntimeFloor } from "./scale-bench/runtime-floor.ts";
 import { nodeSettings } from "../../src/node/settings.ts";
 
 const { values } = parseArgs({
@@ -45,6 +50,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     nodes: { type: "string", default: "3" },
     quick: { type: "boolean", default: false },
+    floor: { type: "boolean", default: false },
     fill: { type: "string", default: "0" },
     resident: { type: "string" },
     "meta-fill": { type: "string", default: "0" },
@@ -63,6 +69,9 @@ const residentCap = values.resident === undefined ? nodeSettings({}).maxResident
 if (!Number.isSafeInteger(residentCap) || residentCap < 1) throw new Error(`--resident: not a count: ${values.resident}`);
 /** A create answered 307 is sent again to its Location, at most this many times. */
 const MAX_REDIRECTS = 3;
+
+/** A server in the interleaving: its name, origin, the head of its stream names, where its phases go. */
+type Side = [string, string, string, Map<number, (CreatePhase | string)[]>];
 
 interface CreatePhase {
   readonly createsPerSecond: number;
@@ -175,19 +184,23 @@ async function createPhases(): Promise<void> {
     cleanups.push(() => mink.stop());
     const reference: ReferenceServer = await startReferenceServer(10_000);
     cleanups.push(() => reference.stop());
+    const floor = values.floor ? await startRuntimeFloor() : null;
+    if (floor !== null) cleanups.push(() => floor.stop());
     const runId = `scale-${Date.now().toString(36)}`;
     const minkPhases = new Map<number, (CreatePhase | string)[]>();
     const referencePhases = new Map<number, (CreatePhase | string)[]>();
+    const floorPhases = new Map(FLOOR_MODES.map((mode) => [mode, new Map<number, (CreatePhase | string)[]>()]));
     for (let run = 0; run < runs; run++) {
       for (const connections of CONNECTIONS) {
-        const sides: [string, string, Map<number, (CreatePhase | string)[]>][] = [
-          ["mink", mink.baseUrl, minkPhases],
-          ["reference", reference.baseUrl, referencePhases],
+        const sides: Side[] = [
+          ["mink", mink.baseUrl, "", minkPhases],
+          ["reference", reference.baseUrl, "", referencePhases],
+          ...(floor === null ? [] : FLOOR_MODES.map((mode) => [`floor ${mode}`, floor.baseUrl, `${mode}~`, floorPhases.get(mode)!] satisfies Side)),
         ];
         if (run % 2 === 1) sides.reverse();
-        for (const [name, baseUrl, into] of sides) {
+        for (const [name, baseUrl, head, into] of sides) {
           console.error(`[run ${run + 1}/${runs}] ${name}: creates at ${connections} connections`);
-          const phase = await measureCreates(baseUrl, `${runId}-r${run}-c${connections}`, connections).catch(errorText);
+          const phase = await measureCreates(baseUrl, `${head}${runId}-r${run}-c${connections}`, connections).catch(errorText);
           into.set(connections, [...(into.get(connections) ?? []), phase]);
         }
       }
@@ -219,6 +232,14 @@ async function createPhases(): Promise<void> {
       { title: `mink (${nodes} node${nodes === 1 ? "" : "s"}, redirect, local runtime, embedded S3)`, cells: minkCells },
       { title: "@durable-streams/server 0.3.7 (file)", cells: referenceCells },
     ]);
+    if (floor !== null) {
+      const rateAndP50 = (phases: readonly (CreatePhase | string)[]): Cell => {
+        const rate = figureCell(phases, (p) => p.createsPerSecond, perSecond);
+        const p50 = figureCell(phases, (p) => p.p50Ms, formatMs);
+        return "text" in rate && "text" in p50 ? { text: `${rate.text} (${p50.text})` } : rate;
+      };
+      printFloorTable(CONNECTIONS, [...FLOOR_MODES.map((mode) => [FLOOR_TITLES[mode], floorPhases.get(mode)!] as const), ["mink", minkPhases], ["reference", referencePhases]], rateAndP50);
+    }
     console.log(`\nload average at the end: ${loads()}`);
   } finally {
     await runCleanups(cleanups);
