@@ -235,8 +235,9 @@ async function createPhases(): Promise<void> {
     if (floor !== null) {
       const rateAndP50 = (phases: readonly (CreatePhase | string)[]): Cell => {
         const rate = figureCell(phases, (p) => p.createsPerSecond, perSecond);
-        const p50 = figureCell(phases, (p) => p.p50Ms, formatMs);
-        return "text" in rate && "text" in p50 ? { text: `${rate.text} (${p50.text})` } : rate;
+        const measured = phases.filter((phase): phase is CreatePhase => typeof phase !== "string");
+        if (!("text" in rate) || measured.length === 0) return rate;
+        return { ...rate, text: `${rate.text}, p50 ${formatMs(median(measured.map((p) => p.p50Ms)))}` };
       };
       printFloorTable(CONNECTIONS, [...FLOOR_MODES.map((mode) => [FLOOR_TITLES[mode], floorPhases.get(mode)!] as const), ["mink", minkPhases], ["reference", referencePhases]], rateAndP50);
     }

@@ -111,7 +111,7 @@ export async function startRuntimeFloor(): Promise<RuntimeFloor> {
 
 /** The floor's table: a row per connection count, a column per server (`cell`: its rate and p50). */
 export function printFloorTable<P>(connections: readonly number[], columns: readonly (readonly [string, ReadonlyMap<number, P[]>])[], cell: (phases: readonly P[]) => Cell): void {
-  console.log("\nthe runtime's floor: creates/s (p50, ms) through a Worker of a few lines on the same runtime, no mink code (scale-bench/runtime-floor.ts)");
+  console.log("\nthe runtime's floor: creates/s, median (range), and the median p50 in ms, through a Worker of a few lines on the same runtime, no mink code (scale-bench/runtime-floor.ts)");
   const rows: Row[] = connections.map((count) => ({ label: `${count} connection${count === 1 ? "" : "s"}`, key: `c${count}` }));
   printTable(rows, columns.map(([title, phases]) => ({ title, cells: new Map(connections.map((count) => [`c${count}`, cell(phases.get(count) ?? [])])) })));
 }
