@@ -16,6 +16,15 @@
 // | EV7 | touched within the idle time, and the node is within its resident cap  | no     | it is in use                             |
 // | EV8 | otherwise                                                               | yes    |                                          |
 //
+// Table EW: what does an eviction do with the manifest it finds, to write its session there?
+//
+// | row | the manifest                                                             | the eviction                      |
+// |-----|--------------------------------------------------------------------------|-----------------------------------|
+// | EW1 | records a close at this copy's epoch or later                            | stays: a hand-off of it is under way (or a newer owner closed it) |
+// | EW2 | ends past this copy's tail                                               | stays: data this copy does not hold |
+// | EW3 | records a close at an earlier epoch                                      | writes its session, dropping that close: the previous owner's, kept by this copy's open (a transfer's target or an adopter keeps it until its own WAL records the stream); this copy continued from it and holds all of it |
+// | EW4 | otherwise                                                                | writes its session                 |
+//
 // Table RL: may a request reload a stream the node does not hold from its manifest's session?
 //
 // | row | the log's record, the manifest                                             | reload? |
@@ -80,6 +89,21 @@ export function evictionRow(stream: EvictionView, policy: EvictionPolicy): Evict
 
 export function mayEvict(stream: EvictionView, policy: EvictionPolicy): boolean {
   return evictionRow(stream, policy) === "EV8";
+}
+
+/** What table EW reads of a manifest (src/storage/manifest.ts's Manifest has these fields). */
+export interface ManifestForEviction {
+  readonly closed?: { readonly atEpoch: number } | undefined;
+  readonly endOffset: number;
+}
+
+export type EvictionWriteRow = "EW1" | "EW2" | "EW3" | "EW4";
+
+/** Table EW: the first row that matches. EW3 and EW4 write the session; EW1 and EW2 keep the stream. */
+export function evictionWriteRow(manifest: ManifestForEviction, copy: { readonly epoch: number; readonly tail: number }): EvictionWriteRow {
+  if (manifest.closed !== undefined && manifest.closed.atEpoch >= copy.epoch) return "EW1";
+  if (manifest.endOffset > copy.tail) return "EW2";
+  return manifest.closed !== undefined ? "EW3" : "EW4";
 }
 
 /** What a reload looks at: the log's record of the stream and its manifest. */

@@ -3,7 +3,7 @@
 // state the manifest would not hold (appends in flight, data outside stream objects, readers waiting).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { evictionRow, mayEvict, reloadRow, type EvictionPolicy, type EvictionView, type ReloadView } from "../../src/core/stream-eviction.ts";
+import { evictionRow, evictionWriteRow, mayEvict, reloadRow, type EvictionPolicy, type EvictionView, type ReloadView } from "../../src/core/stream-eviction.ts";
 import { canMove, type PhaseKind } from "../../src/core/stream-phase.ts";
 
 const idleMs = 60_000;
@@ -116,6 +116,26 @@ function reload(overrides: Partial<ReloadView> = {}, manifest: Partial<NonNullab
     ...overrides,
   };
 }
+
+describe("the eviction's manifest write (table EW)", () => {
+  const copy = { epoch: 4, tail: 120 };
+  it("EW1 a close at this copy's epoch or later keeps the stream: a hand-off of it is under way, or a newer owner closed it", () => {
+    expect(evictionWriteRow({ closed: { atEpoch: 4 }, endOffset: 120 }, copy)).toBe("EW1");
+    expect(evictionWriteRow({ closed: { atEpoch: 5 }, endOffset: 100 }, copy)).toBe("EW1");
+  });
+  it("EW2 a manifest that ends past this copy's tail keeps the stream: the copy does not hold that data", () => {
+    expect(evictionWriteRow({ endOffset: 121 }, copy)).toBe("EW2");
+    expect(evictionWriteRow({ closed: { atEpoch: 3 }, endOffset: 121 }, copy)).toBe("EW2");
+  });
+  it("EW3 a close at an earlier epoch is the previous owner's (a transfer's or a takeover's): the session supersedes it", () => {
+    expect(evictionWriteRow({ closed: { atEpoch: 3 }, endOffset: 120 }, copy)).toBe("EW3");
+    expect(evictionWriteRow({ closed: { atEpoch: 0 }, endOffset: 80 }, copy)).toBe("EW3");
+  });
+  it("EW4 a manifest without a close, within the copy's tail, takes the session", () => {
+    expect(evictionWriteRow({ endOffset: 120 }, copy)).toBe("EW4");
+    expect(evictionWriteRow({ closed: undefined, endOffset: 0 }, copy)).toBe("EW4");
+  });
+});
 
 describe("reload (table RL)", () => {
   it("RL1 a stream the log does not have opened here is routed as before", () => {

@@ -4,7 +4,7 @@
 // next request that finds the log naming this node as its owner reloads it from that session over its stream
 // objects. The WAL does not know a reloaded stream (its snapshot record is below the checkpoint), so its
 // next record goes out behind a fresh snapshot record (streams/commit.ts): replay always finds the latest.
-import { evictionRow, reloadRow, type EvictionPolicy, type EvictionView } from "../../core/stream-eviction.ts";
+import { evictionRow, evictionWriteRow, reloadRow, type EvictionPolicy, type EvictionView } from "../../core/stream-eviction.ts";
 import { parseBucketStreamName } from "../../core/tables/bucketing.ts";
 import { readManifest, StaleEpochError, updateManifest } from "../../storage/manifest.ts";
 import type { NodeContext } from "../context.ts";
@@ -115,11 +115,10 @@ async function evictOne(ctx: NodeContext, stream: StreamState): Promise<boolean>
   try {
     await ensureStreamManifest(ctx.store, stream, stream.epoch);
     await updateManifest(ctx.store, stream.id, stream.epoch, (manifest) => {
-      // A close at an earlier epoch is the previous owner's, kept by this copy's open (a transfer's target
-      // or an adopter keeps it until its own WAL records the stream): this copy continued from it and holds
-      // all of it, and its session supersedes it. A close at this copy's epoch is a hand-off under way.
-      const closedHere = manifest.closed !== undefined && manifest.closed.atEpoch >= stream.epoch;
-      if (closedHere || manifest.endOffset > stream.tail) throw new NotThisCopyError(`stream ${stream.id}: its manifest is closed or ends past ${stream.tail}`);
+      // Table EW (src/core/stream-eviction.ts): a close at this copy's epoch, or data past its tail, keeps
+      // the stream; a close at an earlier epoch is the previous owner's, and the session supersedes it (EW3).
+      const row = evictionWriteRow(manifest, stream);
+      if (row === "EW1" || row === "EW2") throw new NotThisCopyError(`stream ${stream.id}: its manifest is closed or ends past ${stream.tail} (${row})`);
       const { closed: _previousOwnersClose, ...rest } = manifest;
       return { ...rest, endOffset: stream.tail, eof: manifest.eof || stream.eof, session };
     });
