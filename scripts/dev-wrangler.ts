@@ -4,16 +4,28 @@
 // state in .mink/wrangler (the same state as `npm run dev`). Both keep their data across restarts; Ctrl-C
 // stops both. `wrangler dev` puts its own Node process and a proxy workerd in the request path (about 60%
 // of the CPU of a 2-core machine under load, docs/benchmarks.md) and ignores [vars] set in the environment.
+// MINK_S3_LATENCY_MS and MINK_S3_LATENCY_JITTER_MS delay every request to the embedded S3 endpoint, as for
+// `npm run dev` (the Worker here always uses the embedded endpoint).
 import { spawn } from "node:child_process";
-import { embeddedS3Vars, startEmbeddedS3 } from "./embedded-s3.ts";
+import { describeS3Latency, embeddedS3Vars, s3LatencyFromEnv, startEmbeddedS3, type S3Latency } from "./embedded-s3.ts";
 
 const port = Number(process.env.PORT ?? 8787);
 const s3Port = Number(process.env.MINK_S3_PORT ?? 9000);
 /** The admin bearer token for local development (production sets ADMIN_TOKEN as a secret). */
 const devAdminToken = process.env.ADMIN_TOKEN ?? "mink-dev-admin";
 
-const s3 = await startEmbeddedS3({ port: s3Port, persistDir: ".mink/s3" });
+let s3Latency: S3Latency;
+try {
+  s3Latency = s3LatencyFromEnv(process.env);
+} catch (error) {
+  console.error(`npm run dev:wrangler: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+
+const s3 = await startEmbeddedS3({ port: s3Port, persistDir: ".mink/s3", ...s3Latency });
 console.log(`embedded S3 endpoint on ${s3.url} (bucket ${s3.bucket}, data in .mink/s3)`);
+const delayed = describeS3Latency(s3Latency);
+if (delayed !== undefined) console.log(delayed);
 
 /** Three owning nodes by default (MINK_NODES overrides: a comma-separated list of node ids). */
 const nodeIds = process.env.MINK_NODES ?? "node-0,node-1,node-2";

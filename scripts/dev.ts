@@ -10,13 +10,19 @@
 // A port another program holds (PORT, MINK_S3_PORT) is said in one line with the variable to change
 // (dev-ports.ts), and nothing starts.
 //
+// MINK_S3_LATENCY_MS (and MINK_S3_LATENCY_JITTER_MS) delay every request to the embedded S3 endpoint by that
+// many milliseconds (plus a uniform draw below the jitter), to see mink at R2's latency instead of
+// loopback's. They delay the embedded endpoint only: with S3_ENDPOINT pointing the Worker at another store,
+// npm run dev refuses them rather than start without the latency asked for.
+//
 //   PORT=8787 MINK_S3_PORT=9000 MINK_NODES=node-0,node-1,node-2 ADMIN_TOKEN=... npm run dev
 //   MINK_STATE_DIR=/tmp/mink-state npm run dev
+//   MINK_S3_LATENCY_MS=30 MINK_S3_LATENCY_JITTER_MS=5 npm run dev
 //   LONG_POLL_TIMEOUT_MS=1500 npm run dev      # any wrangler.toml [vars] name set in the environment wins
 import { watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { embeddedS3Vars, startEmbeddedS3 } from "./embedded-s3.ts";
+import { describeS3Latency, embeddedS3Vars, s3LatencyFromEnv, startEmbeddedS3, type S3Latency } from "./embedded-s3.ts";
 import { badPortMessage, isAddressInUse, portFromEnv, portTakenMessage, takenPorts, type DevPort } from "./dev-ports.ts";
 import { buildWorker, readWorkerConfig, startLocalRuntime } from "./local-runtime.ts";
 
@@ -34,6 +40,8 @@ const devTokenSecret = process.env.TOKEN_SECRET ?? "mink-dev-token-secret-not-fo
 const nodeIds = process.env.MINK_NODES ?? "node-0,node-1,node-2";
 /** Where the bucket, the Durable Object state and the build live (MINK_STATE_DIR overrides). */
 const stateDir = process.env.MINK_STATE_DIR ?? ".mink";
+/** The delay of every request to the embedded S3 endpoint (MINK_S3_LATENCY_MS, MINK_S3_LATENCY_JITTER_MS). */
+const s3Latency = checkedS3Latency();
 /** Changes closer together than this make one rebuild (an editor's save is several file events). */
 const REBUILD_DEBOUNCE_MS = 200;
 const WATCHED = ["../src/", "../durable-objects/"].map((dir) => fileURLToPath(new URL(dir, import.meta.url)));
@@ -44,6 +52,24 @@ const log = (text: string): void => console.log(`[mink dev ${new Date().toISOStr
 function fail(message: string): never {
   console.error(message);
   process.exit(1);
+}
+
+/** The S3 latency asked for, refused (one line, exit 1) when a value is bad or the Worker uses another store. */
+function checkedS3Latency(): S3Latency {
+  let latency: S3Latency;
+  try {
+    latency = s3LatencyFromEnv(process.env);
+  } catch (error) {
+    return fail(`npm run dev: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const endpoint = process.env.S3_ENDPOINT;
+  if (describeS3Latency(latency) !== undefined && endpoint !== undefined && endpoint !== "" && endpoint !== `http://127.0.0.1:${s3Port}`) {
+    fail(
+      `npm run dev: MINK_S3_LATENCY_MS and MINK_S3_LATENCY_JITTER_MS delay the embedded S3 endpoint only, ` +
+        `but S3_ENDPOINT=${endpoint} points the Worker at another store; unset one or the other`,
+    );
+  }
+  return latency;
 }
 
 /** A start that failed because a port was taken after the check: the same line as the check's. */
@@ -60,8 +86,10 @@ async function orPortTaken<T>(start: Promise<T>, taken: DevPort, cleanUp: () => 
 const busy = await takenPorts(DEV_PORTS);
 if (busy.length > 0) fail(busy.map(portTakenMessage).join("\n"));
 
-const s3 = await orPortTaken(startEmbeddedS3({ port: s3Port, persistDir: join(stateDir, "s3") }), DEV_PORTS[1]!);
+const s3 = await orPortTaken(startEmbeddedS3({ port: s3Port, persistDir: join(stateDir, "s3"), ...s3Latency }), DEV_PORTS[1]!);
 log(`embedded S3 endpoint on ${s3.url} (bucket ${s3.bucket}, data in ${join(stateDir, "s3")})`);
+const delayed = describeS3Latency(s3Latency);
+if (delayed !== undefined) log(delayed);
 
 let started = performance.now();
 const build = await buildWorker(join(stateDir, "build"));

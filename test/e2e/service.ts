@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AwsClient } from "aws4fetch";
-import { embeddedS3Vars, startEmbeddedS3, type EmbeddedS3 } from "../../scripts/embedded-s3.ts";
+import { checkLatencyMs, embeddedS3Vars, startEmbeddedS3, type EmbeddedS3, type S3Latency } from "../../scripts/embedded-s3.ts";
 import { buildWorker, serveEntry } from "../../scripts/local-runtime.ts";
 import { readProcStats } from "../support/proc-stat.ts";
 import { eventually } from "../support/eventually.ts";
@@ -35,6 +35,14 @@ export interface ServiceOptions {
   longPollTimeoutMs?: number;
   /** "embedded" (default): the embedded S3 endpoint in this process; "external": MINK_TEST_S3_* (radosgw). */
   s3?: "embedded" | "external";
+  /**
+   * Milliseconds every request to the embedded S3 endpoint waits before it is handled: R2's round trip
+   * (30 is typical) instead of loopback's (default 0: none). Embedded store only: with s3 "external" a
+   * latency is refused, since nothing could add it.
+   */
+  s3LatencyMs?: number;
+  /** A uniform draw from [0, s3JitterMs) milliseconds added to each request's wait (default 0: none). */
+  s3JitterMs?: number;
   /**
    * Where Durable Object state (`<dir>/wrangler`, the layout of `wrangler dev --persist-to`), the embedded
    * bucket (`<dir>/s3`) and the Worker's log (`<dir>/mink.log`) live. Default: a fresh temporary directory, removed by stop(). A directory passed
@@ -187,9 +195,9 @@ interface ObjectStore {
   stop(): Promise<void>;
 }
 
-async function startObjectStore(kind: "embedded" | "external", persistDir: string, keepInMemory: boolean): Promise<ObjectStore> {
+async function startObjectStore(kind: "embedded" | "external", persistDir: string, keepInMemory: boolean, latency: S3Latency): Promise<ObjectStore> {
   if (kind === "embedded") {
-    const s3: EmbeddedS3 = await startEmbeddedS3({ port: 0, ...(keepInMemory ? {} : { persistDir: join(persistDir, "s3") }) });
+    const s3: EmbeddedS3 = await startEmbeddedS3({ port: 0, ...latency, ...(keepInMemory ? {} : { persistDir: join(persistDir, "s3") }) });
     return {
       vars: embeddedS3Vars(s3),
       stop: () => s3.stop(),
@@ -238,6 +246,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   installExitHooks();
   const nodes = options.nodes ?? 1;
   if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`nodes: not a positive integer: ${nodes}`);
+  // Checked before anything starts (a temporary directory, the build).
+  const s3Latency: S3Latency = {
+    latencyMs: checkLatencyMs("s3LatencyMs", options.s3LatencyMs ?? 0),
+    jitterMs: checkLatencyMs("s3JitterMs", options.s3JitterMs ?? 0),
+  };
+  if (options.s3 === "external" && (s3Latency.latencyMs !== 0 || s3Latency.jitterMs !== 0)) {
+    throw new Error('s3LatencyMs and s3JitterMs delay the embedded S3 endpoint only; an external S3 server (s3: "external") has its own latency');
+  }
   const ownsDir = options.persistDir === undefined;
   const persistDir = options.persistDir ?? mkdtempSync(join(tmpdir(), "mink-e2e-"));
   if (ownsDir) ownedDirs.add(persistDir);
@@ -251,7 +267,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   const tail = new OutputTail();
 
   const build = await sharedBuild();
-  const store = await startObjectStore(options.s3 ?? "embedded", persistDir, ownsDir);
+  const store = await startObjectStore(options.s3 ?? "embedded", persistDir, ownsDir, s3Latency);
   const vars: Record<string, string> = {
     ...store.vars,
     ADMIN_TOKEN: adminToken,

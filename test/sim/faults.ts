@@ -8,6 +8,19 @@
 // broke before or after the MetaLog applied it). Either kind may also have its answer held back as a
 // separate step (`split`), so a crash can fall between the effect and the caller hearing of it.
 // Seeds that run the guard scenarios (guard-scenarios.ts) also aim faults at single calls: `targeted`.
+//
+// Latency is not a fault. Every pending operation already has one (scheduler.ts: mostly 1-20 ms, now and
+// then up to 5 s), but as a bound only: no timer due after it fires while it is pending, yet the scheduler
+// may complete it at once. SIM_S3_LATENCY_MS (and SIM_S3_LATENCY_JITTER_MS) put a floor under every
+// object-store request instead, R2's round trip in virtual time, as MINK_S3_LATENCY_MS does for the
+// embedded S3 endpoint: a request picked by the scheduler waits that long on a virtual timer before it
+// reaches the store (sim-store.ts). Unset (the default, and CI's), nothing changes: not a draw, not a step.
+// Set, the checkers stay as they are, and one of their bounds is absolute: the liveness checker's 500 ms
+// wake bound, sized for the scheduler's latencies. At 30 ms plus 10 of jitter 2 seeds of 1-500 exceed it,
+// both a long-poll woken while its stream was being handed off (ten or so sequential round trips); at a flat
+// 30 ms all 500 pass. Fewer appends are acknowledged in the same steps (3,750 against 8,049 over 1-500): each
+// store request costs a timer step more; every coverage count stays above its floor (floors.ts), the
+// lowest at about half its usual level.
 import type { StoreOperation } from "../../src/storage/memory-store.ts";
 import type { Prng } from "./prng.ts";
 
@@ -54,6 +67,28 @@ export interface TargetedFaults {
   store(owner: string, op: StoreOperation, key: string, body: Uint8Array | undefined, land: () => void): boolean;
 }
 
+/** The floor under each object-store request's latency, in virtual milliseconds: `latencyMs` + a draw below `jitterMs`. */
+export interface StoreLatency {
+  readonly latencyMs: number;
+  readonly jitterMs: number;
+}
+
+const MAX_STORE_LATENCY_MS = 60_000;
+
+/** SIM_S3_LATENCY_MS and SIM_S3_LATENCY_JITTER_MS: whole milliseconds from 0 to 60,000; unset or empty is 0. */
+export function storeLatencyFromEnv(env: Record<string, string | undefined>): StoreLatency {
+  const read = (name: string): number => {
+    const text = env[name];
+    if (text === undefined || text === "") return 0;
+    const ms = Number(text);
+    if (!/^[0-9]+$/.test(text) || ms > MAX_STORE_LATENCY_MS) {
+      throw new Error(`${name} must be a whole number of milliseconds from 0 to ${MAX_STORE_LATENCY_MS} (got '${text}')`);
+    }
+    return ms;
+  };
+  return { latencyMs: read("SIM_S3_LATENCY_MS"), jitterMs: read("SIM_S3_LATENCY_JITTER_MS") };
+}
+
 export class FaultPlan {
   private healed = false;
   /** Faults aimed at single calls (the guard scenarios); null on most seeds. */
@@ -62,6 +97,8 @@ export class FaultPlan {
   constructor(
     private readonly prng: Prng,
     readonly profile: FaultProfile,
+    /** Not a fault: it holds in every phase, healed or not. */
+    readonly storeLatency: StoreLatency = storeLatencyFromEnv(process.env),
   ) {}
 
   /** No more faults from now on (the settle phase). */
@@ -80,6 +117,12 @@ export class FaultPlan {
     if (x < p.storeFail + p.storeLost) return { kind: "lost" };
     if (x < p.storeFail + p.storeLost + p.storeDelay) return { kind: "delay", delayMs: this.prng.between(1, 400) };
     return { kind: "none" };
+  }
+
+  /** How long this object-store request waits before it reaches the store; 0 (no timer) unless a latency is set. */
+  storeLatencyMs(): number {
+    const { latencyMs, jitterMs } = this.storeLatency;
+    return jitterMs === 0 ? latencyMs : latencyMs + this.prng.below(jitterMs);
   }
 
   meta(): MetaFault {

@@ -6,6 +6,11 @@
 // in-flight write), but their answers are dropped, and it sends nothing new. On guard-scenario seeds a
 // WAL PUT may be held back until its chain was recovered (guard-scenarios.ts); a refused conditional PUT is
 // counted as the guard that refused it (guards.ts).
+//
+// Latency: the scheduler bounds each request's latency (scheduler.ts) but may complete it at once. With
+// SIM_S3_LATENCY_MS set (faults.ts) a picked request first waits that long on a virtual timer, then reaches
+// the store: R2's round trip as a floor, in virtual time. The fault is decided when it is picked; a crash
+// during the wait drops the answer but not the request (it was sent). Unset, a picked request lands at once.
 import { manifestKey } from "../../src/storage/keys.ts";
 import type { MemoryStore, StoreOperation } from "../../src/storage/memory-store.ts";
 import { ObjectStoreError, type ObjectStore } from "../../src/storage/object-store.ts";
@@ -16,8 +21,10 @@ import type { History, Ownership, WalDataRecord } from "./history.ts";
 import type { IoQueue } from "./scheduler.ts";
 import { never, type Gate, type SimMetaLog } from "./sim-meta.ts";
 import type { Trace } from "./trace.ts";
+import type { VirtualClock } from "./virtual-time.ts";
 
 export interface StoreDeps {
+  readonly clock: VirtualClock;
   readonly base: MemoryStore;
   readonly io: IoQueue;
   readonly faults: FaultPlan;
@@ -43,6 +50,11 @@ export function scheduledStore(deps: StoreDeps, owner: string, gate: Gate): Obje
         }
       };
       const land = (fault: StoreFault): void => {
+        const latencyMs = faults.storeLatencyMs();
+        if (latencyMs === 0) reach(fault);
+        else deps.clock.schedule(latencyMs, () => reach(fault), null, `store latency ${latencyMs}ms ${owner} ${op} ${key}`);
+      };
+      const reach = (fault: StoreFault): void => {
         if (fault.kind === "fail") base.inject({ op, keyPrefix: key, kind: "fail", times: 1 });
         if (fault.kind === "delay") base.inject({ op, keyPrefix: key, kind: "delay", delayMs: fault.delayMs, times: 1 });
         const note = fault.kind === "none" ? "" : fault.kind === "delay" ? ` [delay ${fault.delayMs}ms]` : ` [${fault.kind}]`;

@@ -16,7 +16,10 @@
 //   X-Amz-Credential), they must name ACCESS_KEY_ID (default "mink-dev"), else 403 InvalidAccessKeyId, so a
 //   misconfigured client fails here as it would against a real server.
 // - Uploads must be plain bodies: aws-chunked (`x-amz-content-sha256: STREAMING-...`) is refused with 501.
+// - Latency: with LATENCY_MS (and JITTER_MS) set, each request waits that long before it is handled, one
+//   round trip to R2 (latency.ts); unset, it waits for nothing.
 
+import { injectedDelay, requestDelayMs, type LatencyBindings } from "./latency.ts";
 import {
   bareEtag,
   claimedAccessKeyId,
@@ -30,7 +33,7 @@ import {
 } from "./s3-request.ts";
 import { errorXml, listBucketResultXml, type ErrorDetails } from "./s3-xml.ts";
 
-interface Env {
+interface Env extends LatencyBindings {
   BUCKET: R2Bucket;
   /** The one bucket name this endpoint answers to (default "mink"). */
   BUCKET_NAME?: string;
@@ -50,6 +53,8 @@ export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     let response: Response;
     try {
+      const delay = injectedDelay(requestDelayMs(env));
+      if (delay !== undefined) await delay;
       response = await route(request, env);
     } catch (error) {
       response = s3Error(500, "InternalError", error instanceof Error ? error.message : String(error));
