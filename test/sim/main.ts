@@ -52,7 +52,9 @@ function report(result: SeedResult): void {
   const first = checked.violations[0]!;
   console.log(`  trace around the first (lines that mention ${first.focus.join(", ") || "it"}; the whole trace: SIM_SEED=${seed}):`);
   for (const line of trace.excerpt(first.focus, first.step)) console.log(`    ${line}`);
-  console.log(`  replay: SIM_SEED=${seed} npm run sim`);
+  // A store latency (faults.ts) changes every trace: the replay must set it too.
+  const latency = ["SIM_S3_LATENCY_MS", "SIM_S3_LATENCY_JITTER_MS"].filter((name) => (process.env[name] ?? "") !== "").map((name) => `${name}=${process.env[name]} `).join("");
+  console.log(`  replay: ${latency}SIM_SEED=${seed} npm run sim`);
 }
 
 async function main(): Promise<number> {
