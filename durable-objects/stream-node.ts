@@ -59,13 +59,15 @@ export class StreamNode extends DurableObject<Env> {
       if (this.node === null) throw new Error("node not started");
       return this.node;
     });
-    if (name !== null && ctx.storage.kv.get<boolean>(CRASHED_KEY) !== true) void ctx.blockConcurrencyWhile(() => this.start());
+    this.crashed = ctx.storage.kv.get<boolean>(CRASHED_KEY) === true;
+    if (name !== null && !this.crashed) void ctx.blockConcurrencyWhile(() => this.start());
   }
 
-  /** Crashed by fault injection: no heartbeat, no memory, no answer but 503 until healed. */
-  private get crashed(): boolean {
-    return this.ctx.storage.kv.get<boolean>(CRASHED_KEY) === true;
-  }
+  /**
+   * Crashed by fault injection: no heartbeat, no memory, no answer but 503 until healed. Kept in storage
+   * (it outlives a restart) and read from there once per incarnation: every request asks.
+   */
+  private crashed: boolean;
 
   /** The running incarnation's context (tests reach into it through runInDurableObject). */
   get node(): TableContext | null {
@@ -154,7 +156,11 @@ export class StreamNode extends DurableObject<Env> {
       nodeId: this.nodeId,
       nodeEpoch: this.nodeEpoch,
       crashed: () => this.crashed,
-      setCrashed: (crashed) => (crashed ? this.ctx.storage.kv.put(CRASHED_KEY, true) : void this.ctx.storage.kv.delete(CRASHED_KEY)),
+      setCrashed: (crashed) => {
+        this.crashed = crashed;
+        if (crashed) this.ctx.storage.kv.put(CRASHED_KEY, true);
+        else this.ctx.storage.kv.delete(CRASHED_KEY);
+      },
       restartSoon: async () => {
         // A new incarnation at a new epoch: the alarm starts it even if no request comes.
         await this.ctx.storage.setAlarm(Date.now() + 2 * RESET_AFTER_STOP_MS);
