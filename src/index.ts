@@ -12,7 +12,7 @@ import { subscriptionRoutes } from "./http/subscription-routes.ts";
 import { streamAccess, subscriptionAccess, tableAccess } from "./http/access.ts";
 import { tableRoutes } from "./router/table-router.ts";
 import { activeContentGuard } from "./http/active-content.ts";
-import { checkDeployment } from "./core/auth/deployment.ts";
+import { checkDeployment, type DeploymentCheck } from "./core/auth/deployment.ts";
 import { healthRoutes } from "./http/health.ts";
 import { statusPageRoutes } from "./http/status-page.ts";
 import { enterRequest, targetOf } from "./http/request-target.ts";
@@ -22,19 +22,31 @@ export { StreamNode } from "../durable-objects/stream-node.ts";
 
 const app = new Hono<{ Bindings: Env }>();
 
+/** Table DP's answer per env object: an isolate's vars do not change, and every request asked. */
+const deploymentChecks = new WeakMap<Env, DeploymentCheck>();
+
+function deploymentCheckOf(env: Env): DeploymentCheck {
+  let check = deploymentChecks.get(env);
+  if (check === undefined) {
+    check = checkDeployment({
+      authMode: env.AUTH_MODE,
+      tokenSecret: env.TOKEN_SECRET,
+      nodeCount: nodeIdsOf(env).length,
+      publicOrigin: env.PUBLIC_ORIGIN,
+      vars: { ...env },
+    });
+    deploymentChecks.set(env, check);
+  }
+  return check;
+}
+
 /**
  * A deployment whose settings would be unsafe (table DP: no TOKEN_SECRET in token mode, several nodes
  * and no PUBLIC_ORIGIN, an unknown AUTH_MODE, a var left holding a template's `<...>`) answers every request but `/health` with a 503 that says
  * what to set, instead of serving open or redirecting clients to 127.0.0.1.
  */
 app.use("*", async (c, next) => {
-  const check = checkDeployment({
-    authMode: c.env.AUTH_MODE,
-    tokenSecret: c.env.TOKEN_SECRET,
-    nodeCount: nodeIdsOf(c.env).length,
-    publicOrigin: c.env.PUBLIC_ORIGIN,
-    vars: { ...c.env },
-  });
+  const check = deploymentCheckOf(c.env);
   if (check.ok || targetOf(c.req.raw).kind === "health") return next();
   workerLog.log("worker.config_refused", { problems: check.problems });
   return errorResponse(domainError("unavailable", `this deployment is not configured safely: ${check.problems.join("; ")}`));
