@@ -20,9 +20,10 @@ export async function readAtMost(
   options: { readonly declaredBytes?: number | null; readonly drainBytes?: number; readonly take?: (bytes: number) => boolean } = {},
 ): Promise<BoundedRead> {
   if (body === null) return { ok: true, bytes: new Uint8Array(0) };
-  const reader = body.getReader();
   const drainBytes = options.drainBytes ?? 0;
   const declared = options.declaredBytes;
+  if (declared !== undefined && declared !== null && declared <= maxBytes) return readDeclared(body, declared, maxBytes, drainBytes, options.take);
+  const reader = body.getReader();
   if (declared !== undefined && declared !== null && declared > maxBytes) {
     await drain(reader, drainBytes);
     return { ok: false, readBytes: 0 };
@@ -51,6 +52,27 @@ export async function readAtMost(
     at += chunk.byteLength;
   }
   return { ok: true, bytes };
+}
+
+/**
+ * A body whose declared length is within the bound: `take` is asked for all of it at once, and the body is
+ * read in one call (the runtime's own, not a JavaScript read per chunk: an append's body is read on every
+ * request, and the read loop was 3% of a node's CPU). The runtime holds a body to its declared length; the
+ * check after the read is for a runtime that does not.
+ */
+async function readDeclared(
+  body: ReadableStream<Uint8Array>,
+  declared: number,
+  maxBytes: number,
+  drainBytes: number,
+  take: ((bytes: number) => boolean) | undefined,
+): Promise<BoundedRead> {
+  if (take !== undefined && !take(declared)) {
+    await drain(body.getReader(), drainBytes);
+    return { ok: false, readBytes: 0, refused: true };
+  }
+  const bytes = new Uint8Array(await new Response(body).arrayBuffer());
+  return bytes.byteLength <= maxBytes ? { ok: true, bytes } : { ok: false, readBytes: bytes.byteLength };
 }
 
 /**

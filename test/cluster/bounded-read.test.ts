@@ -57,6 +57,26 @@ describe("readAtMost", () => {
     expect(source.pulled()).toBe(0);
   });
 
+  it("a declared length within the bound: take is asked once for all of it, and the body comes back whole", async () => {
+    const asked: number[] = [];
+    const source = body([7, 0, 13]);
+    const read = await readAtMost(source.stream, 64, { declaredBytes: 20, take: (bytes) => (asked.push(bytes), true) });
+    expect(read.ok && read.bytes.byteLength).toBe(20);
+    expect(asked).toEqual([20]);
+  });
+
+  it("a declared length within the bound that take refuses is refused before the body is kept, and drained to drainBytes", async () => {
+    const source = body(Array.from({ length: 100 }, () => 10));
+    expect(await readAtMost(source.stream, 2_000, { declaredBytes: 1_000, drainBytes: 30, take: () => false })).toEqual({ ok: false, readBytes: 0, refused: true });
+    expect(source.pulled()).toBeLessThanOrEqual(30 + 10);
+    expect(source.cancelled()).toBe(true);
+  });
+
+  it("a body longer than it declared is still refused past the bound (a runtime that does not hold it to its length)", async () => {
+    const source = body([10, 10, 10]);
+    expect(await readAtMost(source.stream, 25, { declaredBytes: 5 })).toEqual({ ok: false, readBytes: 30 });
+  });
+
   it("no body is an empty one", async () => {
     expect(await readAtMost(null, 0)).toEqual({ ok: true, bytes: new Uint8Array(0) });
   });
