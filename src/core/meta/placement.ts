@@ -14,10 +14,13 @@ export function isEligible(node: NodeRecord): boolean {
 }
 
 /**
- * The eligible node with the lowest ratio of assigned streams to slots; ties go to the lowest id (plain
- * string order). Ratios compare by cross-multiplication, so no floating point decides anything.
+ * The eligible node with the lowest ratio of assigned streams to slots; ties go to `prefer` when it is among
+ * them, else to the lowest id (plain string order). Ratios compare by cross-multiplication, so no floating
+ * point decides anything. `prefer` is the proposer of a placement (PS5): among equally loaded nodes the one
+ * a create arrived at opens it, and the client is spared a 307 (with three balanced nodes, ties are two
+ * placements in three).
  */
-export function chooseNode(state: MetaState, assigned: ReadonlyMap<string, number> = state.assigned): NodeRecord | null {
+export function chooseNode(state: MetaState, assigned: ReadonlyMap<string, number> = state.assigned, prefer: string | null = null): NodeRecord | null {
   let best: NodeRecord | null = null;
   let bestAssigned = 0;
   for (const node of state.nodes.values()) {
@@ -30,7 +33,8 @@ export function chooseNode(state: MetaState, assigned: ReadonlyMap<string, numbe
     }
     const lhs = count * best.slots;
     const rhs = bestAssigned * node.slots;
-    if (lhs < rhs || (lhs === rhs && node.id < best.id)) {
+    const winsTie = best.id !== prefer && (node.id === prefer || node.id < best.id);
+    if (lhs < rhs || (lhs === rhs && winsTie)) {
       best = node;
       bestAssigned = count;
     }
@@ -45,7 +49,7 @@ export function chooseNode(state: MetaState, assigned: ReadonlyMap<string, numbe
  * | PS2 | stream not found                        | not_found {streamId}                                       |
  * | PS3 | already `placed`, `opened` or `closed`  | no-op: the record as it is (the second of two racing places) |
  * | PS4 | `unplaced`, no eligible node            | unavailable {eligibleNodes: 0}                             |
- * | PS5 | `unplaced`                              | accepted: owner = chooseNode (lowest streams/slots, lowest id), `placed` |
+ * | PS5 | `unplaced`                              | accepted: owner = chooseNode (lowest streams/slots; ties: the proposer, else lowest id), `placed` |
  */
 export function placeStream(state: MetaState, command: PlaceStream): Outcome<ValueOf["PlaceStream"]> {
   const proposerError = checkProposer(state, command.by);
@@ -53,7 +57,7 @@ export function placeStream(state: MetaState, command: PlaceStream): Outcome<Val
   const stream = state.streams.get(command.streamId);
   if (stream === undefined) return rejected(state, "not_found", "no such stream", { streamId: command.streamId });
   if (stream.ownership !== "unplaced") return unchanged(state, { stream });
-  const node = chooseNode(state);
+  const node = chooseNode(state, state.assigned, command.by?.nodeId ?? null);
   if (node === null) {
     return rejected(state, "unavailable", "no registered node with slots that is not draining", {
       streamId: stream.id,

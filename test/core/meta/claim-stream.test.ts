@@ -40,6 +40,11 @@ describe("table CM: ClaimStream", () => {
     expect(value.stream).toMatchObject({ owner: "b", epoch: 0, ownership: "placed" });
     expect(value.ownerNode?.id).toBe("b");
   });
+  it("CM4 ClaimStream among equally loaded nodes places and opens the stream on the proposer (PS5's tie), not the lowest id", () => {
+    const before = build([register("a"), register("b"), register("c")]);
+    const value = expectChange(before, apply(before, claim("x", by("c")), CTX));
+    expect(value).toMatchObject({ opened: true, stream: { owner: "c", epoch: 1, ownership: "opened" } });
+  });
   it("CM4 ClaimStream of a name a CreateStream left unplaced places it (and opens it on the proposer)", () => {
     const before = build([register("a"), create("x")]);
     const value = expectChange(before, apply(before, claim("x", by("a")), CTX));

@@ -48,6 +48,17 @@ describe("table PS: PlaceStream", () => {
     const slotless = build([register("a", 1, 0), register("b"), { type: "SetDraining", nodeId: "b", draining: true }, create("x")]);
     expectRejected(slotless, apply(slotless, place("s1"), CTX), "unavailable");
   });
+  it("PS5 ties go to the proposer when it is among the least loaded, else to the lowest id; a lower ratio always wins", () => {
+    const tied = build([register("a"), register("b"), register("c"), create("x")]);
+    const byNode = (nodeId: string): CommandOf<"PlaceStream"> => ({ ...place("s1"), by: { nodeId, nodeEpoch: 1 } });
+    expect(expectChange(tied, apply(tied, byNode("c"), CTX)).stream.owner).toBe("c");
+    expect(expectChange(tied, apply(tied, place("s1"), CTX)).stream.owner).toBe("a");
+    // a holds one stream: b and c tie below it, and a's own proposal goes to the lowest id of them.
+    const aHolds = build([create("first"), place("s1"), create("x")], build([register("a"), register("b"), register("c")]));
+    const xId = aHolds.streams.idByName("x") ?? "";
+    expect(expectChange(aHolds, apply(aHolds, { ...place(xId), by: { nodeId: "a", nodeEpoch: 1 } }, CTX)).stream.owner).toBe("b");
+    expect(expectChange(aHolds, apply(aHolds, { ...place(xId), by: { nodeId: "c", nodeEpoch: 1 } }, CTX)).stream.owner).toBe("c");
+  });
   it("PS5 PlaceStream picks the lowest ratio of assigned streams to slots, lowest id on ties", () => {
     const nodes = build([register("c"), register("a"), register("b")]);
     expect(placeMany(nodes, 6).owners).toEqual(["a", "b", "c", "a", "b", "c"]);

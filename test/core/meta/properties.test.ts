@@ -137,17 +137,29 @@ for (const { title, scenarios, exercised } of SUITES) describe(title, { timeout:
     );
   });
 
-  it("placement always follows the slots ratio: lowest assigned/slots among eligible nodes, lowest id on ties", () => {
+  it("placement always follows the slots ratio: lowest assigned/slots among eligible nodes; ties to the proposer, else the lowest id", () => {
     fc.assert(
       fc.property(scenarios, (steps) => {
         for (const { before, entry, applied } of run(steps)) {
-          if (entry.command.type !== "PlaceStream" || !applied.result.ok || !applied.result.changed) continue;
-          const chosen = applied.state.streams.get(entry.command.streamId)?.owner;
+          const command = entry.command;
+          if (!applied.result.ok || !applied.result.changed) continue;
+          // A PlaceStream that placed, or a ClaimStream of a name that had no owner before it (CM4).
+          let streamId: string | undefined;
+          if (command.type === "PlaceStream") streamId = command.streamId;
+          if (command.type === "ClaimStream") {
+            const known = before.streams.idByName(command.name);
+            const had = known === undefined ? undefined : before.streams.get(known);
+            if (had === undefined || had.ownership === "unplaced") streamId = applied.state.streams.idByName(command.name);
+          }
+          if (streamId === undefined) continue;
+          const chosen = applied.state.streams.get(streamId)?.owner;
           const load = countAssigned(before.streams.values());
           const ratio = (id: string, slots: number): number => (load.get(id) ?? 0) / slots;
+          const proposer = "by" in command ? command.by?.nodeId : undefined;
+          const rank = (id: string): number => (id === proposer ? 0 : 1);
           const best = [...before.nodes.values()]
             .filter(isEligible)
-            .sort((x, y) => ratio(x.id, x.slots) - ratio(y.id, y.slots) || (x.id < y.id ? -1 : 1))[0];
+            .sort((x, y) => ratio(x.id, x.slots) - ratio(y.id, y.slots) || rank(x.id) - rank(y.id) || (x.id < y.id ? -1 : 1))[0];
           expect(chosen).toBe(best?.id);
         }
       }),
