@@ -7,6 +7,7 @@
 //
 // | #  | View of the stream                    | At                  | Decision                                  |
 // | -- | ------------------------------------- | ------------------- | ----------------------------------------- |
+// | R1a| not registered, the view names nodes placement would choose among | router | serve at the one the name hashes to among them |
 // | R1 | not registered                        | router or node      | serve here (creates land where they come) |
 // | R2 | transfer pending, here is the target  | router or node      | park until the transfer settles, then serve |
 // | R3 | transfer pending, at the router       | router              | go to the target                          |
@@ -16,6 +17,12 @@
 // | R6a| opened or placed, owned elsewhere by a node declared dead, or waiting for a takeover | router or node | unavailable: 503, retry (never a 307 to an owner that cannot serve yet) |
 // | R6 | opened or placed, owned elsewhere     | router or node      | go to the owner                           |
 // | R7 | closed, or created and never placed   | router or node      | serve here (the open re-places it here)   |
+//
+// R1a: the router acts for one node, but a new name does best at a node placement would pick, since the
+// claim there opens it where it arrived (PS5 gives ties to the proposer) instead of placing it elsewhere
+// and answering a 307. Hashing the name spreads concurrent creates over a tie instead of sending them all to
+// one node, which only the first of them would still be least loaded for. A stale choice costs what R1
+// always could: the node's claim places the stream elsewhere and redirects.
 //
 // "Go to" is a 307 to the node's advertised address, or, in forwarding mode (for clients that cannot
 // follow a redirect), the router forwarding the request itself. A node never forwards: it redirects.
@@ -29,7 +36,9 @@ export type RoutingMode = "redirect" | "forward";
 
 export interface RoutingInput {
   /** What the view says about the requested name. */
-  lookup: Pick<StreamLookup, "stream" | "ownerNode" | "targetNode" | "takeoverPending">;
+  lookup: Pick<StreamLookup, "stream" | "ownerNode" | "targetNode" | "takeoverPending" | "placeAmong">;
+  /** The stream's name (R1a hashes it). */
+  name: string;
   /** The node this router acts for, or the node that received the request. */
   hereNodeId: string;
   /** Whether the request is at the router (the Worker's public entry) or already at a node. */
@@ -38,7 +47,7 @@ export interface RoutingInput {
 }
 
 export type RoutingDecision =
-  | { kind: "serve"; nodeId: string; rule: "R1" | "R5" | "R7" }
+  | { kind: "serve"; nodeId: string; rule: "R1" | "R1a" | "R5" | "R7" }
   | { kind: "park"; nodeId: string; rule: "R2" }
   | { kind: "redirect"; node: NodeRecord; rule: "R3" | "R6" }
   | { kind: "forward"; node: NodeRecord; rule: "R3" | "R6" }
@@ -49,7 +58,11 @@ export type RoutingDecision =
 export function routeStream(input: RoutingInput): RoutingDecision {
   const { lookup, hereNodeId, at, mode } = input;
   const stream = lookup.stream;
-  if (stream === null) return { kind: "serve", nodeId: hereNodeId, rule: "R1" };
+  if (stream === null) {
+    const among = lookup.placeAmong ?? [];
+    if (at === "router" && among.length > 0) return { kind: "serve", nodeId: among[nameHash(input.name) % among.length]!, rule: "R1a" };
+    return { kind: "serve", nodeId: hereNodeId, rule: "R1" };
+  }
 
   const transfer = stream.transfer;
   if (transfer !== undefined) {
@@ -92,4 +105,11 @@ export function refusalError(decision: Refusal): DomainError {
 function goTo(node: NodeRecord | null, nodeId: string, mode: RoutingMode, rule: "R3" | "R6"): RoutingDecision {
   if (node === null || node.id !== nodeId) return { kind: "unavailable", reason: `no address known for node ${nodeId}` };
   return mode === "forward" ? { kind: "forward", node, rule } : { kind: "redirect", node, rule };
+}
+
+/** FNV-1a over the name's UTF-16 code units: the same node for the same name in every isolate. */
+function nameHash(name: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
 }

@@ -99,20 +99,21 @@ export async function routeRequest(env: Env, request: Request, deps?: RouterDeps
     workerLog.log("worker.error", { during: "lookup" }, error);
     return errorResponse(domainError("unavailable", "the metadata log is unavailable; retry"));
   }
-  const response = await routeByLookup(env, settings, lookup, request, url);
+  const response = await routeByLookup(env, settings, { name: name.value, lookup }, request, url);
   // A name cached as absent that was answered with anything but a 404 exists now (a create, a redirect
   // from the local node): drop the entry so this isolate's next request looks it up (view-cache.ts).
   if (lookup.stream === null && response.status !== 404) cache.invalidate(name.value);
   return response;
 }
 
-async function routeByLookup(env: Env, settings: RouterSettings, lookup: StreamLookup, request: Request, url: URL): Promise<Response> {
-  const decision = routeStream({ lookup, hereNodeId: settings.localNodeId, at: "router", mode: settings.mode });
+async function routeByLookup(env: Env, settings: RouterSettings, { name, lookup }: { name: string; lookup: StreamLookup }, request: Request, url: URL): Promise<Response> {
+  const decision = routeStream({ lookup, name, hereNodeId: settings.localNodeId, at: "router", mode: settings.mode });
   switch (decision.kind) {
     case "serve":
     case "park":
-      // R2: the local node is the transfer target and parks the request itself.
-      return settings.mode === "forward" ? forward(env, settings, settings.localNodeId, request) : toNode(env, settings.localNodeId, request);
+      // R2: the local node is the transfer target and parks the request itself. R1a: a new name goes to a
+      // node placement would pick, which opens it there.
+      return settings.mode === "forward" ? forward(env, settings, decision.nodeId, request) : toNode(env, decision.nodeId, request);
     case "redirect":
       return (await readBeforeRedirect(request, settings.maxBodyBytes)) ?? redirectResponse(decision.node.addr, url);
     case "forward":

@@ -27,6 +27,7 @@ function input(view: StreamView | null, overrides: Partial<RoutingInput> = {}): 
   const target = view?.transfer?.target ?? null;
   return {
     lookup: { stream: view, ownerNode: owner === null ? null : node(owner), targetNode: target === null ? null : node(target) },
+    name: "a/b",
     hereNodeId: "n0",
     at: "router",
     mode: "redirect",
@@ -38,6 +39,16 @@ describe("routing (table R)", () => {
   it("R1 a name that is not registered is served here, at the router or a node", () => {
     expect(routeStream(input(null))).toEqual({ kind: "serve", nodeId: "n0", rule: "R1" });
     expect(routeStream(input(null, { at: "node", hereNodeId: "n2" }))).toEqual({ kind: "serve", nodeId: "n2", rule: "R1" });
+  });
+  it("R1a at the router a new name goes to a node placement would choose among, the same one for the same name; a node serves it itself", () => {
+    const among = (placeAmong: readonly string[], name: string, at: "router" | "node" = "router") =>
+      routeStream({ ...input(null, { at, name }), lookup: { stream: null, ownerNode: null, targetNode: null, placeAmong } });
+    expect(among(["n2"], "x")).toEqual({ kind: "serve", nodeId: "n2", rule: "R1a" });
+    for (const name of ["x", "y", "tenant/a", "é"]) expect(among(["n1", "n2"], name)).toEqual(among(["n1", "n2"], name));
+    const chosen = new Set(Array.from({ length: 64 }, (_, i) => (among(["n0", "n1", "n2"], `s-${i}`) as { nodeId: string }).nodeId));
+    expect(chosen).toEqual(new Set(["n0", "n1", "n2"])); // spread over the tie, not all to one node
+    expect(among(["n1", "n2"], "x", "node")).toEqual({ kind: "serve", nodeId: "n0", rule: "R1" });
+    expect(among([], "x")).toEqual({ kind: "serve", nodeId: "n0", rule: "R1" });
   });
 
   it("R2 the transfer target parks requests until the transfer settles", () => {

@@ -25,6 +25,11 @@ function deps(ttlMs: number): RouterDeps {
   return { cache: new ViewCache({ ttlMs }), lookup: (name) => meta.lookupStream({ name }) };
 }
 
+/** A router whose lookups name no placement (as a view from before R1a would): a new name goes to the local node (R1). */
+function routerWithoutPlacement(cache: ViewCache = new ViewCache({ ttlMs: 1_000 })): RouterDeps {
+  return { cache, lookup: async (name) => ({ ...(await meta.lookupStream({ name })), placeAmong: [] }) };
+}
+
 interface Hop {
   status: number;
   location: string | null;
@@ -100,9 +105,21 @@ describe("router", () => {
     expect(await served.text()).toBe(`body of ${name}`);
   });
 
+  it("R1a: a new name goes from the router straight to a node placement would choose, which opens it there: 201, no 307", async () => {
+    await setSlots({ "rt-0": 0 }); // the router's own node takes no new streams
+    const created = await send("PUT", "placed-direct", { headers: TEXT, body: "initial" });
+    expect(created.hops).toHaveLength(0);
+    expect(created.response.status).toBe(201);
+    const { owner } = await ownerOf("placed-direct");
+    expect(owner).not.toBe("rt-0");
+    expect((await send("GET", "placed-direct")).text).toBe("initial");
+    await setSlots({ "rt-0": 1 });
+  });
+
   it("answers a create placed on another node exactly: 201 once with the body written once, 200, then 409", async () => {
     await setSlots({ "rt-0": 0 }); // the local node registers the name; placement must choose another
-    const first = await send("PUT", "placed-away", { headers: TEXT, body: "initial" });
+    const router = routerWithoutPlacement(); // R1: to the local node, whose claim places it elsewhere
+    const first = await send("PUT", "placed-away", { headers: TEXT, body: "initial", router });
     expect(first.hops).toHaveLength(1);
     const { owner } = await ownerOf("placed-away");
     expect(owner).not.toBe("rt-0");
@@ -116,7 +133,7 @@ describe("router", () => {
     expect((await send("GET", "placed-away")).text).toBe("initial");
 
     // Two racing creates of a new name: exactly one 201.
-    const racing = await Promise.all([1, 2, 3].map(() => send("PUT", "placed-race", { headers: TEXT, body: "x" })));
+    const racing = await Promise.all([1, 2, 3].map(() => send("PUT", "placed-race", { headers: TEXT, body: "x", router })));
     expect(racing.map((r) => r.response.status).sort()).toEqual([200, 200, 201]);
     expect((await send("GET", "placed-race")).text).toBe("x");
     await setSlots({ "rt-0": 1 });
@@ -227,7 +244,7 @@ describe("router", () => {
   it("a name cached as absent and created on another node is redirected to, not answered 404", async () => {
     await setSlots({ "rt-0": 0 });
     const cache = new ViewCache({ ttlMs: 60_000, negativeTtlMs: 60_000 });
-    const router: RouterDeps = { cache, lookup: (name) => meta.lookupStream({ name }) };
+    const router = routerWithoutPlacement(cache); // R1: the local node's claim places it elsewhere
     expect((await send("GET", "neg-away", { router })).response.status).toBe(404);
     const created = await send("PUT", "neg-away", { headers: TEXT, body: "away", router });
     expect(created.response.status).toBe(201);

@@ -43,6 +43,20 @@ export function chooseNode(state: MetaState, assigned: ReadonlyMap<string, numbe
 }
 
 /**
+ * The eligible nodes PS5 would choose among right now: those with the lowest ratio of assigned streams to
+ * slots (a tie of one or more), by id. A router sends a new name to one of them (routing table, R1): the
+ * claim there then opens it where it arrived unless other creates changed the counts meanwhile.
+ */
+export function leastLoaded(state: MetaState, assigned: ReadonlyMap<string, number> = state.assigned): NodeRecord[] {
+  const best = chooseNode(state, assigned);
+  if (best === null) return [];
+  const lowest = assigned.get(best.id) ?? 0;
+  return [...state.nodes.values()]
+    .filter((node) => isEligible(node) && (assigned.get(node.id) ?? 0) * best.slots === lowest * node.slots)
+    .sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+}
+
+/**
  * Table PS — PlaceStream {streamId}:
  * | row | condition                               | result                                                     |
  * | PS1 | proposer fails table P                  | as table P                                                 |

@@ -3,6 +3,7 @@
 // never has to understand the log. Pending transfers are inlined into their stream's record.
 import type { AnyResult, Command } from "./commands.ts";
 import { takeoverGate } from "./failover-rules.ts";
+import { leastLoaded } from "./placement.ts";
 import type { Lease, MetaState, NodeRecord, PendingTransfer, StreamRecord } from "./state.ts";
 import type { TableRecord } from "./table-records.ts";
 import type { OwnedCounts } from "./node-counts.ts";
@@ -33,6 +34,8 @@ export interface StreamLookup {
   readonly targetNode: NodeRecord | null;
   /** The stream waits for the takeover of a dead incarnation (table OS, row OS3b): nobody can serve it yet. */
   readonly takeoverPending?: true;
+  /** No such stream: the ids of the nodes a placement would choose among now (placement.ts, leastLoaded). */
+  readonly placeAmong?: readonly string[];
 }
 
 /** Which records one accepted command touched. Kept with each log entry so watch can answer from the log. */
@@ -83,7 +86,7 @@ export function fullView(state: MetaState): MetaView {
 export function lookupStream(state: MetaState, query: StreamQuery): StreamLookup {
   const id = "id" in query ? query.id : state.streams.idByName(query.name);
   const record = id === undefined ? undefined : state.streams.get(id);
-  if (record === undefined) return { version: state.version, stream: null, ownerNode: null, targetNode: null };
+  if (record === undefined) return { version: state.version, stream: null, ownerNode: null, targetNode: null, placeAmong: leastLoaded(state).map((node) => node.id) };
   const stream = streamView(state, record);
   const lookup: StreamLookup = {
     version: state.version,

@@ -44,7 +44,7 @@ export async function routeAtNode(ctx: NodeContext, name: string): Promise<Reply
   // A stream replayed after a restart (held, not opened yet) is served from the cached view.
   let lookup = await ctx.view.lookup(name, held === undefined);
   for (let adoptions = 0; ; ) {
-    const decision = routeStream({ lookup, hereNodeId: ctx.nodeId, at: "node", mode: "redirect" });
+    const decision = routeStream({ lookup, name, hereNodeId: ctx.nodeId, at: "node", mode: "redirect" });
     switch (decision.kind) {
       case "serve": {
         const stream = lookup.stream;

@@ -1,6 +1,7 @@
 // Table PS (src/core/meta/placement.ts), one test per row, and the placement rule itself.
 import { describe, expect, it } from "vitest";
 import { apply, chooseNode, type CommandOf, type MetaState } from "../../../src/core/meta/index.ts";
+import { leastLoaded } from "../../../src/core/meta/placement.ts";
 import { build, create, CTX, expectChange, expectNoop, expectRejected, register } from "./fixtures.ts";
 
 const place = (streamId: string): CommandOf<"PlaceStream"> => ({ type: "PlaceStream", streamId });
@@ -47,6 +48,17 @@ describe("table PS: PlaceStream", () => {
     expectRejected(none, apply(none, place("s1"), CTX), "unavailable", { eligibleNodes: 0 });
     const slotless = build([register("a", 1, 0), register("b"), { type: "SetDraining", nodeId: "b", draining: true }, create("x")]);
     expectRejected(slotless, apply(slotless, place("s1"), CTX), "unavailable");
+  });
+  it("leastLoaded: the eligible nodes PS5 chooses among now (the tie at the lowest ratio), by id; none without an eligible node", () => {
+    const three = build([register("c"), register("a"), register("b")]);
+    expect(leastLoaded(three).map((n) => n.id)).toEqual(["a", "b", "c"]);
+    const aHolds = build([create("first"), place("s1")], three);
+    expect(leastLoaded(aHolds).map((n) => n.id)).toEqual(["b", "c"]);
+    const weighted = build([register("d", 1, 4)], aHolds); // no stream on 4 slots: at the lowest ratio with b and c
+    expect(leastLoaded(weighted).map((n) => n.id)).toEqual(["b", "c", "d"]);
+    const draining = build([{ type: "SetDraining", nodeId: "b", draining: true }], aHolds);
+    expect(leastLoaded(draining).map((n) => n.id)).toEqual(["c"]);
+    expect(leastLoaded(build([register("z", 1, 0)]))).toEqual([]);
   });
   it("PS5 ties go to the proposer when it is among the least loaded, else to the lowest id; a lower ratio always wins", () => {
     const tied = build([register("a"), register("b"), register("c"), create("x")]);
