@@ -35,6 +35,7 @@ import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { startService, type Service } from "../e2e/service.ts";
 import { REQUEST_TIMEOUT_MS, streamPath } from "./service-bench/http.ts";
+import { figureCell, median } from "./service-bench/medians.ts";
 import { startReferenceServer, type ReferenceServer } from "./service-bench/reference-server.ts";
 import { ErrorTally, errorText, formatMs, runCleanups, summarize } from "./service-bench/stats.ts";
 import { printTable, type Cell, type Row } from "./service-bench/table.ts";
@@ -146,23 +147,6 @@ async function measureCreates(baseUrl: string, prefix: string, connections: numb
   } finally {
     await pool.destroy();
   }
-}
-
-const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
-/** "median (min–max)" of one figure over the runs, or the errors that kept it from being measured. */
-function figureCell(phases: readonly (CreatePhase | string)[], figure: (phase: CreatePhase) => number, format: (x: number) => string): Cell {
-  const failed = phases.filter((phase): phase is string => typeof phase === "string");
-  if (failed.length > 0) return { error: failed.join("; ") };
-  const measured = phases as CreatePhase[];
-  const xs = measured.map(figure);
-  const errors = measured.reduce((sum, phase) => sum + phase.errors.total, 0);
-  const text = xs.length === 1 ? format(xs[0]!) : `${format(median(xs))} (${format(Math.min(...xs))}–${format(Math.max(...xs))})`;
-  return errors === 0 ? { text } : { text: `${text}; ${errors} failed`, note: measured.map((phase) => phase.errors.describe()).filter((d) => d !== "").join("; ") };
 }
 
 const loads = (): string => loadavg().map((v) => v.toFixed(2)).join(" ");

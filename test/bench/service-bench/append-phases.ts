@@ -2,7 +2,7 @@
 // streams for a fixed time. Both bounded in count and time; failures are counted and reported.
 import { Client, Pool } from "undici";
 import { append, createStream, payload, REQUEST_TIMEOUT_MS, streamPath } from "./http.ts";
-import { ErrorTally, summarize, type LatencySummary } from "./stats.ts";
+import { ErrorTally, errorText, sleep, summarize, type LatencySummary } from "./stats.ts";
 
 export interface LatencyResult {
   latency: LatencySummary;
@@ -21,6 +21,26 @@ export interface ThroughputResult {
 }
 
 const WARM_UP_APPENDS = 20;
+const SETUP_ATTEMPTS = 3;
+const SETUP_RETRY_MS = 200;
+
+/**
+ * A request of a phase's untimed setup, tried up to SETUP_ATTEMPTS times: the reference server (0.3.7, file
+ * store) answers 404 to about 2 to 4 % of first appends sent right after their stream's create was
+ * acknowledged (64 creates, 8 at a time), and the same append 20 ms later succeeds; without a retry that
+ * ended the whole phase. Each retry is reported on stderr.
+ */
+async function setupRequest(what: string, request: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await request();
+    } catch (error) {
+      if (attempt >= SETUP_ATTEMPTS) throw error;
+      console.error(`  setup: ${what} failed (${errorText(error)}), retrying in ${SETUP_RETRY_MS} ms`);
+      await sleep(SETUP_RETRY_MS);
+    }
+  }
+}
 
 /** Sequential appends of `sizeBytes` to one stream over one keep-alive connection; stops at `maxMs`. */
 export async function measureAppendLatency(
@@ -34,7 +54,7 @@ export async function measureAppendLatency(
     const path = streamPath(`${runId}-latency`);
     await createStream(client, path);
     // Warm-up (not timed, not counted): first requests pay for cold paths on both servers.
-    for (let i = 0; i < WARM_UP_APPENDS; i++) await append(client, path, payload(`warm-${i};`, options.sizeBytes));
+    for (let i = 0; i < WARM_UP_APPENDS; i++) await setupRequest(`warm-up append to ${path}`, () => append(client, path, payload(`warm-${i};`, options.sizeBytes)));
     await onTimedStart();
     const samplesMs: number[] = [];
     const errors = new ErrorTally();
@@ -68,7 +88,7 @@ export async function measureAppendThroughput(
     for (let i = 0; i < paths.length; i += 8) {
       await Promise.all(paths.slice(i, i + 8).map(async (path) => {
         await createStream(pool, path);
-        await append(pool, path, payload("warm;", options.sizeBytes));
+        await setupRequest(`warm-up append to ${path}`, () => append(pool, path, payload("warm;", options.sizeBytes)));
       }));
     }
     await onTimedStart();

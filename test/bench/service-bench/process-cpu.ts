@@ -4,6 +4,7 @@
 // their ticks then minus their ticks in the earlier one (0 for a process started in between). A process that
 // exited in between is missed: none should, in a phase of a few seconds.
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { readProcStats } from "../../support/proc-stat.ts";
 
 export interface ProcessStat {
@@ -48,6 +49,12 @@ export function treeOf(table: ReadonlyMap<number, ProcessStat>, roots: readonly 
   return tree;
 }
 
+/** The processes named `comm` (e.g. "workerd") among `root` and its descendants, now. */
+export function descendantsNamed(root: number, comm: string): Set<number> {
+  const table = processTable();
+  return new Set([...treeOf(table, [root])].filter((pid) => table.get(pid)?.comm === comm));
+}
+
 /** A side's processes, picked from a fresh table at each snapshot: PID -> a label for the report. */
 export type ProcessPicker = (table: ReadonlyMap<number, ProcessStat>) => Map<number, string>;
 
@@ -80,4 +87,29 @@ export function cpuUsed(before: CpuSnapshot, after: CpuSnapshot): CpuUsage {
   }));
   processes.sort((a, b) => b.seconds - a.seconds);
   return { seconds: processes.reduce((sum, p) => sum + p.seconds, 0), processes };
+}
+
+/**
+ * Waits until the processes `pick` chooses used less than `belowCores` of a core over a window of
+ * `windowMs` (background work after a heavy phase: compaction, a disk flush), at most `maxMs`; returns the
+ * time waited and whether they went quiet.
+ */
+export async function waitForQuiet(pick: ProcessPicker, options: { belowCores: number; windowMs: number; maxMs: number }): Promise<{ waitedMs: number; quiet: boolean }> {
+  const started = performance.now();
+  let before = cpuSnapshot(pick);
+  while (performance.now() - started < options.maxMs) {
+    await new Promise((resolve) => setTimeout(resolve, options.windowMs));
+    const after = cpuSnapshot(pick);
+    if (cpuUsed(before, after).seconds < (options.belowCores * options.windowMs) / 1000) return { waitedMs: performance.now() - started, quiet: true };
+    before = after;
+  }
+  return { waitedMs: performance.now() - started, quiet: false };
+}
+
+/** CPU seconds the whole machine has been busy, every core together (/proc/stat: all but idle and iowait). */
+export function machineBusySeconds(): number {
+  // "cpu  user nice system idle iowait irq softirq steal guest guest_nice" (guest time is inside user)
+  const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return (user + nice + system + irq + softirq + steal) / clockTicksPerSecond();
 }

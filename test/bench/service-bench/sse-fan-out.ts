@@ -4,7 +4,7 @@
 // carries it (text/plain: several appends may arrive in one event; each `seq=<n>;` in it counts).
 import { setMaxListeners } from "node:events";
 import { Client, Pool } from "undici";
-import { append, createStream, payload, streamPath } from "./http.ts";
+import { append, createStream, payload, requestFollowing, streamPath } from "./http.ts";
 import { eventually } from "../../support/eventually.ts";
 import { ErrorTally, sleep, summarize, type LatencySummary } from "./stats.ts";
 
@@ -58,7 +58,7 @@ export async function measureSseFanOut(baseUrl: string, runId: string, options: 
   const readerTasks: Promise<void>[] = [];
 
   const runReader = async (reader: Reader, onFirstEvent: () => void): Promise<void> => {
-    const response = await pool.request({
+    const response = await requestFollowing(pool, {
       path: `${path}?offset=now&live=sse`,
       method: "GET",
       signal: abort.signal,

@@ -50,6 +50,11 @@ export class ErrorTally {
     this.total++;
     this.#counts.set(text, (this.#counts.get(text) ?? 0) + 1);
   }
+  /** Counts every failure `other` counted, too. */
+  addAll(other: ErrorTally): void {
+    this.total += other.total;
+    for (const [text, count] of other.#counts) this.#counts.set(text, (this.#counts.get(text) ?? 0) + count);
+  }
   describe(limit = 3): string {
     return [...this.#counts].slice(0, limit).map(([text, count]) => `${count}x ${text.slice(0, 300)}`).join("; ");
   }
