@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { readProcStats } from "../support/proc-stat.ts";
+import { median } from "./service-bench/medians.ts";
 import { treeOf } from "./service-bench/process-cpu.ts";
 import { sleep } from "./service-bench/stats.ts";
 
@@ -102,7 +103,6 @@ async function measure(dir: string, run: number): Promise<Sample> {
   }
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const cell = (xs: readonly number[], digits: number): string =>
   `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)})`;
 
