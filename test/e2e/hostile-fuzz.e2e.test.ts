@@ -19,6 +19,7 @@ import { Agent } from "undici";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { allLive, call, mint, nodeEpochs, OPS, resign, startHostileService, streamPath, TOKEN_SECRET, type Minted } from "./hostile-support.ts";
 import type { Service } from "./service.ts";
+import { parseStreamClosedHeader } from "../../src/core/protocol/closure.ts";
 
 const SEED = Number(process.env.HOSTILE_FUZZ_SEED ?? Date.now() % 2_147_483_647);
 const TOTAL_REQUESTS = Number(process.env.HOSTILE_FUZZ_REQUESTS ?? "10000");
@@ -335,7 +336,8 @@ function unexplained(known: Known, before: Snapshot, after: Snapshot, outcomes: 
   }
   const what = accepted.map(describeRequest).join("\n  ");
   if (after.contentType !== before.contentType) return `${known.name} content type changed (${before.contentType} -> ${after.contentType}) by:\n  ${what}`;
-  if (after.closed !== before.closed && !accepted.some((o) => o.request.headers["stream-closed"] === "true")) return `${known.name} closed by no close:\n  ${what}`;
+  // A close is what the protocol reads as one (`Stream-Closed: TRUE` too), not only the lowercase spelling.
+  if (after.closed !== before.closed && !accepted.some((o) => parseStreamClosedHeader(o.request.headers["stream-closed"] ?? null))) return `${known.name} closed by no close:\n  ${what}`;
   if (before.closed && after.body.byteLength !== before.body.byteLength) return `${known.name} grew after it was closed:\n  ${what}`;
   if (known.json) {
     const old = JSON.parse(before.body.toString("utf8")) as unknown[];
