@@ -2,6 +2,7 @@
 // `--var`). Bad values fall back to the defaults with a warning rather than stopping the node.
 import { workerLog } from "../log/logger.ts";
 import { defaultReaderShare } from "../core/protocol/reader-share.ts";
+import { WAL_IN_FLIGHT_CAP } from "../storage/wal-format.ts";
 
 export interface NodeSettings {
   /** How long a long-poll waits at the tail, and the SSE keep-alive interval (LONG_POLL_TIMEOUT_MS). */
@@ -53,6 +54,8 @@ export interface NodeSettings {
   readonly maxNodeProducerBytes: number;
   /** How long one WAL object may take to land, retries included (WAL_BATCH_DEADLINE_MS); then its appends get 503. */
   readonly walBatchDeadlineMs: number;
+  /** WAL objects one node has in flight at once (WAL_MAX_IN_FLIGHT), 1 to WAL_IN_FLIGHT_CAP (16). */
+  readonly walMaxInFlight: number;
   /** How much of a webhook receiver's reply a webhook sent from this node reads (WEBHOOK_MAX_REPLY_BYTES). */
   readonly webhookMaxReplyBytes: number;
   /** A primary-key bucket is snapshotted once this many changelog bytes came since its last snapshot (TABLE_SNAPSHOT_BYTES)... */
@@ -88,6 +91,7 @@ const DEFAULT_SETTINGS: NodeSettings = {
   // About 3,500 producers of 1 KiB ids, or 25,000 of 8-byte ids (producerBytes).
   maxNodeProducerBytes: 4 * 1024 * 1024,
   walBatchDeadlineMs: 10_000,
+  walMaxInFlight: 8,
   webhookMaxReplyBytes: 65_536,
   tableSnapshotBytes: 16 * 1024 * 1024,
   tableSnapshotIntervalMs: 60_000,
@@ -131,6 +135,8 @@ export interface SettingsVars {
   MAX_WAL_QUEUE_BYTES?: string;
   /** How long one WAL object may take to land, retries included (ms; default 10000); then 503. */
   WAL_BATCH_DEADLINE_MS?: string;
+  /** WAL objects in flight per node (default 8, at most 16). */
+  WAL_MAX_IN_FLIGHT?: string;
   /** Bytes of request bodies one node holds until answered (default 8 MiB); more gets 503 with Retry-After. */
   MAX_BODY_BYTES_IN_FLIGHT?: string;
   /** Messages in one JSON create or append (default 100000); more gets 413. */
@@ -176,6 +182,7 @@ function boundSettings(vars: SettingsVars): Pick<
   | "maxForkDepth"
   | "maxWalQueueBytes"
   | "walBatchDeadlineMs"
+  | "walMaxInFlight"
   | "maxBodyBytesInFlight"
   | "maxJsonMessages"
   | "maxNodeProducerBytes"
@@ -192,6 +199,7 @@ function boundSettings(vars: SettingsVars): Pick<
     maxForkDepth: positiveInt(vars.MAX_FORK_DEPTH, "MAX_FORK_DEPTH", d.maxForkDepth),
     maxWalQueueBytes: positiveInt(vars.MAX_WAL_QUEUE_BYTES, "MAX_WAL_QUEUE_BYTES", d.maxWalQueueBytes),
     walBatchDeadlineMs: positiveInt(vars.WAL_BATCH_DEADLINE_MS, "WAL_BATCH_DEADLINE_MS", d.walBatchDeadlineMs),
+    walMaxInFlight: atMost(positiveInt(vars.WAL_MAX_IN_FLIGHT, "WAL_MAX_IN_FLIGHT", d.walMaxInFlight), WAL_IN_FLIGHT_CAP, "WAL_MAX_IN_FLIGHT"),
     maxBodyBytesInFlight: positiveInt(vars.MAX_BODY_BYTES_IN_FLIGHT, "MAX_BODY_BYTES_IN_FLIGHT", d.maxBodyBytesInFlight),
     maxJsonMessages: positiveInt(vars.MAX_JSON_MESSAGES, "MAX_JSON_MESSAGES", d.maxJsonMessages),
     maxNodeProducerBytes: positiveInt(vars.MAX_NODE_PRODUCER_BYTES, "MAX_NODE_PRODUCER_BYTES", d.maxNodeProducerBytes),
@@ -201,6 +209,13 @@ function boundSettings(vars: SettingsVars): Pick<
 /** LEASE_TTL_MS: the MetaLog measures liveness with it, the nodes ask for leases and claims of that length. */
 export function leaseTtlMs(vars: Pick<SettingsVars, "LEASE_TTL_MS">): number {
   return positiveInt(vars.LEASE_TTL_MS, "LEASE_TTL_MS", DEFAULT_SETTINGS.leaseTtlMs);
+}
+
+/** `value`, or `cap` (logged) when it is above: a setting the format bounds. */
+function atMost(value: number, cap: number, name: string): number {
+  if (value <= cap) return value;
+  workerLog.log("settings.invalid", { name, value, fallback: cap, reason: `above ${cap}` });
+  return cap;
 }
 
 function positiveInt(raw: string | undefined, name: string, fallback: number): number {

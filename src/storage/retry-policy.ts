@@ -1,3 +1,5 @@
+import { isStoreError } from "./object-store.ts";
+
 // Our own bounded retry policy for object-store requests (aws4fetch's built-in retries are off: they would
 // blindly resend conditional PUTs). Exponential backoff with full jitter, capped in attempts and delay.
 
@@ -41,4 +43,16 @@ export function resolveRetry(options: RetryOptions = {}): ResolvedRetry {
     backoffMs: options.backoffMs ?? ((failures) => Math.min(DEFAULT_RETRY_POLICY.maxDelayMs, DEFAULT_RETRY_POLICY.baseDelayMs * 2 ** (failures - 1))),
     sleep: options.sleep ?? realSleep,
   };
+}
+
+/** Runs an idempotent store call (a read, a listing), again after retryable failures, within the budget. */
+export async function retrying<T>(retry: ResolvedRetry, call: () => Promise<T>): Promise<T> {
+  for (let failures = 0; ; ) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isStoreError(error, "retryable") || ++failures >= retry.maxAttempts) throw error;
+      await retry.sleep(retry.backoffMs(failures));
+    }
+  }
 }

@@ -25,6 +25,13 @@ import {
 } from "./record-codec.ts";
 
 const WAL_MAGIC = "MKWL";
+
+/**
+ * The most WAL objects one writer may have in flight (WAL_MAX_IN_FLIGHT is at most this). Part of the
+ * format: a sealer relies on it to know where a writer it fenced can no longer land (wal-seal.ts), without
+ * knowing that incarnation's setting.
+ */
+export const WAL_IN_FLIGHT_CAP = 16;
 const WAL_FORMAT_VERSION = 1;
 const KIND_RECORDS = 1;
 const KIND_SEAL = 2;

@@ -1,15 +1,21 @@
-// The WAL writer of one node incarnation: group commit with exactly one WAL PUT in flight.
+// The WAL writer of one node incarnation: group commit with up to `maxInFlight` WAL objects in flight.
 //
-// Appends queue up while a PUT is in flight and go out together in the next object, so PUTs stay far
-// below one per append under load, while a lone append on an idle writer costs one PUT. Each object takes
-// the next dense seq and is written with `If-None-Match: *`; appends are acknowledged only after their
-// object landed, strictly in seq order. Why only one in flight: with pipelining, seq n+1 could land after
-// seq n failed, leaving a hole with data above it, and a sealer (who claims the lowest free seq) could then
-// seal below live data. One in flight keeps the chain dense, so its end is exactly the lowest free seq.
+// Appends queue up and go out together in the next object; a lone append on an idle writer costs one PUT.
+// Each object takes the next seq and is written with `If-None-Match: *`; appends are acknowledged only after
+// their object and every object below it landed, strictly in seq order. So a seq that never landed bounds
+// what was acknowledged, which is what the seal relies on (wal-seal.ts, docs/storage-format.md table WS):
+// a writer never issues a seq at or above its lowest unacknowledged one plus WAL_IN_FLIGHT_CAP.
 //
-// A `precondition_failed` means someone sealed the chain: the writer is fenced and never acknowledges
-// again. A retryable failure is retried, but first the key is read back, because a conditional PUT whose
-// answer was lost would collide with itself: our bytes there → it landed; other bytes → fenced.
+// Batching follows the round trip: with nothing in flight an object goes out at once; with objects in flight
+// the next waits until its oldest append has waited the observed round trip divided by `maxInFlight` (or a
+// full object is ready). So at 5 ms a busy writer sends small objects often, at 30 ms larger ones, and an
+// append waits at most about one round trip more than its own PUT.
+//
+// A `precondition_failed` means someone sealed the chain: the writer is fenced. A retryable failure is
+// retried, but first the key is read back, because a conditional PUT whose answer was lost would collide
+// with itself: our bytes there → it landed; other bytes → fenced. A failure at seq s rejects every append
+// at or above s (queued, in flight, or landed above it) and the writer never issues again; objects below s
+// are still acknowledged when they land.
 //
 // Bounds (docs/limits.md): one deadline per object (`batchDeadlineMs`) in place of counted, nested retries: the
 // store calls of one object (PUTs, read-backs, the adapter's own retries) all stop when it passes. Its
@@ -23,34 +29,8 @@ import { putCreateOnce } from "./create-once.ts";
 import { resolveRetry, type ResolvedRetry, type RetryOptions } from "./retry-policy.ts";
 import { walKey } from "./keys.ts";
 import { InvalidRecordError, checkSafeU64, type WalRecord } from "./record-codec.ts";
-import { encodeWalObject, walObjectOverheadBytes, walRecordBytes } from "./wal-format.ts";
-
-/** The chain was sealed by someone else: this writer must never acknowledge again. */
-export class WalFencedError extends Error {
-  override readonly name = "WalFencedError";
-  readonly code = "fenced";
-  constructor(
-    readonly nodeId: string,
-    /** The seq this writer lost. */
-    readonly seq: number,
-  ) {
-    super(`WAL chain of ${nodeId} was sealed at or below seq ${seq}: writer fenced`);
-  }
-}
-
-/** The store kept failing (or failed fatally); the node must restart with a new epoch and seal. */
-export class WalWriterFailedError extends Error {
-  override readonly name = "WalWriterFailedError";
-  readonly code = "unavailable";
-  constructor(
-    readonly nodeId: string,
-    /** The seq whose outcome is unknown: the object may or may not have landed (a seal settles it). */
-    readonly inDoubtSeq: number,
-    cause: unknown,
-  ) {
-    super(`WAL write of ${nodeId} seq ${inDoubtSeq} failed; writer stopped`, { cause });
-  }
-}
+import { WalFencedError, WalWriterFailedError, objectDeadline } from "./wal-writer-bounds.ts";
+import { WAL_IN_FLIGHT_CAP, encodeWalObject, walObjectOverheadBytes, walRecordBytes } from "./wal-format.ts";
 
 export type WalWriterState = "open" | "fenced" | "failed";
 
@@ -62,14 +42,10 @@ export interface WalWriterOptions extends RetryOptions {
    * bounded by it instead of by `maxAttempts`. Unset: `maxAttempts` alone (the sealer's tests).
    */
   batchDeadlineMs?: number;
-}
-
-/** A WAL object that did not land within its deadline: its outcome is unknown (a seal settles it). */
-export class WalDeadlineError extends Error {
-  override readonly name = "WalDeadlineError";
-  constructor(readonly seq: number, readonly deadlineMs: number) {
-    super(`WAL object seq ${seq} did not land within ${deadlineMs} ms (WAL_BATCH_DEADLINE_MS)`);
-  }
+  /** WAL objects in flight at once (WAL_MAX_IN_FLIGHT), 1 to WAL_IN_FLIGHT_CAP (default 8). */
+  maxInFlight?: number;
+  /** Milliseconds now, for the observed round trip (tests and the simulation pass their clock). */
+  now?: () => number;
 }
 
 export interface WalWriterStats {
@@ -84,6 +60,7 @@ export interface WalWriterStats {
 interface PendingAppend {
   records: readonly WalRecord[];
   bytes: number;
+  queuedAtMs: number;
   resolve: (ack: { seq: number }) => void;
   reject: (error: unknown) => void;
 }
@@ -91,13 +68,24 @@ interface PendingAppend {
 export class WalWriter {
   readonly stats: WalWriterStats = { objectsWritten: 0, bytesWritten: 0, recordsWritten: 0, appendsAcknowledged: 0, retries: 0 };
   private readonly queue: PendingAppend[] = [];
+  /** Objects issued and not yet acknowledged or rejected, by seq; `landed` once their PUT succeeded. */
+  private readonly inFlight = new Map<number, { batch: PendingAppend[]; landed: boolean }>();
   private readonly retry: ResolvedRetry;
   private readonly maxBatchBytes: number;
   private readonly batchDeadlineMs: number | undefined;
+  private readonly maxInFlight: number;
+  private readonly now: () => number;
   private readonly overheadBytes: number;
   private pendingBytes = 0;
-  private flushing = false;
-  private seq: number;
+  private pumpQueued = false;
+  private paceTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The seq the next object takes. */
+  private issueSeq: number;
+  /** Every seq below it is acknowledged. */
+  private ackSeq: number;
+  /** The lowest seq that failed: nothing at or above it is ever acknowledged. */
+  private failedSeq = Number.POSITIVE_INFINITY;
+  private roundTripMs = 0;
   private currentState: WalWriterState = "open";
   private stopError: Error | undefined;
 
@@ -110,11 +98,18 @@ export class WalWriter {
   ) {
     checkSafeU64(nodeEpoch, "nodeEpoch");
     walKey(nodeId, nextSeq); // validates the id and the seq
-    this.seq = nextSeq;
+    this.issueSeq = nextSeq;
+    this.ackSeq = nextSeq;
     this.batchDeadlineMs = options.batchDeadlineMs;
     // With a deadline, the deadline bounds the retries (docs/limits.md), not a count of attempts per layer.
     this.retry = resolveRetry(this.batchDeadlineMs === undefined ? options : { ...options, maxAttempts: Number.POSITIVE_INFINITY });
     this.maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
+    const maxInFlight = options.maxInFlight ?? 8;
+    if (!Number.isInteger(maxInFlight) || maxInFlight < 1 || maxInFlight > WAL_IN_FLIGHT_CAP) {
+      throw new RangeError(`maxInFlight must be an integer from 1 to ${WAL_IN_FLIGHT_CAP}, got ${maxInFlight}`);
+    }
+    this.maxInFlight = maxInFlight;
+    this.now = options.now ?? (() => Date.now());
     this.overheadBytes = walObjectOverheadBytes(nodeId);
   }
 
@@ -127,14 +122,24 @@ export class WalWriter {
     return this.pendingBytes;
   }
 
-  /** The seq the next object takes (after fencing: the seq this writer lost). */
+  /** The seq the next object takes (once stopped: the lowest seq this writer lost). */
   get nextSeq(): number {
-    return this.seq;
+    return this.currentState === "open" ? this.issueSeq : Math.min(this.issueSeq, this.failedSeq);
+  }
+
+  /** Objects issued and not yet acknowledged. */
+  get objectsInFlight(): number {
+    return this.inFlight.size;
+  }
+
+  /** The PUT round trip the batching follows (a moving average of the objects that landed), in ms. */
+  get observedRoundTripMs(): number {
+    return this.roundTripMs;
   }
 
   /**
-   * Appends records atomically (they land in one object) and resolves with that object's seq once it
-   * landed. The caller must not mutate the records' bytes until the promise settles.
+   * Appends records atomically (they land in one object) and resolves with that object's seq once it and
+   * every object below it landed. The caller must not mutate the records' bytes until the promise settles.
    */
   async append(records: readonly WalRecord[]): Promise<{ seq: number }> {
     if (this.stopError !== undefined) throw this.stopError;
@@ -143,33 +148,46 @@ export class WalWriter {
     for (const record of records) bytes += walRecordBytes(record);
     this.pendingBytes += bytes;
     const acknowledged = new Promise<{ seq: number }>((resolve, reject) => {
-      this.queue.push({ records, bytes, resolve, reject });
-      if (!this.flushing) {
-        this.flushing = true;
-        void this.flushLoop();
-      }
+      this.queue.push({ records, bytes, queuedAtMs: this.now(), resolve, reject });
+      this.schedulePump();
     });
     return acknowledged.finally(() => {
       this.pendingBytes -= bytes;
     });
   }
 
-  private async flushLoop(): Promise<void> {
-    // One microtask lets appends issued in the same tick share the first object; it adds no I/O wait.
-    await Promise.resolve();
-    try {
-      while (this.queue.length > 0 && this.currentState === "open") {
-        const batch = this.takeBatch();
-        try {
-          await this.writeNext(batch);
-        } catch (error) {
-          // Not a store failure (those are handled in writeNext): a bug. Stop rather than guess.
-          this.stop("failed", new WalWriterFailedError(this.nodeId, this.seq, error), batch);
-        }
+  /** One microtask lets appends issued in the same tick share an object; it adds no I/O wait. */
+  private schedulePump(): void {
+    if (this.pumpQueued) return;
+    this.pumpQueued = true;
+    queueMicrotask(() => {
+      this.pumpQueued = false;
+      this.pump();
+    });
+  }
+
+  /** Issues objects while slots are free and the batching rule (the header) lets the next one go. */
+  private pump(): void {
+    while (this.queue.length > 0 && this.currentState === "open" && this.inFlight.size < this.maxInFlight) {
+      const holdMs = this.holdMs();
+      if (holdMs > 0) {
+        this.paceTimer ??= setTimeout(() => {
+          this.paceTimer = undefined;
+          this.pump();
+        }, holdMs);
+        return;
       }
-    } finally {
-      this.flushing = false;
+      this.issue(this.takeBatch());
     }
+  }
+
+  /** How much longer the queue should wait for more appends before the next object goes out (0: now). */
+  private holdMs(): number {
+    if (this.inFlight.size === 0) return 0;
+    let queued = this.overheadBytes;
+    for (const append of this.queue) if ((queued += append.bytes) >= this.maxBatchBytes) return 0;
+    const waitedMs = this.now() - this.queue[0]!.queuedAtMs;
+    return Math.ceil(this.roundTripMs / this.maxInFlight - waitedMs);
   }
 
   /** At least one append; more while the object stays within `maxBatchBytes`. */
@@ -183,8 +201,8 @@ export class WalWriter {
     return this.queue.splice(0, count);
   }
 
-  private async writeNext(batch: PendingAppend[]): Promise<void> {
-    const seq = this.seq;
+  private issue(batch: PendingAppend[]): void {
+    const seq = this.issueSeq;
     const records = batch.flatMap((append) => append.records);
     let body: Uint8Array;
     try {
@@ -194,64 +212,72 @@ export class WalWriter {
       for (const append of batch) append.reject(error);
       return;
     }
+    this.issueSeq = seq + 1;
+    this.inFlight.set(seq, { batch, landed: false });
+    this.write(seq, body, records.length).catch((error: unknown) => {
+      // Not a store failure (those are handled in write): a bug. Stop rather than guess.
+      this.stop("failed", new WalWriterFailedError(this.nodeId, seq, error), seq);
+    });
+  }
+
+  private async write(seq: number, body: Uint8Array, recordCount: number): Promise<void> {
+    const startedMs = this.now();
     let outcome: Awaited<ReturnType<typeof putCreateOnce>>;
-    const deadline = this.deadline(seq);
+    const deadline = this.batchDeadlineMs === undefined ? undefined : objectDeadline(seq, this.batchDeadlineMs);
     try {
       const put = putCreateOnce(this.store, walKey(this.nodeId, seq), body, this.retry, () => this.stats.retries++, deadline?.signal);
       outcome = await (deadline === undefined ? put : deadline.race(put));
     } catch (error) {
-      this.stop("failed", new WalWriterFailedError(this.nodeId, seq, error), batch);
+      this.stop("failed", new WalWriterFailedError(this.nodeId, seq, error), seq);
       return;
     } finally {
       deadline?.clear();
     }
     if (outcome.kind === "exists") {
-      this.stop("fenced", new WalFencedError(this.nodeId, seq), batch);
+      this.stop("fenced", new WalFencedError(this.nodeId, seq), seq);
       return;
     }
-    this.seq = seq + 1;
+    const entry = this.inFlight.get(seq);
+    if (entry === undefined) return; // rejected already: a failure below it
+    entry.landed = true;
+    const tookMs = Math.max(0, this.now() - startedMs);
+    this.roundTripMs = this.stats.objectsWritten === 0 ? tookMs : 0.8 * this.roundTripMs + 0.2 * tookMs;
     this.stats.objectsWritten++;
     this.stats.bytesWritten += body.byteLength;
-    this.stats.recordsWritten += records.length;
-    this.stats.appendsAcknowledged += batch.length;
-    for (const append of batch) append.resolve({ seq });
+    this.stats.recordsWritten += recordCount;
+    this.acknowledgeInOrder();
+    this.pump();
+  }
+
+  /** Resolves the appends of every landed object whose objects below all landed, in seq order. */
+  private acknowledgeInOrder(): void {
+    for (let entry = this.inFlight.get(this.ackSeq); entry?.landed === true && this.ackSeq < this.failedSeq; entry = this.inFlight.get(this.ackSeq)) {
+      this.inFlight.delete(this.ackSeq);
+      this.stats.appendsAcknowledged += entry.batch.length;
+      for (const append of entry.batch) append.resolve({ seq: this.ackSeq });
+      this.ackSeq++;
+    }
   }
 
   /**
-   * The object's deadline: a signal that aborts (with a WalDeadlineError) once `batchDeadlineMs` passed,
-   * telling the store calls to stop, and `race`, which gives up waiting at that moment even if a call does
-   * not heed the signal (a PUT that hangs). What the abandoned call does later is the seal's to settle.
+   * Object `seq` failed: rejects every append at or above it (in flight, landed above it, and queued), and
+   * every later append, with the first error; objects below it are still acknowledged when they land.
    */
-  private deadline(seq: number): { signal: AbortSignal; clear: () => void; race: <T>(work: Promise<T>) => Promise<T> } | undefined {
-    const deadlineMs = this.batchDeadlineMs;
-    if (deadlineMs === undefined) return undefined;
-    const controller = new AbortController();
-    let expire: ((error: WalDeadlineError) => void) | undefined;
-    const expired = new Promise<never>((_, reject) => (expire = reject));
-    expired.catch(() => undefined);
-    // The error is made when the deadline passes, not per object: capturing a stack costs more than the rest.
-    const timer = setTimeout(() => {
-      const error = new WalDeadlineError(seq, deadlineMs);
-      controller.abort(error);
-      expire?.(error);
-    }, deadlineMs);
-    return {
-      signal: controller.signal,
-      clear: () => clearTimeout(timer),
-      race: (work) => {
-        work.catch(() => undefined); // abandoned at the deadline: its failure is no longer anyone's
-        return Promise.race([work, expired]);
-      },
-    };
-  }
-
-  /** Rejects the batch in flight and everything queued; every later append rejects with the same error. */
-  private stop(state: "fenced" | "failed", error: Error, batch: PendingAppend[]): void {
+  private stop(state: "fenced" | "failed", error: Error, seq: number): void {
     if (this.currentState === "open") {
       this.currentState = state;
       this.stopError = error;
+      if (this.paceTimer !== undefined) clearTimeout(this.paceTimer);
+      this.paceTimer = undefined;
     }
+    this.failedSeq = Math.min(this.failedSeq, seq);
     const stopError = this.stopError ?? error;
-    for (const append of [...batch, ...this.queue.splice(0)]) append.reject(stopError);
+    const rejected: PendingAppend[] = [];
+    for (const [issued, entry] of this.inFlight) {
+      if (issued < seq) continue;
+      this.inFlight.delete(issued);
+      rejected.push(...entry.batch);
+    }
+    for (const append of [...rejected, ...this.queue.splice(0)]) append.reject(stopError);
   }
 }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { ListOptions, ListResult } from "../../src/storage/object-store.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
+import { decodeWalObject } from "../../src/storage/wal-format.ts";
 import { TestCluster } from "./support/test-cluster.ts";
 
 /** A store that runs `beforeWalList` once, at the first listing of a WAL chain after it is armed. */
@@ -31,7 +32,13 @@ describe("recovery from a checkpoint the fenced incarnation moved", () => {
       expect((await old.request("PUT", `moved/s-${i}`, { headers: { "content-type": "text/plain" } })).status).toBe(201);
       expect((await old.request("POST", `moved/s-${i}`, { body: `data-${i};`, headers: { "content-type": "text/plain" } })).status).toBe(204);
     }
-    const walBefore = store.keys().filter((key) => key.startsWith("wal/n/")).length;
+    // Data objects only: each start also leaves its window of seals, which a clean-up keeps.
+    const walData = async (): Promise<number> => {
+      let count = 0;
+      for (const key of store.keys().filter((k) => k.startsWith("wal/n/"))) if (decodeWalObject((await store.get(key)).body, key).kind === "records") count++;
+      return count;
+    };
+    const walBefore = await walData();
     // The new incarnation reads the checkpoint first; when it lists the chain to seal it, the old one
     // compacts (its snapshot lands below where the seal will go), moves the checkpoint and deletes the WAL
     // below it.
@@ -41,7 +48,7 @@ describe("recovery from a checkpoint the fenced incarnation moved", () => {
     };
     const fresh = await cluster.start("n");
     expect(compacted).toBe(true);
-    expect(store.keys().filter((key) => key.startsWith("wal/n/")).length).toBeLessThan(walBefore);
+    expect(await walData()).toBeLessThan(walBefore);
     for (let i = 0; i < 4; i++) {
       const read = await fresh.request("GET", `moved/s-${i}?offset=-1`);
       expect(read.status).toBe(200);

@@ -3,6 +3,7 @@
 // a change that quietly stops the simulation from reaching something shows up in its summary.
 import type { History } from "./history.ts";
 import { WAKE_STREAM } from "./subscription-consumers.ts";
+import { walCoverage } from "./wal-coverage.ts";
 
 const COUNTED: ReadonlySet<string> = new Set([
   "CompleteTransfer",
@@ -38,6 +39,7 @@ export function coverage(history: History): Map<string, number> {
     if (subscriptions.caughtUp === true) add("subscription caught up");
     for (const write of history.writes) for (const record of write.walData) if (record.ownership.name === WAKE_STREAM) add("subscription wake event landed");
   }
+  walCoverage(history, add);
   for (const { entry } of history.journal) {
     const type = entry.command.type;
     if (COUNTED.has(type)) add(`log ${type}`);

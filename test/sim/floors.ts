@@ -57,6 +57,10 @@ const USUAL_PER_SEED: Readonly<Record<string, number>> = {
   "guard stale registration": 0.092,
   "guard superseded duties": 0.866,
   "guard wal deadline": 0.168,
+  // Several WAL objects in flight (wal-coverage.ts; 2026-12-07, WAL_MAX_IN_FLIGHT 8).
+  "wal landed out of order": 1.712,
+  "wal hole sealed": 0.254,
+  "wal garbage landed": 0.432,
 };
 
 /** Each guard's count, one line per guard. */

@@ -7,7 +7,8 @@ import { streamObjectKey } from "../../src/storage/keys.ts";
 import { StaleEpochError, openManifest, readManifest, updateManifest } from "../../src/storage/manifest.ts";
 import { RECORD_FLAG_EOF, type WalRecord } from "../../src/storage/record-codec.ts";
 import { NonContiguousRecordsError, readStreamObject } from "../../src/storage/stream-object.ts";
-import { readChain, sealChain } from "../../src/storage/wal-chain.ts";
+import { readChain } from "../../src/storage/wal-chain.ts";
+import { sealChain } from "../../src/storage/wal-seal.ts";
 import { WalWriter } from "../../src/storage/wal-writer.ts";
 import { compactStream } from "../../src/storage/compaction.ts";
 

@@ -4,8 +4,11 @@
 import { describe, expect, it } from "vitest";
 import type { ObjectStore } from "../../src/storage/object-store.ts";
 import type { WalRecord } from "../../src/storage/record-codec.ts";
-import { readChain, sealChain } from "../../src/storage/wal-chain.ts";
-import { WalFencedError, WalWriter } from "../../src/storage/wal-writer.ts";
+import { readChain } from "../../src/storage/wal-chain.ts";
+import { WAL_IN_FLIGHT_CAP } from "../../src/storage/wal-format.ts";
+import { sealChain } from "../../src/storage/wal-seal.ts";
+import { WalWriter } from "../../src/storage/wal-writer.ts";
+import { WalFencedError } from "../../src/storage/wal-writer-bounds.ts";
 
 const record = (i: number): WalRecord => ({
   streamId: `s${i % 3}`,
@@ -59,7 +62,8 @@ export function walFencingSuite(storeName: string, makeStore: () => ObjectStore)
       const next = new WalWriter(store, nodeId, 2, sealSeq + 1);
       const { seq } = await next.append([record(1000)]);
       const second = await sealChain(store, { nodeId, fromSeq: 0, sealedBy: nodeId, sealEpoch: 3 });
-      expect(second.sealSeq).toBe(seq + 1);
+      // The seal claims WAL_IN_FLIGHT_CAP seqs from the lowest missing one, seq + 1, and its top one is the seal.
+      expect(second.sealSeq).toBe(seq + WAL_IN_FLIGHT_CAP);
       const all = (await readChain(store, { nodeId, fromSeq: 0, toSeq: second.sealSeq })).flatMap((o) => o.records);
       expect(all.map((r) => new TextDecoder().decode(r.data))).toEqual([...ackedInOrder, "append-1000"]);
     });

@@ -8,7 +8,8 @@ import type { DomainError } from "../../core/errors.ts";
 import type { MetaLogClient } from "../../ports/meta-log-client.ts";
 import type { TabletStorage } from "../../ports/tablet-storage.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
-import { WalFencedError, WalWriter } from "../../storage/wal-writer.ts";
+import { WalWriter } from "../../storage/wal-writer.ts";
+import { WalFencedError } from "../../storage/wal-writer-bounds.ts";
 import { createLogger, type Logger, type LogSink } from "../../log/logger.ts";
 import { KeyedWaiters } from "../../waits/keyed-waiters.ts";
 import type { NodeContext, ViewPort, WalPort } from "../context.ts";
@@ -104,7 +105,11 @@ export async function startIncarnation(deps: NodeRuntimeDeps): Promise<Incarnati
   const recoveringMs = deps.clockMs();
   const recovery = await recoverNode(store, registry, nodeId, nodeEpoch, deps.now());
   const recoverMs = deps.clockMs() - recoveringMs;
-  const wal = new WalWriter(store, nodeId, nodeEpoch, recovery.sealSeq + 1, { batchDeadlineMs: deps.settings.walBatchDeadlineMs });
+  const wal = new WalWriter(store, nodeId, nodeEpoch, recovery.sealSeq + 1, {
+    batchDeadlineMs: deps.settings.walBatchDeadlineMs,
+    maxInFlight: deps.settings.walMaxInFlight,
+    now: deps.clockMs,
+  });
   const ctx = buildContext(deps, { registry, store, log, meters, registeredAtMs, wal: walPort(wal, meters, () => ctx, deps) });
   ctx.observers.add(subscriptionDelivery(ctx, deps.meta, deps.effectsFetch));
   await attachMissingSources(ctx);

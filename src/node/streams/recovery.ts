@@ -7,7 +7,8 @@ import type { StreamConfig } from "../../core/protocol/stream-config.ts";
 import { readCheckpoint } from "../../storage/checkpoint.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
 import { isEof, type WalRecord } from "../../storage/record-codec.ts";
-import { replayChain, sealChain } from "../../storage/wal-chain.ts";
+import { replayChain } from "../../storage/wal-chain.ts";
+import { sealChain } from "../../storage/wal-seal.ts";
 import { WalCorruptError } from "../../storage/wal-format.ts";
 
 import { decodeRecordMeta, type RecordMeta } from "../state/record-meta.ts";
@@ -51,11 +52,13 @@ export interface ChainRecovery {
  */
 export async function recoverChain(store: ObjectStore, registry: StreamRegistry, chain: ChainRecovery, nowMs: number): Promise<RecoveryResult> {
   const { nodeId } = chain;
-  let fromSeq = (await readCheckpoint(store, nodeId))?.checkpoint.walSeq ?? 0;
-  const { sealSeq } = await sealChain(store, { nodeId, fromSeq, sealedBy: chain.sealedBy, sealEpoch: chain.sealEpoch });
+  const checkpoint = (await readCheckpoint(store, nodeId))?.checkpoint.walSeq ?? 0;
+  const sealed = await sealChain(store, { nodeId, fromSeq: checkpoint, sealedBy: chain.sealedBy, sealEpoch: chain.sealEpoch });
+  const { sealSeq } = sealed;
+  let { fromSeq } = sealed;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await replayInto(store, registry, { nodeId, fromSeq, sealSeq }, nowMs);
+      return await replayInto(store, registry, { nodeId, fromSeq, sealSeq, ownerEpoch: chain.sealEpoch }, nowMs);
     } catch (error) {
       const moved = error instanceof WalCorruptError && attempt < MAX_REPLAY_ATTEMPTS ? ((await readCheckpoint(store, nodeId))?.checkpoint.walSeq ?? 0) : fromSeq;
       if (moved <= fromSeq || moved > sealSeq) throw error;
@@ -69,10 +72,10 @@ export async function recoverChain(store: ObjectStore, registry: StreamRegistry,
 async function replayInto(
   store: ObjectStore,
   registry: StreamRegistry,
-  range: { readonly nodeId: string; readonly fromSeq: number; readonly sealSeq: number },
+  range: { readonly nodeId: string; readonly fromSeq: number; readonly sealSeq: number; readonly ownerEpoch: number },
   nowMs: number,
 ): Promise<RecoveryResult> {
-  const { nodeId, fromSeq, sealSeq } = range;
+  const { nodeId, fromSeq, sealSeq, ownerEpoch } = range;
   const seals = new Set([sealSeq]);
   let bytesReplayed = 0;
   let objectsReplayed = 0;
@@ -80,7 +83,7 @@ async function replayInto(
   const snapshotted = new Set<string>();
   // The tail a snapshotted stream had at its snapshot: its stream objects end there.
   const snapshotTails = new Map<string, number>();
-  for await (const object of replayChain(store, { nodeId, fromSeq, toSeq: sealSeq, onSeal: (seq) => seals.add(seq) })) {
+  for await (const object of replayChain(store, { nodeId, fromSeq, toSeq: sealSeq, ownerEpoch, onSeal: (seq) => seals.add(seq) })) {
     objectsReplayed++;
     for (const record of object.records) {
       bytesReplayed += record.data.byteLength;
