@@ -1,15 +1,10 @@
 // `npm run dev` with a port another program holds: one line that names the variable that sets the port
 // (PORT for the Worker, MINK_S3_PORT for the embedded S3 endpoint, where MinIO usually sits) and how to
 // pick another, exit 1, no stack, nothing started. Started for real (npm -> tsx), as a newcomer starts it.
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-
-const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+import { freePort, runInRepo } from "../support/run-in-repo.ts";
 /** The check runs before any build: a few seconds for npm and tsx to start; a dev that did start is killed. */
 const RUN_TIMEOUT_MS = 45_000;
 
@@ -26,27 +21,8 @@ async function holdPort(): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 async function dev(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  mkdirSync(join(REPO_ROOT, ".mink"), { recursive: true });
-  const stateDir = mkdtempSync(join(REPO_ROOT, ".mink", "dev-ports-"));
-  const child = spawn("npm", ["run", "--silent", "dev"], { cwd: REPO_ROOT, env: { ...process.env, ...env, MINK_STATE_DIR: stateDir }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), RUN_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  clearTimeout(timer);
-  rmSync(stateDir, { recursive: true, force: true });
-  return { code, output };
+  return runInRepo(["npm", "run", "--silent", "dev"], { ...process.env, ...env }, { label: "dev-ports", timeoutMs: RUN_TIMEOUT_MS });
 }
 
 describe("npm run dev with a port in use", () => {

@@ -4,15 +4,10 @@
 // refused in one line that names the variable or the option, before anything starts; so is a latency for
 // `npm run dev` whose Worker is pointed at another store (S3_ENDPOINT). The refusals are run for real (npm
 // -> tsx), as a newcomer runs them.
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { freePort, runInRepo } from "../support/run-in-repo.ts";
 import { checkLatencyMs, cliLatency, describeS3Latency, latencyMsFromText, s3LatencyFromEnv } from "../../scripts/embedded-s3.ts";
 
-const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Each refusal comes before any build: a few seconds for npm and tsx to start; a run that did start is killed. */
 const RUN_TIMEOUT_MS = 45_000;
 
@@ -60,31 +55,11 @@ describe("latency settings, checked", () => {
   });
 });
 
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** Runs `command` in the repository with `env` on top of this process's (S3 latency and endpoint unset first). */
 async function run(command: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  mkdirSync(join(REPO_ROOT, ".mink"), { recursive: true });
-  const stateDir = mkdtempSync(join(REPO_ROOT, ".mink", "s3-latency-"));
-  const base: Record<string, string | undefined> = { ...process.env, MINK_STATE_DIR: stateDir, PORT: String(await freePort()), MINK_S3_PORT: String(await freePort()) };
+  const base: Record<string, string | undefined> = { ...process.env, PORT: String(await freePort()), MINK_S3_PORT: String(await freePort()) };
   for (const name of ["MINK_S3_LATENCY_MS", "MINK_S3_LATENCY_JITTER_MS", "S3_ENDPOINT"]) delete base[name];
-  const [file, ...args] = command as [string, ...string[]];
-  const child = spawn(file, args, { cwd: REPO_ROOT, env: { ...base, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), RUN_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  clearTimeout(timer);
-  rmSync(stateDir, { recursive: true, force: true });
-  return { code, output };
+  return runInRepo(command, { ...base, ...env }, { label: "s3-latency", timeoutMs: RUN_TIMEOUT_MS });
 }
 
 describe("bad latency settings refused before anything starts", () => {
