@@ -6,10 +6,12 @@
 // what was acknowledged, which is what the seal relies on (wal-seal.ts, docs/storage-format.md table WS):
 // a writer never issues a seq at or above its lowest unacknowledged one plus WAL_IN_FLIGHT_CAP.
 //
-// Batching follows the round trip: with nothing in flight an object goes out at once; with objects in flight
-// the next waits until its oldest append has waited the observed round trip divided by `maxInFlight` (or a
-// full object is ready). So at 5 ms a busy writer sends small objects often, at 30 ms larger ones, and an
-// append waits at most about one round trip more than its own PUT.
+// Batching follows the round trip: with nothing in flight an object goes out at once; with j objects in
+// flight the next waits until its oldest append has waited j / `maxInFlight` of the observed round trip (or
+// a full object is ready). The more are in flight, the longer the next one gathers: under steady load about
+// sqrt(maxInFlight) objects are in flight, each carrying what arrived in that share of a round trip, so an
+// append waits a fraction of a round trip for its PUT, and the PUT count (the CPU and R2's per-request
+// price) stays near half of what one object per free slot would send.
 //
 // A `precondition_failed` means someone sealed the chain: the writer is fenced. A retryable failure is
 // retried, but first the key is read back, because a conditional PUT whose answer was lost would collide
@@ -181,13 +183,13 @@ export class WalWriter {
     }
   }
 
-  /** How much longer the queue should wait for more appends before the next object goes out (0: now). */
+  /** How much longer the queue should wait for more appends before the next object goes out (0: now): the header's rule. */
   private holdMs(): number {
     if (this.inFlight.size === 0) return 0;
     let queued = this.overheadBytes;
     for (const append of this.queue) if ((queued += append.bytes) >= this.maxBatchBytes) return 0;
     const waitedMs = this.now() - this.queue[0]!.queuedAtMs;
-    return Math.ceil(this.roundTripMs / this.maxInFlight - waitedMs);
+    return Math.ceil((this.roundTripMs * this.inFlight.size) / this.maxInFlight - waitedMs);
   }
 
   /** At least one append; more while the object stays within `maxBatchBytes`. */
