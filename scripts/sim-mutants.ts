@@ -48,9 +48,11 @@ const MUTANTS: readonly Mutant[] = [
     breaks: "a takeover replays the dead chain without sealing it (behind the zombie's own self-lease)",
     edits: [
       {
-        file: "src/storage/wal-chain.ts",
-        from: "  const last = await lastObjectSeq(store, nodeId, options.fromSeq);\n",
-        to: "  const last = await lastObjectSeq(store, nodeId, options.fromSeq);\n  if (sealedBy !== nodeId) return { sealSeq: last === null ? options.fromSeq : last + 1 };\n",
+        file: "src/storage/wal-seal.ts",
+        from: "  const maxSealRounds = options.maxSealRounds ?? 12;\n",
+        to:
+          "  const maxSealRounds = options.maxSealRounds ?? 12;\n" +
+          "  if (options.sealedBy !== options.nodeId) return { fromSeq: options.fromSeq, sealSeq: lowestMissing(await presentSeqs(store, options.nodeId, options.fromSeq), options.fromSeq) };\n",
       },
     ],
   },
@@ -60,30 +62,9 @@ const MUTANTS: readonly Mutant[] = [
     edits: [{ file: "src/node/paths/read.ts", from: "await ctx.readers.wait(stream.id,", to: "await ctx.readers.wait(stream.name," }],
   },
   {
-    name: "two-in-flight",
-    breaks: "two WAL PUTs in flight, each acknowledged as it lands (an acknowledgement above a hole)",
-    edits: [
-      {
-        file: "src/storage/wal-writer.ts",
-        from:
-          '      while (this.queue.length > 0 && this.currentState === "open") {\n        const batch = this.takeBatch();\n        try {\n          await this.writeNext(batch);\n',
-        to:
-          "      const inFlight = new Set<Promise<void>>();\n" +
-          '      while ((this.queue.length > 0 || inFlight.size > 0) && this.currentState === "open") {\n' +
-          "        if (this.queue.length === 0 || inFlight.size >= 2) { await Promise.race([...inFlight, new Promise<void>((r) => ((this as unknown as { kick: () => void }).kick = r))]); continue; }\n" +
-          "        const batch = this.takeBatch();\n" +
-          "        try {\n" +
-          "          const p: Promise<void> = this.writeNext(batch).catch(() => undefined).finally(() => inFlight.delete(p));\n" +
-          "          inFlight.add(p);\n",
-      },
-      { file: "src/storage/wal-writer.ts", from: "    const seq = this.seq;\n    const records = batch.flatMap", to: "    const seq = this.seq++;\n    const records = batch.flatMap" },
-      { file: "src/storage/wal-writer.ts", from: "    this.seq = seq + 1;\n    this.stats.objectsWritten++;", to: "    this.stats.objectsWritten++;" },
-      {
-        file: "src/storage/wal-writer.ts",
-        from: "      this.queue.push({ records, bytes, resolve, reject });\n",
-        to: "      this.queue.push({ records, bytes, resolve, reject });\n      (this as unknown as { kick?: () => void }).kick?.();\n",
-      },
-    ],
+    name: "ack-as-landed",
+    breaks: "a WAL object acknowledged as it lands, not once every object below it landed (an acknowledgement above a hole)",
+    edits: [{ file: "src/storage/wal-writer.ts", from: "    entry.landed = true;\n", to: "    entry.landed = true;\n    for (const append of entry.batch) append.resolve({ seq });\n" }],
   },
   {
     name: "cleanup-bound",
@@ -97,8 +78,8 @@ const MUTANTS: readonly Mutant[] = [
   },
   {
     name: "seal-seq",
-    breaks: "the seal placed one seq too high (a hole below it)",
-    edits: [{ file: "src/storage/wal-chain.ts", from: "    return { sealSeq: seq + window - 1 };", to: "    return { sealSeq: seq + window };" }],
+    breaks: "the seal placed one seq above the chain's lowest missing one (a hole below it, off the writer's path)",
+    edits: [{ file: "src/storage/wal-seal.ts", from: "    const m = lowestMissing(present, fromSeq);\n", to: "    const m = lowestMissing(present, fromSeq) + 1;\n" }],
   },
   {
     name: "evict-uncompacted",
