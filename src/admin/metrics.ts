@@ -109,6 +109,13 @@ function nodeDataFamilies(ids: readonly string[], nodes: ReadonlyMap<string, Nod
     },
     { name: "mink_wal_flushes_total", help: "WAL objects written (one per flushed batch).", type: "counter", samples: byNode((m) => m.walFlushes) },
     { name: "mink_wal_written_bytes_total", help: "Bytes of WAL objects written.", type: "counter", samples: byNode((m) => m.walBytesWritten) },
+    { name: "mink_wal_objects_in_flight", help: "WAL objects sent and not yet acknowledged (at most WAL_MAX_IN_FLIGHT).", type: "gauge", samples: byNode((m) => m.walInFlight) },
+    {
+      name: "mink_wal_round_trip_seconds",
+      help: "The WAL PUT round trip the batching follows (a moving average of the objects that landed).",
+      type: "gauge",
+      samples: byNode((m) => m.walRoundTripMs / 1000),
+    },
     { name: "mink_open_streams", help: "Streams the node holds in memory.", type: "gauge", samples: byNode((m) => m.openStreams) },
     { name: "mink_streams_evicted_total", help: "Idle streams evicted from memory (still owned by the node).", type: "counter", samples: byNode((m) => m.streamsEvicted) },
     { name: "mink_streams_reloaded_total", help: "Evicted streams reloaded from their manifests by a request.", type: "counter", samples: byNode((m) => m.streamsReloaded) },

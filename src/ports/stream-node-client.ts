@@ -28,6 +28,9 @@ export interface NodeMetrics {
   /** WAL objects written (each is one flush of a batch). */
   readonly walFlushes: number;
   readonly walBytesWritten: number;
+  /** WAL objects in flight now, and the PUT round trip the WAL's batching follows (ms; docs/storage-format.md). */
+  readonly walInFlight: number;
+  readonly walRoundTripMs: number;
   /** Streams this node holds in memory (live and soft-deleted). */
   readonly openStreams: number;
   /** Idle streams evicted from memory, and evicted streams reloaded, by this incarnation (docs/node.md, "Idle streams"). */

@@ -144,6 +144,9 @@ describe("admin endpoints", () => {
     expect(sample(after, `mink_appended_bytes_total{${node}}`)).toBe(bytesBefore + 5);
     expect(sample(after, `mink_wal_flushes_total{${node}}`)).toBe(flushesBefore + 1);
     expect(sample(after, `mink_object_store_requests_total{${node},kind="put"}`)).toBe(putsBefore + 1);
+    // The append was answered once its object landed: nothing of it is in flight; its round trip was seen.
+    expect(sample(after, `mink_wal_objects_in_flight{${node}}`)).toBe(0);
+    expect(sample(after, `mink_wal_round_trip_seconds{${node}}`)).toBeGreaterThanOrEqual(0);
   });
 
   it("counts a waiting long-poll reader as a live reader until an append releases it", async () => {

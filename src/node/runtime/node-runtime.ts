@@ -167,6 +167,8 @@ export class NodeRuntime {
       series: seriesSamples(this.meters.series, this.ctx.now()),
       walFlushes: this.wal.stats.objectsWritten,
       walBytesWritten: this.wal.stats.bytesWritten,
+      walInFlight: this.wal.objectsInFlight,
+      walRoundTripMs: this.wal.observedRoundTripMs,
       openStreams,
       streamsEvicted: this.meters.residency.evicted,
       streamsReloaded: this.meters.residency.reloaded,

@@ -89,6 +89,8 @@ export function idleNodeMetrics(nodeId: string, nodeEpoch: number): NodeMetrics 
     series: [],
     walFlushes: 0,
     walBytesWritten: 0,
+    walInFlight: 0,
+    walRoundTripMs: 0,
     openStreams: 0,
     streamsEvicted: 0,
     streamsReloaded: 0,
