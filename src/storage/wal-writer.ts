@@ -79,6 +79,8 @@ export class WalWriter {
   private readonly now: () => number;
   private readonly overheadBytes: number;
   private pendingBytes = 0;
+  /** Bytes of the appends in `queue` (not yet in an object): what the batching rule reads. */
+  private waitingBytes = 0;
   private pumpQueued = false;
   private paceTimer: ReturnType<typeof setTimeout> | undefined;
   /** The seq the next object takes. */
@@ -151,6 +153,7 @@ export class WalWriter {
     this.pendingBytes += bytes;
     const acknowledged = new Promise<{ seq: number }>((resolve, reject) => {
       this.queue.push({ records, bytes, queuedAtMs: this.now(), resolve, reject });
+      this.waitingBytes += bytes;
       this.schedulePump();
     });
     return acknowledged.finally(() => {
@@ -186,8 +189,7 @@ export class WalWriter {
   /** How much longer the queue should wait for more appends before the next object goes out (0: now): the header's rule. */
   private holdMs(): number {
     if (this.inFlight.size === 0) return 0;
-    let queued = this.overheadBytes;
-    for (const append of this.queue) if ((queued += append.bytes) >= this.maxBatchBytes) return 0;
+    if (this.overheadBytes + this.waitingBytes >= this.maxBatchBytes) return 0;
     const waitedMs = this.now() - this.queue[0]!.queuedAtMs;
     return Math.ceil((this.roundTripMs * this.inFlight.size) / this.maxInFlight - waitedMs);
   }
@@ -200,6 +202,7 @@ export class WalWriter {
       bytes += this.queue[count]!.bytes;
       count++;
     }
+    this.waitingBytes -= bytes - this.overheadBytes;
     return this.queue.splice(0, count);
   }
 
@@ -280,6 +283,7 @@ export class WalWriter {
       this.inFlight.delete(issued);
       rejected.push(...entry.batch);
     }
+    this.waitingBytes = 0;
     for (const append of [...rejected, ...this.queue.splice(0)]) append.reject(stopError);
   }
 }
