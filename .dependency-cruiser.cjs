@@ -54,6 +54,13 @@ module.exports = {
       to: { pathNot: "^src/(core|storage)/" },
     },
     {
+      name: "tiering-over-core-and-storage",
+      comment: "src/tiering writes tiered tables as Apache Iceberg (docs/tiering.md): the core, the object store and its file libraries; no node, HTTP or MetaLog.",
+      severity: "error",
+      from: { path: "^src/tiering/" },
+      to: { path: "^src/", pathNot: "^src/(core|storage|tiering)/" },
+    },
+    {
       name: "node-below-http-and-router",
       comment: "src/node serves streams; the HTTP layer, the router and the Durable Objects are above it.",
       severity: "error",

@@ -22,6 +22,7 @@ export default defineConfig({
           include: [
             "test/core/**/*.test.ts",
             "test/storage/**/*.test.ts",
+            "test/tiering/**/*.test.ts",
             "test/contract/**/*.test.ts",
             "test/cli/**/*.test.ts",
             "test/cluster/**/*.test.ts",

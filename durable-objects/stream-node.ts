@@ -4,7 +4,7 @@
 // (fenced, or the store kept failing) the node answers 503 and resets itself: the next request starts anew.
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
-import { metaLogClient, type Env } from "../src/env.ts";
+import { metaLogClient, streamNodeClient, type Env } from "../src/env.ts";
 import { streamRoutes } from "../src/node-http/stream-routes.ts";
 import type { CompactionReport } from "../src/node/streams/compaction.ts";
 import type { TableContext } from "../src/node/tables/buckets.ts";
@@ -14,7 +14,8 @@ import { startInWorkerd } from "../src/node/runtime/workerd-start.ts";
 import { nodeSettings } from "../src/node/settings.ts";
 import { idleNodeMetrics } from "../src/node/state/store-metrics.ts";
 import type { MetaLogClient } from "../src/ports/meta-log-client.ts";
-import type { BucketInfo, CreateTableAnswer, FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient, StreamTailInfo } from "../src/ports/stream-node-client.ts";
+import type { TierTableAnswer } from "../src/core/tiering/tier-report.ts";
+import type { BucketInfo, ChangelogPageAnswer, CreateTableAnswer, FaultRequest, FaultState, NodeMetrics, NodePing, StreamNodeClient, StreamTailInfo } from "../src/ports/stream-node-client.ts";
 import type { JsonValue } from "../src/core/meta/json.ts";
 import { domainError } from "../src/core/errors.ts";
 import { errorResponse } from "../src/http/responses.ts";
@@ -135,7 +136,18 @@ export class StreamNode extends DurableObject<Env> {
     return (await this.serving()?.addPartition(String(table), value)) ?? this.notServing();
   }
 
-  private notServing(): CreateTableAnswer {
+  /** A tiering round of the table as the coordinator (POST /admin/tables/<name>/tier asks the lease holder). */
+  async tierTable(name: string): Promise<TierTableAnswer> {
+    return (await this.serving()?.tierTable(String(name))) ?? this.notServing();
+  }
+
+  /** A page of a bucket's changelog read here as its leader (a tiering round at the coordinator asks). */
+  async readBucketChangelog(table: string, partition: string | number | null, bucket: number, fromPosition: number, maxBytes: number): Promise<ChangelogPageAnswer> {
+    if (partition !== null && typeof partition !== "string" && typeof partition !== "number") throw new TypeError("partition must be a string, a number or null");
+    return (await this.serving()?.readBucketChangelog(String(table), partition, Number(bucket), Number(fromPosition), Number(maxBytes))) ?? this.notServing();
+  }
+
+  private notServing(): { ok: false; error: ReturnType<typeof domainError> } {
     return { ok: false, error: domainError("unavailable", `node ${this.nodeId} is not serving; retry`) };
   }
 
@@ -214,6 +226,7 @@ export class StreamNode extends DurableObject<Env> {
       },
       waitUntil: (work) => this.ctx.waitUntil(work),
       endSoon: (reason) => setTimeout(() => this.ctx.abort(reason), RESET_AFTER_STOP_MS),
+      peers: (nodeId) => streamNodeClient(this.env.STREAM_NODE, nodeId),
     });
     await this.ctx.storage.setAlarm(Date.now() + settings.heartbeatMs);
   }

@@ -1,7 +1,8 @@
 // The table admin endpoints (docs/tables.md, docs/operations.md), under /admin behind requireAdmin:
 // `GET /admin/tables` (every table), `GET /admin/tables/<name>` (its buckets: leader, leader epoch, next
 // offset, rows, snapshot offset: what `mink table` and the status page show), and
-// `POST /admin/tables/<name>/snapshot` (snapshot every primary-key bucket now, at its leader).
+// `POST /admin/tables/<name>/snapshot` (snapshot every primary-key bucket now, at its leader), and
+// `POST /admin/tables/<name>/tier` (a tiering round now, at the coordinator: docs/tiering.md).
 import { workerLog } from "../log/logger.ts";
 import { Hono } from "hono";
 import { domainError } from "../core/errors.ts";
@@ -9,6 +10,7 @@ import { parseTableName } from "../core/tables/definition.ts";
 import { snapshotTable, tableDescription, tableList } from "../router/table-describe.ts";
 import { json, type AdminEnv } from "./common.ts";
 import { errorResponse } from "../http/responses.ts";
+import { atCoordinator } from "../router/table-coordinator.ts";
 
 export const adminTableRoutes = new Hono<AdminEnv>();
 
@@ -31,4 +33,11 @@ adminTableRoutes.post("/tables/:name/snapshot", async (c) => {
   if (!name.ok) return errorResponse(name.error);
   const buckets = await snapshotTable(c.env, name.value);
   return buckets === null ? errorResponse(domainError("not_found", "no such table", { table: name.value })) : json({ table: name.value, buckets });
+});
+
+adminTableRoutes.post("/tables/:name/tier", async (c) => {
+  const name = parseTableName(c.req.param("name"));
+  if (!name.ok) return errorResponse(name.error);
+  const answer = await atCoordinator(c.env, (node) => node.tierTable(name.value));
+  return answer.ok ? json(answer.report) : errorResponse(answer.error);
 });

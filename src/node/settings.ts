@@ -62,6 +62,8 @@ export interface NodeSettings {
   readonly tableSnapshotBytes: number;
   /** ... or once this long passed with any change since it (TABLE_SNAPSHOT_INTERVAL_MS). */
   readonly tableSnapshotIntervalMs: number;
+  /** Changelog bytes a tiering round reads of one bucket at most (TIERING_MAX_BYTES_PER_BUCKET); the rest waits for the next round. */
+  readonly tieringMaxBytesPerBucket: number;
 }
 
 const DEFAULT_SETTINGS: NodeSettings = {
@@ -95,6 +97,7 @@ const DEFAULT_SETTINGS: NodeSettings = {
   webhookMaxReplyBytes: 65_536,
   tableSnapshotBytes: 16 * 1024 * 1024,
   tableSnapshotIntervalMs: 60_000,
+  tieringMaxBytesPerBucket: 16 * 1024 * 1024,
 };
 
 export interface SettingsVars {
@@ -149,6 +152,8 @@ export interface SettingsVars {
   TABLE_SNAPSHOT_BYTES?: string;
   /** Longest time a changed primary-key bucket goes without a snapshot (ms; default 60000). */
   TABLE_SNAPSHOT_INTERVAL_MS?: string;
+  /** Changelog bytes one tiering round reads of one bucket at most (default 16 MiB). */
+  TIERING_MAX_BYTES_PER_BUCKET?: string;
 }
 
 export function nodeSettings(vars: SettingsVars): NodeSettings {
@@ -167,6 +172,7 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
     webhookMaxReplyBytes: positiveInt(vars.WEBHOOK_MAX_REPLY_BYTES, "WEBHOOK_MAX_REPLY_BYTES", DEFAULT_SETTINGS.webhookMaxReplyBytes),
     tableSnapshotBytes: positiveInt(vars.TABLE_SNAPSHOT_BYTES, "TABLE_SNAPSHOT_BYTES", DEFAULT_SETTINGS.tableSnapshotBytes),
     tableSnapshotIntervalMs: positiveInt(vars.TABLE_SNAPSHOT_INTERVAL_MS, "TABLE_SNAPSHOT_INTERVAL_MS", DEFAULT_SETTINGS.tableSnapshotIntervalMs),
+    tieringMaxBytesPerBucket: positiveInt(vars.TIERING_MAX_BYTES_PER_BUCKET, "TIERING_MAX_BYTES_PER_BUCKET", DEFAULT_SETTINGS.tieringMaxBytesPerBucket),
   };
 }
 

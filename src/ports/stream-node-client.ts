@@ -5,6 +5,7 @@ import type { DomainError } from "../core/errors.ts";
 import type { HistogramSnapshot } from "../core/histogram.ts";
 import type { JsonValue } from "../core/meta/json.ts";
 import type { SeriesSample } from "../core/series.ts";
+import type { TierTableAnswer } from "../core/tiering/tier-report.ts";
 
 export const STORE_REQUEST_KINDS = ["put", "get", "head", "list", "delete"] as const;
 type StoreRequestKind = (typeof STORE_REQUEST_KINDS)[number];
@@ -113,6 +114,11 @@ export type CreateTableAnswer =
   | { readonly ok: true; readonly created: boolean }
   | { readonly ok: false; readonly error: DomainError };
 
+/** A page of a bucket's changelog read at its leader for tiering (docs/tiering.md): the records' JSON texts. */
+export type ChangelogPageAnswer =
+  | { readonly ok: true; readonly messages: readonly string[]; readonly endPosition: number }
+  | { readonly ok: false; readonly error: DomainError };
+
 /** The StreamNode's methods as seen by a caller. */
 export interface StreamNodeClient {
   /** The node's protocol app: node-addressed requests (`/n/<id>/...` with the prefix removed). */
@@ -137,5 +143,9 @@ export interface StreamNodeClient {
   createTable(name: string, definition: JsonValue, buckets: number): Promise<CreateTableAnswer>;
   /** AddPartition as the coordinator (a write to a new partition value): `fenced` with the lease holder when this node is not it. */
   addPartition(table: string, value: string | number): Promise<CreateTableAnswer>;
+  /** A tiering round of the table now, as the coordinator: `fenced` with the lease holder when this node is not it. */
+  tierTable(name: string): Promise<TierTableAnswer>;
+  /** The bucket's changelog from a byte position, at most about `maxBytes`, read here as its leader (a tiering round asks). */
+  readBucketChangelog(table: string, partition: string | number | null, bucket: number, fromPosition: number, maxBytes: number): Promise<ChangelogPageAnswer>;
 }
 

@@ -6,6 +6,10 @@
 //   nodes/<nodeId>/checkpoint                                       the node's WAL checkpoint
 //   tables/<streamId>/parts/<partId>                                a table snapshot part (immutable, by content)
 //   tables/<streamId>/snapshots/<coveredPosition, 20 digits>        a table snapshot manifest (JSON)
+//   tiered/<table>/metadata/v<N>.metadata.json                      a tiered table's Iceberg version N (created once)
+//   tiered/<table>/metadata/version-hint.text                       the latest version's number, for readers
+//   tiered/<table>/metadata/<name>.avro                             an Iceberg manifest or manifest list
+//   tiered/<table>/data/<name>.parquet                              an Iceberg data or equality-delete file
 //
 // Table snapshots live outside `streams/`: the stream GC takes every key under `streams/<id>/` for a stream
 // object or manifest, and a bucket's snapshots are collected by their own rules (docs/tables.md, table S).
@@ -158,4 +162,28 @@ export function tableManifestsPrefix(streamId: string): string {
 
 export function tableManifestKey(streamId: string, coveredPosition: number): string {
   return tableManifestsPrefix(streamId) + padNumber(coveredPosition, "covered position");
+}
+
+/** Everything of a tiered table (docs/tiering.md): table names are `[A-Za-z0-9_-]`, safe in a key as they are. */
+export function tieredTablePrefix(table: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(table)) throw new InvalidIdError(table, "not a table name");
+  return `tiered/${table}/`;
+}
+
+export function tieredMetadataKey(table: string, version: number): string {
+  if (!Number.isSafeInteger(version) || version < 1) throw new InvalidIdError(String(version), "not a metadata version");
+  return `${tieredTablePrefix(table)}metadata/v${version}.metadata.json`;
+}
+
+export function tieredVersionHintKey(table: string): string {
+  return `${tieredTablePrefix(table)}metadata/version-hint.text`;
+}
+
+/** A manifest or manifest list; `name` is the writer's unique name (escaped like an id). */
+export function tieredAvroKey(table: string, name: string): string {
+  return `${tieredTablePrefix(table)}metadata/${escapeId(name)}.avro`;
+}
+
+export function tieredDataKey(table: string, name: string): string {
+  return `${tieredTablePrefix(table)}data/${escapeId(name)}.parquet`;
 }

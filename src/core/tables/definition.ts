@@ -3,7 +3,7 @@
 import { fail, ok, type Parsed } from "../protocol/parsed.ts";
 
 const COLUMN_TYPES = ["string", "int", "float", "bool", "json"] as const;
-type ColumnType = (typeof COLUMN_TYPES)[number];
+export type ColumnType = (typeof COLUMN_TYPES)[number];
 /** The types a key column (primary key, bucket key, partition) may have: each has one exact encoding. */
 type KeyColumnType = "string" | "int" | "bool";
 

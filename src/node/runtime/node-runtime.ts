@@ -8,7 +8,8 @@ import { snapshotHistogram } from "../../core/histogram.ts";
 import { seriesSamples } from "../../core/series.ts";
 import type { JsonValue } from "../../core/meta/json.ts";
 import { formatOffset } from "../../core/protocol/offsets.ts";
-import { MAX_TAIL_IDS, type BucketInfo, type CreateTableAnswer, type NodeMetrics, type StreamTailInfo } from "../../ports/stream-node-client.ts";
+import type { TierTableAnswer } from "../../core/tiering/tier-report.ts";
+import { MAX_TAIL_IDS, type BucketInfo, type ChangelogPageAnswer, type CreateTableAnswer, type NodeMetrics, type StreamTailInfo } from "../../ports/stream-node-client.ts";
 import type { WalWriter } from "../../storage/wal-writer.ts";
 import { storeLatencySnapshots, type NodeMeters } from "../state/store-metrics.ts";
 import { isGone } from "../state/stream-registry.ts";
@@ -36,7 +37,7 @@ export class NodeRuntime {
   private readonly maintenance: Maintenance;
   private readonly tables: TableAdmin;
 
-  private constructor(parts: Incarnation, meta: NodeRuntimeDeps["meta"]) {
+  private constructor(parts: Incarnation, meta: NodeRuntimeDeps["meta"], tiering: NodeRuntimeDeps["tiering"]) {
     this.ctx = parts.ctx;
     this.recovery = parts.recovery;
     this.wal = parts.wal;
@@ -45,12 +46,12 @@ export class NodeRuntime {
     this.meters = parts.meters;
     this.heartbeat = new Heartbeat(this.ctx, meta, this.coordinator);
     this.maintenance = new Maintenance(this.ctx, this.wal, this.recovery);
-    this.tables = new TableAdmin(this.ctx, meta, this.coordinator, () => this.heartbeat.coordinatorStep());
+    this.tables = new TableAdmin(this.ctx, meta, this.coordinator, () => this.heartbeat.coordinatorStep(), tiering ?? null);
   }
 
   /** Registers, fences and replays, then serves. Throws when the metadata log refuses the registration. */
   static async start(deps: NodeRuntimeDeps): Promise<NodeRuntime> {
-    return new NodeRuntime(await startIncarnation(deps), deps.meta);
+    return new NodeRuntime(await startIncarnation(deps), deps.meta, deps.tiering);
   }
 
   /** A test fault on the heartbeat (see BeatFault); null: none. */
@@ -149,6 +150,16 @@ export class NodeRuntime {
   /** AddPartition at this node's coordinator epoch (docs/tables.md, table AP), as createTable. */
   addPartition(table: string, value: string | number): Promise<CreateTableAnswer> {
     return this.tables.addPartition(table, value);
+  }
+
+  /** A tiering round of the table as the coordinator (docs/tiering.md). */
+  tierTable(name: string): Promise<TierTableAnswer> {
+    return this.tables.tierTable(name);
+  }
+
+  /** A page of a bucket's changelog read here as its leader, for a tiering round. */
+  readBucketChangelog(table: string, partition: string | number | null, bucket: number, fromPosition: number, maxBytes: number): Promise<ChangelogPageAnswer> {
+    return this.tables.readBucketChangelog(table, partition, bucket, fromPosition, maxBytes);
   }
 
   /** This incarnation's counters and gauges. */

@@ -2,12 +2,16 @@
 // this node's coordinator epoch, snapshots taken now (`mink table snapshot`), the buckets' sizes from
 // memory, and a dropped table's buckets removed here.
 import type { Coordinator } from "../../core/meta/commands.ts";
+import { domainError } from "../../core/errors.ts";
 import type { JsonObject, JsonValue } from "../../core/meta/json.ts";
 import { decodePartitionKey, parseBucketStreamName } from "../../core/tables/bucketing.ts";
 import { bucketStreamConfig } from "../../core/tables/bucket-stream.ts";
 import { formatOffset } from "../../core/protocol/offsets.ts";
 import type { MetaLogClient } from "../../ports/meta-log-client.ts";
-import type { BucketInfo, CreateTableAnswer, StreamTailInfo } from "../../ports/stream-node-client.ts";
+import type { BucketInfo, ChangelogPageAnswer, CreateTableAnswer, StreamTailInfo } from "../../ports/stream-node-client.ts";
+import type { TierTableAnswer } from "../../core/tiering/tier-report.ts";
+import { readBucketChangelog } from "../tables/changelog-pages.ts";
+import { tierTableHere, type ChangelogPeers } from "../coordinator/tiering.ts";
 import { isGone } from "../state/stream-registry.ts";
 import { removeStream } from "../streams/lifecycle.ts";
 import type { LoadedBucket, TableContext } from "../tables/buckets.ts";
@@ -18,11 +22,26 @@ import type { CoordinatorRole } from "../coordinator/role.ts";
 export class TableAdmin {
   constructor(
     private readonly ctx: TableContext,
-    private readonly meta: Pick<MetaLogClient, "createTable" | "addPartition">,
+    private readonly meta: Pick<MetaLogClient, "createTable" | "addPartition" | "lookupTable" | "propose">,
     private readonly coordinator: CoordinatorRole,
     /** The heartbeat's coordinator step: asks for the lease when this incarnation holds none. */
     private readonly coordinatorStep: () => Promise<void>,
+    /** Where tiered tables go and how other leaders are read (docs/tiering.md); null: this node cannot tier. */
+    private readonly tiering: { readonly storeUri: string; readonly peers: ChangelogPeers | null } | null,
   ) {}
+
+  /** A tiering round of the table at this node's coordinator epoch: `fenced` (naming the holder) unless it holds the lease. */
+  async tierTable(name: string): Promise<TierTableAnswer> {
+    if (this.tiering === null) return { ok: false, error: domainError("unavailable", "this node has no tiering location") };
+    const { coordinatorEpoch } = await this.asCoordinator();
+    return tierTableHere(this.ctx, { meta: this.meta, coordinatorEpoch, ...this.tiering }, name);
+  }
+
+  /** A page of a bucket's changelog, read here as its leader (a tiering round at the coordinator asks). */
+  async readBucketChangelog(table: string, partition: string | number | null, bucket: number, fromPosition: number, maxBytes: number): Promise<ChangelogPageAnswer> {
+    const page = await readBucketChangelog(this.ctx, { table, partition, bucket }, fromPosition, maxBytes);
+    return page.ok ? { ok: true, messages: page.value.messages, endPosition: page.value.endPosition } : page;
+  }
 
   /** Snapshots the loaded buckets among these streams now (`mink table snapshot`): the refs committed. */
   async snapshotBuckets(streamIds: readonly string[]): Promise<{ streamId: string; coveredOffset: string | null; error: string | null }[]> {

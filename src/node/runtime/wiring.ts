@@ -26,6 +26,7 @@ import { takeOverOwnPast } from "../ownership/takeover-use.ts";
 import { TransferWatcher } from "../ownership/transfer-watcher.ts";
 import { TableBuckets, type TableContext } from "../tables/buckets.ts";
 import { CoordinatorRole } from "../coordinator/role.ts";
+import type { ChangelogPeers } from "../coordinator/tiering.ts";
 import { selfLeaseMs } from "./heartbeat.ts";
 import { subscriptionDelivery } from "./subscription-delivery.ts";
 
@@ -71,6 +72,8 @@ export interface NodeRuntimeDeps {
   readonly onStopped: (error: DomainError) => void;
   /** How subscription effects reach webhooks and other nodes' wake streams (default: the global fetch; the simulation's network). */
   readonly effectsFetch?: typeof fetch;
+  /** Where this node tiers tables (`s3://<bucket>`) and how it reads other leaders' buckets (docs/tiering.md); absent: it does not tier. */
+  readonly tiering?: { readonly storeUri: string; readonly peers: ChangelogPeers | null };
 }
 
 /** What start-up hands the runtime: the context and the parts its jobs drive. */

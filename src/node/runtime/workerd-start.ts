@@ -10,6 +10,7 @@ import { NodeRuntime } from "./node-runtime.ts";
 import type { ObjectStoreSettings } from "../../storage/store-from-env.ts";
 import { nodeObjectStore } from "./store-factory.ts";
 import type { NodeMetaPort } from "./wiring.ts";
+import type { ChangelogPeers } from "../coordinator/tiering.ts";
 
 export interface WorkerdNode {
   readonly nodeId: string;
@@ -24,6 +25,8 @@ export interface WorkerdNode {
   readonly waitUntil: (work: Promise<unknown>) => void;
   /** Ends this incarnation (after the WAL writer stopped), so the next request starts a new one. */
   readonly endSoon: (reason: string) => void;
+  /** Other nodes' changelog reads, for the tiering rounds this node runs as the coordinator. */
+  readonly peers: ChangelogPeers;
 }
 
 /** Starts the node; a refused registration or a silent store is logged and thrown (a later request retries). */
@@ -45,6 +48,7 @@ export async function startInWorkerd(node: WorkerdNode): Promise<NodeRuntime> {
       logSink: consoleSink,
       background: (work) => node.waitUntil(work.catch((error: unknown) => log.log("node.error", { during: "background" }, error))),
       onStopped: () => node.endSoon("the WAL writer stopped"),
+      tiering: { storeUri: `s3://${node.storeSettings.S3_BUCKET}`, peers: node.peers },
     });
   } catch (error) {
     log.log("node.start_failed", {}, error);
