@@ -187,3 +187,15 @@ export interface TableSnapshotAnswer {
   table: string;
   buckets: Array<{ partition?: string | number; bucket: number; coveredOffset: string | null; error: string | null }>;
 }
+
+/** POST /admin/tables/<name>/tier (docs/tiering.md). */
+export interface TableTierAnswer {
+  table: string;
+  snapshotId: number | null;
+  committed: boolean;
+  version: number;
+  metadataKey: string;
+  rows: number;
+  deletes: number;
+  buckets: Array<{ partition: string | number | null; bucket: number; streamId: string; fromOffset: number; toOffset: number; error: string | null }>;
+}

@@ -13,6 +13,7 @@ import type {
   TableAnswer,
   TablesAnswer,
   TableSnapshotAnswer,
+  TableTierAnswer,
   TokenCreated,
   TokensPage,
   TransferAnswer,
@@ -98,6 +99,10 @@ export class AdminClient {
   }
   snapshotTable(name: string): Promise<TableSnapshotAnswer> {
     return this.#json("POST", `/admin/tables/${encodeURIComponent(name)}/snapshot`);
+  }
+
+  tierTable(name: string): Promise<TableTierAnswer> {
+    return this.#json("POST", `/admin/tables/${encodeURIComponent(name)}/tier`);
   }
 
   createToken(mint: { prefixes: readonly string[]; ops: readonly string[]; ttlSeconds: number }): Promise<TokenCreated> {

@@ -5,7 +5,6 @@ import { parseArgs } from "node:util";
 import { COMMAND_NAMES, COMMANDS, type CommandName, type Group, isCommand, isGroup } from "./command-table.ts";
 import { UsageError } from "./errors.ts";
 import { commandHelp, generalHelp, groupHelp, usageLine } from "./help-text.ts";
-import { TABLE_SUBCOMMAND } from "./limits.ts";
 import {
   checkTableName,
   checkUrl,
@@ -54,8 +53,9 @@ type Resolved = { kind: "command"; command: CommandName; rest: string[] } | { ki
  */
 function resolveCommand(words: readonly string[]): Resolved {
   const [first = "", second, ...rest] = words;
-  // `mink table <name>` and `mink table snapshot <name>`: a command with a subcommand, not a group.
-  if (first === "table" && second === TABLE_SUBCOMMAND) return { kind: "command", command: "table snapshot", rest };
+  // `mink table <name>`, `mink table snapshot <name>` and `mink table tier <name>`: a command with subcommands, not a group.
+  if (first === "table" && second === "snapshot") return { kind: "command", command: "table snapshot", rest };
+  if (first === "table" && second === "tier") return { kind: "command", command: "table tier", rest };
   if (isGroup(first)) {
     if (second === undefined) return { kind: "group", group: first };
     const name = `${first} ${second}`;
@@ -226,5 +226,5 @@ function checkOperandValues(command: CommandName, operands: readonly string[]): 
   if (command === "stream" || command === "transfer") {
     if ((operands[0] ?? "").replace(/^\/+/, "") === "") throw new UsageError("<path> is empty", command);
   }
-  if (command === "table" || command === "table snapshot") checkTableName(operands[0] ?? "", command);
+  if (command === "table" || command === "table snapshot" || command === "table tier") checkTableName(operands[0] ?? "", command);
 }

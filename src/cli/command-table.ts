@@ -1,6 +1,6 @@
 // The command table: every mink command, its operands, flags and help text, and the groups of two-word
 // commands. Data only; args.ts parses against it and help-text.ts prints it.
-import { ACCESS_OPS, MAX_STREAMS_LIMIT, MAX_STREAMS_PAGES, MAX_TOKEN_PREFIXES, TABLE_SUBCOMMAND } from "./limits.ts";
+import { ACCESS_OPS, MAX_STREAMS_LIMIT, MAX_STREAMS_PAGES, MAX_TOKEN_PREFIXES, TABLE_SUBCOMMANDS } from "./limits.ts";
 
 export type CommandName =
   | "nodes"
@@ -10,6 +10,7 @@ export type CommandName =
   | "tables"
   | "table"
   | "table snapshot"
+  | "table tier"
   | "transfer"
   | "transfers"
   | "drain"
@@ -89,7 +90,7 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
       "NEXT OFFSET (the bucket stream's tail), ROWS (a primary-key bucket's rows, a log bucket's records) and",
       "SNAPSHOT (the offset the newest committed snapshot covers). NEXT OFFSET and ROWS come from the leader's",
       "memory: '-' when it has not loaded the bucket (no request since it took it) or did not answer within 2 s.",
-      `'mink table ${TABLE_SUBCOMMAND} <name>' is a subcommand: a table named '${TABLE_SUBCOMMAND}' is listed by 'mink tables'.`,
+      `${TABLE_SUBCOMMANDS.map((sub) => `'mink table ${sub} <name>'`).join(" and ")} are subcommands: a table named ${TABLE_SUBCOMMANDS.map((sub) => `'${sub}'`).join(" or ")} is listed by 'mink tables'.`,
       "With --json: the server's answer, {name, definition, buckets}.",
     ],
   },
@@ -101,6 +102,17 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
       "has no tablet loaded for the bucket (no request since it took it; a log table keeps none), so there is",
       "nothing to snapshot there. Fails (exit 1) after printing when a bucket's snapshot failed for any other",
       "reason. With --json: the server's answer, {table, buckets: [{bucket, coveredOffset, error}]}.",
+    ],
+  },
+  "table tier": {
+    operands: ["name"],
+    summary: "tier a table into its Apache Iceberg copy now, at the coordinator: the snapshot and offsets",
+    details: [
+      "Runs a tiering round (docs/tiering.md): each bucket's changelog since the last snapshot becomes Parquet",
+      "files and a new snapshot of the Iceberg table at s3://<bucket>/tiered/<name>/. Prints the snapshot, the",
+      "metadata file to point a reader at, and per bucket the changelog offsets the round covered (FROM, TO) or",
+      "why it was not read (it is read next round). Fails (exit 1) after printing when a bucket was not read.",
+      "With --json: the server's answer, {table, snapshotId, committed, version, metadataKey, rows, deletes, buckets}.",
     ],
   },
   transfer: {

@@ -17,8 +17,8 @@ export const MAX_STREAMS_PAGES = 100;
 /** A table name as the server takes it (src/core/tables/definition.ts, D14): 1 to 128 of [A-Za-z0-9_-], first a letter or digit. */
 export const MAX_TABLE_NAME_LENGTH = 128;
 export const TABLE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-/** `mink table snapshot <name>`: the one subcommand of `mink table` (so `mink table snapshot` never shows a table of that name). */
-export const TABLE_SUBCOMMAND = "snapshot";
+/** `mink table snapshot <name>` and `mink table tier <name>`: the subcommands of `mink table` (so `mink table snapshot` never shows a table of that name). */
+export const TABLE_SUBCOMMANDS = ["snapshot", "tier"] as const;
 /** `mink token create` without --ttl: an hour. */
 export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
 export const TTL_UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;

@@ -9,7 +9,7 @@ import { nodesCommand, slotsCommand, streamCommand, transferCommand, transfersCo
 import { drainCommand } from "./drain.ts";
 import { rebalanceCommand } from "./rebalance.ts";
 import { streamsCommand } from "./streams.ts";
-import { tableCommand, tableSnapshotCommand, tablesCommand } from "./tables.ts";
+import { tableCommand, tableSnapshotCommand, tableTierCommand, tablesCommand } from "./tables.ts";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./tokens.ts";
 import { describeFailure, EXIT_OK } from "./errors.ts";
 import { processIo, sleep, type CliIo } from "./io.ts";
@@ -61,6 +61,8 @@ async function run(parsed: Extract<Parsed, { kind: "command" }>, context: Comman
       return tableCommand(context, first);
     case "table snapshot":
       return tableSnapshotCommand(context, first);
+    case "table tier":
+      return tableTierCommand(context, first);
     case "transfer":
       return transferCommand(context, first, second);
     case "transfers":

@@ -109,6 +109,27 @@ function failedBuckets(answer: TableSnapshotAnswer): TableSnapshotAnswer["bucket
   return answer.buckets.filter((b) => b.error !== null && b.error !== NOT_LOADED && b.error !== LOG_TABLE);
 }
 
+export async function tableTierCommand(context: CommandContext, name: string): Promise<void> {
+  const answer = await context.client.tierTable(name);
+  if (context.json) printJson(context, answer);
+  else {
+    const what = answer.committed ? `committed snapshot ${String(answer.snapshotId)}` : answer.snapshotId === null ? "nothing to tier yet" : `nothing new since snapshot ${String(answer.snapshotId)}`;
+    context.out(`tiering of ${answer.table}: ${what} (${count(answer.rows, "row")}, ${count(answer.deletes, "delete")}); metadata ${answer.metadataKey}\n`);
+    const buckets = answer.buckets.map((b) => ({ ...b, partition: b.partition ?? undefined }));
+    const partition = partitionColumn(buckets);
+    context.out(
+      formatTable(
+        [...partition.columns, { header: "BUCKET", align: "right" }, { header: "FROM", align: "right" }, { header: "TO", align: "right" }, { header: "ERROR" }],
+        buckets.map((b) => [...partition.cells(b), cell(b.bucket), cell(b.fromOffset), cell(b.toOffset), cell(b.error)]),
+      ),
+    );
+  }
+  const failed = answer.buckets.filter((b) => b.error !== null);
+  if (failed.length > 0) {
+    throw new CommandFailed(`${count(failed.length, "bucket")} of ${answer.table} not read this round (${failed.map((b) => `bucket ${b.bucket}: ${b.error ?? ""}`).join(", ")})`);
+  }
+}
+
 export async function tableSnapshotCommand(context: CommandContext, name: string): Promise<void> {
   const answer = await context.client.snapshotTable(name);
   if (context.json) printJson(context, answer);

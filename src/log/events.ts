@@ -36,6 +36,10 @@ export const LOG_EVENTS = {
   "table.snapshot": "info",
   /** The metadata log refused a snapshot's commit (`code`; `fenced`: this node no longer leads the bucket). */
   "table.snapshot_refused": "warn",
+  /** A timed tiering round of a table ran at the coordinator (docs/tiering.md): `committed`, the snapshot, rows and deletes. */
+  "table.tiered": "info",
+  /** A timed tiering round of a table failed (`code`; `fenced`: the lease moved; it runs again next pass). */
+  "table.tier_failed": "warn",
   /** A stream's TTL or expiry passed: it was deleted. */
   "stream.expired": "info",
   /** An eviction round wrote idle streams' state into their manifests and dropped them from memory (`evicted`). */

@@ -64,6 +64,8 @@ export interface NodeSettings {
   readonly tableSnapshotIntervalMs: number;
   /** Changelog bytes a tiering round reads of one bucket at most (TIERING_MAX_BYTES_PER_BUCKET); the rest waits for the next round. */
   readonly tieringMaxBytesPerBucket: number;
+  /** How often the lease holder tiers every table (TIERING_INTERVAL_MS); 0: only on demand. */
+  readonly tieringIntervalMs: number;
 }
 
 const DEFAULT_SETTINGS: NodeSettings = {
@@ -98,6 +100,7 @@ const DEFAULT_SETTINGS: NodeSettings = {
   tableSnapshotBytes: 16 * 1024 * 1024,
   tableSnapshotIntervalMs: 60_000,
   tieringMaxBytesPerBucket: 16 * 1024 * 1024,
+  tieringIntervalMs: 0,
 };
 
 export interface SettingsVars {
@@ -154,6 +157,8 @@ export interface SettingsVars {
   TABLE_SNAPSHOT_INTERVAL_MS?: string;
   /** Changelog bytes one tiering round reads of one bucket at most (default 16 MiB). */
   TIERING_MAX_BYTES_PER_BUCKET?: string;
+  /** How often the lease holder tiers every table (ms; default 0: only on demand). */
+  TIERING_INTERVAL_MS?: string;
 }
 
 export function nodeSettings(vars: SettingsVars): NodeSettings {
@@ -173,6 +178,7 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
     tableSnapshotBytes: positiveInt(vars.TABLE_SNAPSHOT_BYTES, "TABLE_SNAPSHOT_BYTES", DEFAULT_SETTINGS.tableSnapshotBytes),
     tableSnapshotIntervalMs: positiveInt(vars.TABLE_SNAPSHOT_INTERVAL_MS, "TABLE_SNAPSHOT_INTERVAL_MS", DEFAULT_SETTINGS.tableSnapshotIntervalMs),
     tieringMaxBytesPerBucket: positiveInt(vars.TIERING_MAX_BYTES_PER_BUCKET, "TIERING_MAX_BYTES_PER_BUCKET", DEFAULT_SETTINGS.tieringMaxBytesPerBucket),
+    tieringIntervalMs: nonNegativeInt(vars.TIERING_INTERVAL_MS, "TIERING_INTERVAL_MS", DEFAULT_SETTINGS.tieringIntervalMs),
   };
 }
 
@@ -230,4 +236,9 @@ function positiveInt(raw: string | undefined, name: string, fallback: number): n
   if (Number.isSafeInteger(value) && value > 0) return value;
   workerLog.log("settings.invalid", { name, value: raw, fallback, reason: "not a positive integer" });
   return fallback;
+}
+
+/** A setting where 0 means "off" (TIERING_INTERVAL_MS); anything else as positiveInt. */
+function nonNegativeInt(raw: string | undefined, name: string, fallback: number): number {
+  return raw === "0" ? 0 : positiveInt(raw, name, fallback);
 }

@@ -342,5 +342,15 @@ describe("mink tables and table", () => {
     expect(table.kind === "help" && table.text).toMatch(/^Usage: mink table <name> \[options\]\n[^]*mink table snapshot <name>/);
     const snapshot = parseCommandLine(["help", "table", "snapshot"], {});
     expect(snapshot.kind === "help" && snapshot.text).toMatch(/^Usage: mink table snapshot <name> \[options\]\n[^]*not_loaded/);
+    expect(table.kind === "help" && table.text).toMatch(/mink table tier <name>/);
+    const tier = parseCommandLine(["help", "table", "tier"], {});
+    expect(tier.kind === "help" && tier.text).toMatch(/^Usage: mink table tier <name> \[options\]\n[^]*Iceberg/);
+  });
+
+  it("parses mink table tier <name>: 'tier' after 'table' is the subcommand, as 'snapshot' is", () => {
+    expect(command(["table", "tier", "users"])).toMatchObject({ command: "table tier", operands: ["users"] });
+    expect(command(["table", "tier", "tier"])).toMatchObject({ command: "table tier", operands: ["tier"] });
+    expect(usageError(["table", "tier"]).message).toBe("missing <name>; usage: mink table tier <name> [options]");
+    expect(usageError(["table", "tier", "a b"]).message).toMatch(/^<name> must be 1 to 128/);
   });
 });

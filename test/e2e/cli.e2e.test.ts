@@ -437,6 +437,11 @@ describe("mink CLI against a three-node mink", () => {
     const shownAfter = bucketRows((await mink(["table", TABLE_NAME])).stdout);
     for (const bucket of writtenBuckets) expect(shownAfter[bucket.bucket]?.["SNAPSHOT"]).toBe(bucket.nextOffset);
 
+    // docs/tiering.md: the table's rows go into its Iceberg copy, each key's row with an equality delete.
+    const tiered = await mink(["table", "tier", TABLE_NAME]);
+    expect(tiered.code, tiered.stderr).toBe(0);
+    expect(tiered.stdout.split("\n")[0]).toMatch(new RegExp(`^tiering of ${TABLE_NAME}: committed snapshot \\d+ \\(${TABLE_ROWS} rows, ${TABLE_ROWS} deletes\\); metadata tiered/${TABLE_NAME}/metadata/v2\\.metadata\\.json$`));
+
     const missing = await mink(["table", "no-such-table"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^mink: not_found \(HTTP 404\): no such table/);

@@ -180,6 +180,7 @@ export class SimMetaLog {
       propose: (command) => call(`propose ${describeCommand(command)}`, () => service.propose(command), command) as never,
       lookupStream: (query) => call(`lookup ${"name" in query ? query.name : query.id}`, () => service.lookupStream(query)),
       lookupTable: (name) => call(`lookupTable ${name}`, () => service.lookupTable(name)),
+      listTables: () => call("listTables", () => service.listTables()),
       createTable: (coordinator, name, definition, buckets, config) =>
         call(`createTable ${name}`, () => service.createTable(coordinator, name, definition, buckets, config)),
       addPartition: (coordinator, table, value, config) =>

@@ -23,6 +23,7 @@ import { Heartbeat, type BeatFault, type BeatOutcome } from "./heartbeat.ts";
 import { Maintenance } from "./maintenance.ts";
 import { evictIdle } from "../streams/eviction.ts";
 import { TableAdmin } from "./table-admin.ts";
+import { TieringLoop } from "./tiering-loop.ts";
 import { startIncarnation, type Incarnation, type NodeRuntimeDeps } from "./wiring.ts";
 
 export class NodeRuntime {
@@ -36,6 +37,7 @@ export class NodeRuntime {
   private readonly heartbeat: Heartbeat;
   private readonly maintenance: Maintenance;
   private readonly tables: TableAdmin;
+  private readonly tiering: TieringLoop;
 
   private constructor(parts: Incarnation, meta: NodeRuntimeDeps["meta"], tiering: NodeRuntimeDeps["tiering"]) {
     this.ctx = parts.ctx;
@@ -47,6 +49,7 @@ export class NodeRuntime {
     this.heartbeat = new Heartbeat(this.ctx, meta, this.coordinator);
     this.maintenance = new Maintenance(this.ctx, this.wal, this.recovery);
     this.tables = new TableAdmin(this.ctx, meta, this.coordinator, () => this.heartbeat.coordinatorStep(), tiering ?? null);
+    this.tiering = new TieringLoop(this.ctx, meta, this.coordinator, (name) => this.tables.tierTable(name));
   }
 
   /** Registers, fences and replays, then serves. Throws when the metadata log refuses the registration. */
@@ -78,6 +81,7 @@ export class NodeRuntime {
     }
     this.maintenance.evictInBackground();
     this.maintenance.snapshotInBackground();
+    this.tiering.startWhenDue();
     return "ok";
   }
 

@@ -38,6 +38,7 @@ export type NodeMetaPort = Pick<
   | "lookupTable"
   | "createTable"
   | "addPartition"
+  | "listTables"
   | "watchDuties"
   | "heartbeat"
   | "coordinatorTick"

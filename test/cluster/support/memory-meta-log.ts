@@ -24,6 +24,7 @@ export class MemoryMetaLog {
       propose: (command) => call(() => this.service.propose(command)) as never,
       lookupStream: (query) => call(() => this.service.lookupStream(query)),
       lookupTable: (name) => call(() => this.service.lookupTable(name)),
+      listTables: () => call(() => this.service.listTables()),
       createTable: (coordinator, name, definition, buckets, streamConfig) => call(() => this.service.createTable(coordinator, name, definition, buckets, streamConfig)),
       addPartition: (coordinator, table, value, streamConfig) => call(() => this.service.addPartition(coordinator, table, value, streamConfig)),
       watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => call(() => this.service.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),

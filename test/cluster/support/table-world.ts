@@ -4,6 +4,7 @@
 import type { JsonValue } from "../../../src/core/meta/json.ts";
 import { definitionJson, parseTableDefinition, type TableDefinition } from "../../../src/core/tables/definition.ts";
 import type { MemoryStore } from "../../../src/storage/memory-store.ts";
+import type { SettingsVars } from "../../../src/node/settings.ts";
 import { nodeWorld, NODE_WORLD_LEASE_TTL_MS } from "./node-world.ts";
 import type { TestCluster, TestNode } from "./test-cluster.ts";
 
@@ -28,6 +29,8 @@ export interface TableWorldOptions {
   readonly store?: MemoryStore;
   readonly lines?: LogLine[];
   readonly walBatchDeadlineMs?: number;
+  /** More settings (e.g. TIERING_INTERVAL_MS). */
+  readonly settings?: SettingsVars;
 }
 
 export async function tableWorld(options: TableWorldOptions): Promise<TableWorld> {
@@ -35,7 +38,7 @@ export async function tableWorld(options: TableWorldOptions): Promise<TableWorld
   if (!definition.ok) throw new Error(`definition: ${definition.error.message}`);
   const lines = options.lines ?? [];
   const world = await nodeWorld({
-    settings: { WAL_BATCH_DEADLINE_MS: String(options.walBatchDeadlineMs ?? 10_000) },
+    settings: { WAL_BATCH_DEADLINE_MS: String(options.walBatchDeadlineMs ?? 10_000), ...options.settings },
     logSink: (line) => lines.push(JSON.parse(line) as LogLine),
     ...(options.store === undefined ? {} : { store: options.store }),
   });

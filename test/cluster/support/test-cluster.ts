@@ -52,6 +52,8 @@ export class TestCluster {
   readonly now: () => number;
   private readonly random: () => number;
   private lastEpoch = 0;
+  /** The running incarnation of each node: a tiering round reads other leaders' buckets through it (their RPC in workerd). */
+  private readonly running = new Map<string, { runtime: NodeRuntime; gate: { crashed: boolean } }>();
   /** Each node's tablets, kept across its restarts (the Durable Object's SQLite survives them). */
   private readonly tablets = new Map<string, MemoryTabletStorage>();
 
@@ -98,7 +100,18 @@ export class TestCluster {
       onStopped: () => {
         gate.crashed = true;
       },
+      tiering: {
+        storeUri: "s3://mink",
+        peers: (peerId) => ({
+          readBucketChangelog: (table, partition, bucket, fromPosition, maxBytes) => {
+            const peer = this.running.get(peerId);
+            if (peer === undefined || peer.gate.crashed || gate.crashed) return never();
+            return peer.runtime.readBucketChangelog(table, partition, bucket, fromPosition, maxBytes);
+          },
+        }),
+      },
     });
+    this.running.set(nodeId, { runtime, gate });
     const app = streamRoutes(() => runtime.ctx);
     const fetch = async (request: Request): Promise<Response> => (gate.crashed ? never<Response>() : app.fetch(fromWorker(request)));
     return {
@@ -150,6 +163,7 @@ function gatedMeta(meta: NodeMetaPort, gate: { crashed: boolean }): NodeMetaPort
     propose: (command) => through(() => meta.propose(command)),
     lookupStream: (query) => through(() => meta.lookupStream(query)),
     lookupTable: (name) => through(() => meta.lookupTable(name)),
+    listTables: () => through(() => meta.listTables()),
     createTable: (coordinator, name, definition, buckets, config) => through(() => meta.createTable(coordinator, name, definition, buckets, config)),
     addPartition: (coordinator, table, value, config) => through(() => meta.addPartition(coordinator, table, value, config)),
     watchDuties: (nodeId, since, timeoutMs, nodeEpoch) => through(() => meta.watchDuties(nodeId, since, timeoutMs, nodeEpoch)),
