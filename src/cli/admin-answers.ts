@@ -175,12 +175,25 @@ interface TableBucketRow {
   rows: number | null;
   /** The offset the newest committed snapshot covers (null: none yet). */
   snapshotOffset: string | null;
+  /** Changelog records of the bucket in the tiered copy (docs/tiering.md); null when never tiered; absent from older servers. */
+  tieredOffset?: number | null;
+}
+/** The tiered copy of GET /admin/tables/<name> (docs/tiering.md, "Lag"). */
+interface TieredSummary {
+  version: number;
+  snapshotId: number | null;
+  metadataKey: string;
+  tieredAtMs: number | null;
+  lagRecords: number | null;
+  lagMs: number | null;
 }
 /** GET /admin/tables/<name>: the definition as the server keeps it (opaque here) and every bucket. */
 export interface TableAnswer {
   name: string;
   definition: unknown;
   buckets: TableBucketRow[];
+  /** Null: never tiered; absent from older servers. */
+  tiered?: TieredSummary | null;
 }
 /** POST /admin/tables/<name>/snapshot: per bucket, the offset the new snapshot covers or why there is none. */
 export interface TableSnapshotAnswer {
@@ -197,5 +210,7 @@ export interface TableTierAnswer {
   metadataKey: string;
   rows: number;
   deletes: number;
+  /** More changelog than the round's budget: run again. */
+  more: boolean;
   buckets: Array<{ partition: string | number | null; bucket: number; streamId: string; fromOffset: number; toOffset: number; error: string | null }>;
 }

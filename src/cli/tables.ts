@@ -65,8 +65,27 @@ function partitionColumn(buckets: readonly { partition?: string | number }[]): {
   return { columns: [{ header: "PARTITION" }], cells: (b) => [cell(b.partition)] };
 }
 
+/** `tiered`: the Iceberg copy's snapshot and how far it is behind (docs/tiering.md); nothing from an older server. */
+function tieredLines(answer: TableAnswer): Array<[string, string]> {
+  const tiered = answer.tiered;
+  if (tiered === undefined) return [];
+  if (tiered === null) return [["tiered", `never ('mink table tier ${answer.name}')`]];
+  const snapshot = tiered.snapshotId === null ? "no snapshot yet" : `snapshot ${tiered.snapshotId}`;
+  const lag =
+    tiered.lagRecords === null ? "lag unknown (a leader did not answer)" : tiered.lagRecords === 0 ? "up to date" : `${count(tiered.lagRecords, "record")} behind${tiered.lagMs === null ? "" : `, for ${formatSeconds(tiered.lagMs)}`}`;
+  return [
+    ["tiered", `${snapshot} (version ${tiered.version}), ${lag}`],
+    ["metadata", tiered.metadataKey],
+  ];
+}
+
+function formatSeconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
 function bucketsTable(answer: TableAnswer): string {
   const partition = partitionColumn(answer.buckets);
+  const tiered = answer.tiered !== undefined && answer.tiered !== null;
   return formatTable(
     [
       ...partition.columns,
@@ -76,8 +95,9 @@ function bucketsTable(answer: TableAnswer): string {
       { header: "NEXT OFFSET" },
       { header: "ROWS", align: "right" },
       { header: "SNAPSHOT" },
+      ...(tiered ? [{ header: "TIERED", align: "right" as const }] : []),
     ],
-    answer.buckets.map((b) => [...partition.cells(b), cell(b.bucket), cell(b.leader), cell(b.leaderEpoch), cell(b.nextOffset), cell(b.rows), cell(b.snapshotOffset)]),
+    answer.buckets.map((b) => [...partition.cells(b), cell(b.bucket), cell(b.leader), cell(b.leaderEpoch), cell(b.nextOffset), cell(b.rows), cell(b.snapshotOffset), ...(tiered ? [cell(b.tieredOffset ?? null)] : [])]),
   );
 }
 
@@ -99,7 +119,7 @@ export async function tablesCommand(context: CommandContext): Promise<void> {
 export async function tableCommand(context: CommandContext, name: string): Promise<void> {
   const answer = await context.client.table(name);
   if (context.json) return printJson(context, answer);
-  context.out(formatKeyValues(definitionLines(answer.name, answer.definition)));
+  context.out(formatKeyValues([...definitionLines(answer.name, answer.definition), ...tieredLines(answer)]));
   context.out("\n");
   context.out(bucketsTable(answer));
 }
@@ -115,6 +135,7 @@ export async function tableTierCommand(context: CommandContext, name: string): P
   else {
     const what = answer.committed ? `committed snapshot ${String(answer.snapshotId)}` : answer.snapshotId === null ? "nothing to tier yet" : `nothing new since snapshot ${String(answer.snapshotId)}`;
     context.out(`tiering of ${answer.table}: ${what} (${count(answer.rows, "row")}, ${count(answer.deletes, "delete")}); metadata ${answer.metadataKey}\n`);
+    if (answer.more) context.out("more changelog than one round takes (TIERING_MAX_ROUND_BYTES): run it again\n");
     const buckets = answer.buckets.map((b) => ({ ...b, partition: b.partition ?? undefined }));
     const partition = partitionColumn(buckets);
     context.out(

@@ -62,8 +62,8 @@ export interface NodeSettings {
   readonly tableSnapshotBytes: number;
   /** ... or once this long passed with any change since it (TABLE_SNAPSHOT_INTERVAL_MS). */
   readonly tableSnapshotIntervalMs: number;
-  /** Changelog bytes a tiering round reads of one bucket at most (TIERING_MAX_BYTES_PER_BUCKET); the rest waits for the next round. */
-  readonly tieringMaxBytesPerBucket: number;
+  /** Changelog bytes one tiering round reads over all its buckets (TIERING_MAX_ROUND_BYTES); the rest waits for the next round. */
+  readonly tieringMaxRoundBytes: number;
   /** How often the lease holder tiers every table (TIERING_INTERVAL_MS); 0: only on demand. */
   readonly tieringIntervalMs: number;
 }
@@ -99,7 +99,7 @@ const DEFAULT_SETTINGS: NodeSettings = {
   webhookMaxReplyBytes: 65_536,
   tableSnapshotBytes: 16 * 1024 * 1024,
   tableSnapshotIntervalMs: 60_000,
-  tieringMaxBytesPerBucket: 16 * 1024 * 1024,
+  tieringMaxRoundBytes: 16 * 1024 * 1024,
   tieringIntervalMs: 0,
 };
 
@@ -155,8 +155,8 @@ export interface SettingsVars {
   TABLE_SNAPSHOT_BYTES?: string;
   /** Longest time a changed primary-key bucket goes without a snapshot (ms; default 60000). */
   TABLE_SNAPSHOT_INTERVAL_MS?: string;
-  /** Changelog bytes one tiering round reads of one bucket at most (default 16 MiB). */
-  TIERING_MAX_BYTES_PER_BUCKET?: string;
+  /** Changelog bytes one tiering round reads over all its buckets (default 16 MiB). */
+  TIERING_MAX_ROUND_BYTES?: string;
   /** How often the lease holder tiers every table (ms; default 0: only on demand). */
   TIERING_INTERVAL_MS?: string;
 }
@@ -177,7 +177,7 @@ export function nodeSettings(vars: SettingsVars): NodeSettings {
     webhookMaxReplyBytes: positiveInt(vars.WEBHOOK_MAX_REPLY_BYTES, "WEBHOOK_MAX_REPLY_BYTES", DEFAULT_SETTINGS.webhookMaxReplyBytes),
     tableSnapshotBytes: positiveInt(vars.TABLE_SNAPSHOT_BYTES, "TABLE_SNAPSHOT_BYTES", DEFAULT_SETTINGS.tableSnapshotBytes),
     tableSnapshotIntervalMs: positiveInt(vars.TABLE_SNAPSHOT_INTERVAL_MS, "TABLE_SNAPSHOT_INTERVAL_MS", DEFAULT_SETTINGS.tableSnapshotIntervalMs),
-    tieringMaxBytesPerBucket: positiveInt(vars.TIERING_MAX_BYTES_PER_BUCKET, "TIERING_MAX_BYTES_PER_BUCKET", DEFAULT_SETTINGS.tieringMaxBytesPerBucket),
+    tieringMaxRoundBytes: positiveInt(vars.TIERING_MAX_ROUND_BYTES, "TIERING_MAX_ROUND_BYTES", DEFAULT_SETTINGS.tieringMaxRoundBytes),
     tieringIntervalMs: nonNegativeInt(vars.TIERING_INTERVAL_MS, "TIERING_INTERVAL_MS", DEFAULT_SETTINGS.tieringIntervalMs),
   };
 }

@@ -107,6 +107,8 @@ export interface BucketInfo {
   readonly nextOffset: string;
   /** Rows in a primary-key bucket's tablet, records in a log bucket; null when the bucket is not loaded here. */
   readonly rows: number | null;
+  /** Changelog records the leader has applied (the next record's offset); null when the bucket is not loaded here. */
+  readonly records: number | null;
 }
 
 /** The answer of `createTable` at a node: the table's buckets, or why not (`fenced` names the lease holder). */
@@ -116,7 +118,7 @@ export type CreateTableAnswer =
 
 /** A page of a bucket's changelog read at its leader for tiering (docs/tiering.md): the records' JSON texts. */
 export type ChangelogPageAnswer =
-  | { readonly ok: true; readonly messages: readonly string[]; readonly endPosition: number }
+  | { readonly ok: true; readonly messages: readonly string[]; readonly endPosition: number; readonly atTail: boolean }
   | { readonly ok: false; readonly error: DomainError };
 
 /** The StreamNode's methods as seen by a caller. */

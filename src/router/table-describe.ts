@@ -12,9 +12,20 @@ import type { BucketInfo } from "../ports/stream-node-client.ts";
 const BUCKET_INFO_TIMEOUT_MS = 2_000;
 /** What GET /v1/table/<name> answers (also GET /admin/tables/<name>); null when there is no such table. */
 export async function tableDescription(env: Env, name: string): Promise<TableDescription | null> {
+  return (await tableDescriptionWithStreams(env, name))?.description ?? null;
+}
+
+/** The description, and each bucket's stream and changelog records at its leader (null: not known), in bucket order. */
+export async function tableDescriptionWithStreams(env: Env, name: string): Promise<{ description: TableDescription; streams: { streamId: string; records: number | null }[] } | null> {
   const lookup = await metaLogClient(env.META_LOG).lookupTable(name);
   if (lookup.table === null) return null;
   const infos = await bucketInfos(env, lookup);
+  const streams = lookup.buckets.map((bucket) => ({ streamId: bucket.streamId, records: infos.get(bucket.streamId)?.records ?? null }));
+  return { description: describe(name, lookup, infos), streams };
+}
+
+function describe(name: string, lookup: TableLookup, infos: ReadonlyMap<string, BucketInfo>): TableDescription {
+  if (lookup.table === null) throw new Error("describe: no table");
   const definition = parseTableDefinition(lookup.table.definition);
   return {
     name,

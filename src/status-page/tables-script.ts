@@ -82,8 +82,18 @@ function tableDetail(name, answer) {
     block.append(el("p", "notice error", name + ": " + answer.message));
     return block;
   }
-  block.append(el("p", "muted small definition", definitionSummary(answer.body.definition)), bucketTable(answer.body));
+  block.append(el("p", "muted small definition", definitionSummary(answer.body.definition)));
+  if (answer.body.tiered !== undefined) block.append(el("p", "muted small tiered", tieredSummary(answer.body.tiered)));
+  block.append(bucketTable(answer.body));
   return block;
+}
+
+/** The Iceberg copy (docs/tiering.md, "Lag"): its snapshot and how far it is behind, in one line. */
+function tieredSummary(tiered) {
+  if (tiered === null) return "Tiered: never";
+  const snapshot = tiered.snapshotId === null ? "no snapshot yet" : "snapshot " + tiered.snapshotId;
+  const lag = tiered.lagRecords === null ? "lag unknown" : tiered.lagRecords === 0 ? "up to date" : tiered.lagRecords + " records behind" + (tiered.lagMs === null ? "" : " for " + Math.round(tiered.lagMs / 1000) + " s");
+  return "Tiered: " + snapshot + " (version " + tiered.version + "), " + lag + " · " + tiered.metadataKey;
 }
 
 /** Loads the list and the open tables; a load that a later one (a click during a refresh) overtook draws nothing. */

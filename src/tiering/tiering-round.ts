@@ -25,8 +25,11 @@ export interface TieringBucket {
   readonly bucket: number;
 }
 
-/** What a bucket's leader answered: the records from `from` on (at most a budget's worth) and where they end. */
-export type ChangelogRead = Result<{ readonly records: readonly ChangeRecord[]; readonly end: TieredPosition }>;
+/**
+ * What a bucket's leader answered: the records from `from` on (at most a budget's worth, whole records),
+ * where they end, and whether that was the bucket's tail when read.
+ */
+export type ChangelogRead = Result<{ readonly records: readonly ChangeRecord[]; readonly end: TieredPosition; readonly atTail: boolean }>;
 
 /** The port a round reads changelogs through (the bucket's leader, reading its stream) and is fenced by. */
 export interface TieringPort {
@@ -45,14 +48,20 @@ export interface TieringPort {
   newSnapshotId(): number;
 }
 
+/** The least of a round's budget each bucket gets: 1,024 buckets make 16 MiB. */
+const MIN_BUCKET_SHARE_BYTES = 16 * 1024;
+
 /** How many times a round starts over after another writer committed first. */
 const MAX_COMMIT_ATTEMPTS = 3;
 
 export async function tierTable(
   port: TieringPort,
   table: { readonly name: string; readonly definition: TableDefinition; readonly buckets: readonly TieringBucket[] },
-  maxBytesPerBucket: number,
+  maxRoundBytes: number,
 ): Promise<Result<TierReport>> {
+  // Each bucket's share of the round, so that a round holds about maxRoundBytes of changelog whatever the
+  // bucket count (at least MIN_BUCKET_SHARE_BYTES a bucket, so every bucket moves every round).
+  const maxBytesPerBucket = Math.max(MIN_BUCKET_SHARE_BYTES, Math.floor(maxRoundBytes / Math.max(1, table.buckets.length)));
   for (let attempt = 0; attempt < MAX_COMMIT_ATTEMPTS; attempt++) {
     const latest = await currentVersionAtEpoch(port, table.name, table.definition);
     if (!latest.ok) return latest;
@@ -94,6 +103,7 @@ async function roundOver(
   const offsets = { ...tieredOffsetsOf(latest.metadata) };
   const reports: BucketReport[] = [];
   const rounds: { partition: string | number | null; round: BucketRound }[] = [];
+  let more = false;
   for (const bucket of table.buckets) {
     const from = offsets[bucket.streamId] ?? { position: 0, offset: 0 };
     const read = await port.readChangelog(bucket, from, maxBytesPerBucket);
@@ -103,11 +113,12 @@ async function roundOver(
       continue;
     }
     offsets[bucket.streamId] = read.value.end;
+    if (!read.value.atTail) more = true;
     reports.push({ ...bucketOf(bucket), fromOffset: from.offset, toOffset: read.value.end.offset, error: null });
     if (folded.value.data.length > 0 || folded.value.deletes.length > 0) rounds.push({ partition: bucket.partition, round: folded.value });
   }
   const current = latest.metadata["current-snapshot-id"] ?? null;
-  const unchanged = { table: table.name, snapshotId: current, committed: false, version: latest.version, metadataKey: tieredMetadataKey(table.name, latest.version), rows: 0, deletes: 0, buckets: reports };
+  const unchanged = { table: table.name, snapshotId: current, committed: false, version: latest.version, metadataKey: tieredMetadataKey(table.name, latest.version), rows: 0, deletes: 0, more, buckets: reports };
   if (rounds.length === 0) return { ok: true, value: unchanged };
 
   const snapshotId = port.newSnapshotId();

@@ -34,6 +34,12 @@ async function tier(table: string): Promise<TierAnswer> {
   return answer.body as TierAnswer;
 }
 
+const described = async (table: string) =>
+  (await expectStatus(service, 200, "GET", `/admin/tables/${table}`, undefined, adminHeaders(service))).body as {
+    tiered: { snapshotId: number | null; lagRecords: number | null; lagMs: number | null; metadataKey: string } | null;
+    buckets: { tieredOffset: number | null }[];
+  };
+
 const write = (table: string, ops: unknown[]) => expectStatus(service, 200, "POST", `/v1/table/${table}/write`, { ops });
 
 /** The tiered table's rows as an outside reader sees them, over the S3 endpoint (signed, as any S3 client). */
@@ -71,6 +77,13 @@ describe("tiering through the table API, read back by icebird", () => {
 
     const third = await tier("events");
     expect([third.committed, third.snapshotId]).toEqual([false, second.snapshotId]);
+
+    // The lag (docs/tiering.md, "Lag"): none now; two records behind after two more appends.
+    expect((await described("events")).tiered).toMatchObject({ snapshotId: second.snapshotId, lagRecords: 0, lagMs: 0, metadataKey: "tiered/events/metadata/v3.metadata.json" });
+    await write("events", [{ append: { id: 8, body: null } }, { append: { id: 9, body: null } }]);
+    const behind = await described("events");
+    expect(behind.tiered?.lagRecords).toBe(2);
+    expect(behind.buckets.reduce((sum, bucket) => sum + (bucket.tieredOffset ?? 0), 0)).toBe(8);
   });
 
   test("a primary-key table shows exactly the current rows after each round: upserts, updates, deletes", async () => {
@@ -80,6 +93,7 @@ describe("tiering through the table API, read back by icebird", () => {
       buckets: 2,
     });
     await write("people", [1, 2, 3, 4].map((id) => ({ upsert: { id, name: `p${id}`, score: id / 2, active: true } })));
+    expect((await described("people")).tiered).toBeNull();
     await tier("people");
     expect(plain(await readTiered("people"), ["id", "name", "score", "active"])).toEqual(["1|p1|0.5|true", "2|p2|1|true", "3|p3|1.5|true", "4|p4|2|true"]);
 

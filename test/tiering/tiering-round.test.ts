@@ -17,7 +17,10 @@ import { readIcebergTable } from "../support/iceberg-reader.ts";
 const LOG = definition({ columns: [{ name: "id", type: "int" }, { name: "note", type: "json", nullable: true }], buckets: 2 });
 const KEYED = definition({ columns: [{ name: "day", type: "string" }, { name: "id", type: "int" }, { name: "v", type: "float" }], primaryKey: ["day", "id"], buckets: 1, partitionBy: "day" });
 
-/** Bucket changelogs in memory: what the leaders' streams hold (each record one "byte position" of 10). */
+/** Each record's size in the fake changelogs' byte positions. */
+const RECORD_BYTES = 10_000;
+
+/** Bucket changelogs in memory: what the leaders' streams hold (each record RECORD_BYTES of byte positions). */
 class Changelogs {
   readonly logs = new Map<string, ChangeRecord[]>();
   append(streamId: string, ...records: ChangeRecord[]): void {
@@ -25,9 +28,9 @@ class Changelogs {
   }
   read(streamId: string, fromPosition: number, maxBytes: number) {
     const all = this.logs.get(streamId) ?? [];
-    const first = fromPosition / 10;
-    const records = all.slice(first, first + Math.max(1, Math.floor(maxBytes / 10)));
-    return { records, endPosition: (first + records.length) * 10 };
+    const first = fromPosition / RECORD_BYTES;
+    const records = all.slice(first, first + Math.max(1, Math.floor(maxBytes / RECORD_BYTES)));
+    return { records, endPosition: (first + records.length) * RECORD_BYTES, atTail: first + records.length === all.length };
   }
 }
 
@@ -44,8 +47,8 @@ function port(store: MemoryStore, logs: Changelogs, epoch: number, hooks: { hear
     coordinatorEpoch: epoch,
     heartbeat: async () => ((await (hooks.heartbeat?.(++beats) ?? Promise.resolve(true))) ? { ok: true, value: undefined } : { ok: false, error: domainError("fenced", "lease lost") }),
     readChangelog: async (bucket, from, maxBytes) => {
-      const { records, endPosition } = logs.read(bucket.streamId, from.position, maxBytes);
-      return { ok: true, value: { records, end: { position: endPosition, offset: from.offset + records.length } } };
+      const { records, endPosition, atTail } = logs.read(bucket.streamId, from.position, maxBytes);
+      return { ok: true, value: { records, end: { position: endPosition, offset: from.offset + records.length }, atTail } };
     },
     now: () => 1_000,
     newName: () => `e${epoch}-n${++names}`,
@@ -115,14 +118,15 @@ describe("tiering rounds over an object store, read back by icebird", () => {
     expect(rows.map((r) => `${String(r["day"])}/${String(r["id"])}=${String(r["v"])}`).sort()).toEqual(["mon/1=9", "tue/1=3", "tue/2=4"]);
   });
 
-  test("a round reads at most its budget of a bucket; the next round goes on from there", async () => {
+  test("a round reads at most its share of the round's budget of each bucket, says there is more, and the next round goes on from there", async () => {
     const store = new MemoryStore();
     const logs = new Changelogs();
     logs.append("s1", ins(1), ins(2), ins(3));
-    const first = await tierTable(port(store, logs, 1), { name: "events", definition: LOG, buckets: LOG_BUCKETS }, 20);
-    expect(first.ok && first.value.buckets[0]).toMatchObject({ fromOffset: 0, toOffset: 2 });
-    const second = await tierTable(port(store, logs, 1), { name: "events", definition: LOG, buckets: LOG_BUCKETS }, 20);
-    expect(second.ok && second.value.buckets[0]).toMatchObject({ fromOffset: 2, toOffset: 3 });
+    // Two buckets share 40,000 bytes: two records of each.
+    const first = await tierTable(port(store, logs, 1), { name: "events", definition: LOG, buckets: LOG_BUCKETS }, 4 * RECORD_BYTES);
+    expect(first.ok && [first.value.buckets[0], first.value.more]).toMatchObject([{ fromOffset: 0, toOffset: 2 }, true]);
+    const second = await tierTable(port(store, logs, 1), { name: "events", definition: LOG, buckets: LOG_BUCKETS }, 4 * RECORD_BYTES);
+    expect(second.ok && [second.value.buckets[0], second.value.more]).toMatchObject([{ fromOffset: 2, toOffset: 3 }, false]);
     expect((await readTable(store, "events")).map((r) => r["id"]).sort()).toEqual([1n, 2n, 3n]);
   });
 });

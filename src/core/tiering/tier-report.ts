@@ -22,6 +22,8 @@ export interface TierReport {
   readonly metadataKey: string;
   readonly rows: number;
   readonly deletes: number;
+  /** A bucket had more changelog than the round's share of it: the next round goes on (at once, on a timer). */
+  readonly more: boolean;
   readonly buckets: readonly BucketReport[];
 }
 

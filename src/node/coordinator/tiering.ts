@@ -48,7 +48,7 @@ export async function tierTableHere(ctx: TableContext, deps: TieringDeps, name: 
     newName: () => randomName(() => ctx.random()),
     newSnapshotId: () => 1 + Math.floor(ctx.random() * (Number.MAX_SAFE_INTEGER - 1)),
   };
-  const report = await tierTable(port, { name, definition: definition.value, buckets }, ctx.settings.tieringMaxBytesPerBucket);
+  const report = await tierTable(port, { name, definition: definition.value, buckets }, ctx.settings.tieringMaxRoundBytes);
   return report.ok ? { ok: true, report: report.value } : report;
 }
 
@@ -65,7 +65,7 @@ async function readAtLeader(
   let answer: ChangelogPageAnswer;
   if (leader === ctx.nodeId) {
     const page = await readBucketChangelog(ctx, { table, partition: bucket.partition, bucket: bucket.bucket }, from.position, maxBytes);
-    answer = page.ok ? { ok: true, messages: [...page.value.messages], endPosition: page.value.endPosition } : page;
+    answer = page.ok ? { ok: true, ...page.value } : page;
   } else if (peers === null) {
     return { ok: false, error: domainError("unavailable", "this node cannot reach the bucket's leader") };
   } else {
@@ -78,7 +78,7 @@ async function readAtLeader(
     if (!record.ok) return record;
     records.push(record.value);
   }
-  return { ok: true, value: { records, end: { position: answer.endPosition, offset: from.offset + records.length } } };
+  return { ok: true, value: { records, end: { position: answer.endPosition, offset: from.offset + records.length }, atTail: answer.atTail } };
 }
 
 /** 32 hex digits from the node's randomness: a file name no other round picks. */

@@ -40,7 +40,7 @@ export class TableAdmin {
   /** A page of a bucket's changelog, read here as its leader (a tiering round at the coordinator asks). */
   async readBucketChangelog(table: string, partition: string | number | null, bucket: number, fromPosition: number, maxBytes: number): Promise<ChangelogPageAnswer> {
     const page = await readBucketChangelog(this.ctx, { table, partition, bucket }, fromPosition, maxBytes);
-    return page.ok ? { ok: true, messages: page.value.messages, endPosition: page.value.endPosition } : page;
+    return page.ok ? { ok: true, ...page.value } : page;
   }
 
   /** Snapshots the loaded buckets among these streams now (`mink table snapshot`): the refs committed. */
@@ -75,7 +75,7 @@ export class TableAdmin {
       const stream = this.ctx.registry.get(streamId);
       const bucket = stream === undefined ? undefined : this.ctx.tables.current(stream);
       const rows = bucket === undefined ? null : bucket.kind === "log" ? bucket.state.tablet.appliedOffset : bucket.tablet.count();
-      return { streamId, nextOffset: offset, rows };
+      return { streamId, nextOffset: offset, rows, records: bucket === undefined ? null : bucket.state.tablet.appliedOffset };
     });
   }
 

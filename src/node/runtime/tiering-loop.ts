@@ -7,6 +7,9 @@ import type { MetaLogClient } from "../../ports/meta-log-client.ts";
 import type { CoordinatorRole } from "../coordinator/role.ts";
 import type { TableContext } from "../tables/buckets.ts";
 
+/** Rounds of one table in one pass at most: a backlog beyond them waits for the next pass. */
+const MAX_ROUNDS_PER_TABLE = 64;
+
 export class TieringLoop {
   private nextDueMs = 0;
   private running = false;
@@ -36,17 +39,27 @@ export class TieringLoop {
   private async pass(): Promise<void> {
     const { tables } = await this.meta.listTables();
     for (const { name } of tables) {
-      // The lease went away meanwhile: the next holder's pass tiers the rest.
-      if (this.coordinator.coordinatorEpoch === null) break;
-      const answer = await this.tier(name).catch((error: unknown) => ({ ok: false as const, error: { code: "unavailable", message: String(error) } }));
-      if (answer.ok) {
-        if (answer.report.committed) this.stats.committed++;
-        this.ctx.log.log("table.tiered", { table: name, committed: answer.report.committed, snapshotId: answer.report.snapshotId, version: answer.report.version, rows: answer.report.rows, deletes: answer.report.deletes });
-      } else {
-        this.stats.failed++;
-        this.ctx.log.log("table.tier_failed", { table: name, code: answer.error.code }, answer.error.message);
+      // A backlog larger than a round's budget takes several rounds, each bounded in memory.
+      for (let round = 0; round < MAX_ROUNDS_PER_TABLE; round++) {
+        // The lease went away meanwhile: the next holder's pass tiers the rest.
+        if (this.coordinator.coordinatorEpoch === null) return;
+        if (!(await this.round(name))) break;
       }
     }
     this.stats.passes++;
+  }
+
+  /** One round of the table, logged; true when it committed and left more to tier. */
+  private async round(name: string): Promise<boolean> {
+    const answer = await this.tier(name).catch((error: unknown) => ({ ok: false as const, error: { code: "unavailable", message: String(error) } }));
+    if (!answer.ok) {
+      this.stats.failed++;
+      this.ctx.log.log("table.tier_failed", { table: name, code: answer.error.code }, answer.error.message);
+      return false;
+    }
+    const { report } = answer;
+    if (report.committed) this.stats.committed++;
+    this.ctx.log.log("table.tiered", { table: name, committed: report.committed, snapshotId: report.snapshotId, version: report.version, rows: report.rows, deletes: report.deletes, more: report.more });
+    return report.committed && report.more;
   }
 }

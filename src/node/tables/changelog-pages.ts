@@ -18,6 +18,8 @@ export interface ChangelogPage {
   readonly messages: readonly string[];
   /** The byte position after the last message (the next read starts there). */
   readonly endPosition: number;
+  /** The read reached the stream's tail as it was when the read began. */
+  readonly atTail: boolean;
 }
 
 export async function readBucketChangelog(
@@ -51,5 +53,5 @@ export async function readBucketChangelog(
     messages.push(...decodeJsonMessages(decoder.decode(page.bytes)));
     at = page.end;
   }
-  return { ok: true, value: { messages, endPosition: at } };
+  return { ok: true, value: { messages, endPosition: at, atTail: at >= tail } };
 }
