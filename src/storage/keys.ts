@@ -10,6 +10,7 @@
 //   tiered/<table>/metadata/version-hint.text                       the latest version's number, for readers
 //   tiered/<table>/metadata/<name>.avro                             an Iceberg manifest or manifest list
 //   tiered/<table>/data/<name>.parquet                              an Iceberg data or equality-delete file
+//     (a round's files are named e<epoch>-s<snapshot id>-...: src/core/tiering/orphan-files.ts)
 //
 // Table snapshots live outside `streams/`: the stream GC takes every key under `streams/<id>/` for a stream
 // object or manifest, and a bucket's snapshots are collected by their own rules (docs/tables.md, table S).

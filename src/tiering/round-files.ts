@@ -1,11 +1,13 @@
 // The files one tiering round writes before its commit (docs/tiering.md): per partition a Parquet data file
 // and, in a primary-key table, an equality-delete file; then a data manifest and a delete manifest; then the
-// manifest list (every manifest of the previous snapshot's state, then these). Each file has a fresh name: a round that
-// never commits leaves its files unreferenced, never overwrites a committed one.
+// manifest list (every manifest of the previous snapshot's state, then these). Each file has a fresh name
+// that starts with the round's epoch and snapshot id: a round that never commits leaves its files
+// unreferenced (collect-orphans.ts deletes them later), never overwrites a committed one.
 import type { TableDefinition } from "../core/tables/definition.ts";
 import { equalityFieldIds, partitionType, tieredColumns, type TieredColumn } from "../core/tiering/iceberg-schema.ts";
 import type { ManifestRecord, RoundCounts } from "../core/tiering/iceberg-metadata.ts";
 import type { BucketRound } from "../core/tiering/round-rows.ts";
+import { roundFilePrefix } from "../core/tiering/orphan-files.ts";
 import type { Row } from "../core/tables/changelog.ts";
 import { tieredAvroKey, tieredDataKey } from "../storage/keys.ts";
 import { putCreateOnce } from "../storage/create-once.ts";
@@ -22,6 +24,7 @@ export interface RoundFilesInput {
   /** The round's folded buckets, with each bucket's partition value (null without partitions). */
   readonly buckets: readonly { readonly partition: string | number | null; readonly round: BucketRound }[];
   readonly snapshotId: number;
+  readonly coordinatorEpoch: number;
   readonly sequenceNumber: number;
   /** Every manifest of the previous snapshot's state (MD5). */
   readonly previousManifests: readonly ManifestRecord[];
@@ -39,6 +42,8 @@ export interface RoundFiles {
 /** Writes the round's files; returns the manifest list's URI and what was added. */
 export async function writeRoundFiles(store: ObjectStore, input: RoundFilesInput): Promise<RoundFiles> {
   const { definition } = input;
+  // Every file names the round that wrote it, so the files of a round that never commits can be told (table OF).
+  const prefix = roundFilePrefix(input.coordinatorEpoch, input.snapshotId);
   const columns = tieredColumns(definition);
   const schema = icebergSchemaOf(columns);
   const keyIds = equalityFieldIds(definition);
@@ -57,12 +62,12 @@ export async function writeRoundFiles(store: ObjectStore, input: RoundFilesInput
     const rows = rounds.flatMap((round) => round.data);
     const deletes: Row[] = rounds.flatMap((round) => round.deletes);
     if (rows.length > 0) {
-      const key = tieredDataKey(input.table, `${input.newName()}-data`);
+      const key = tieredDataKey(input.table, `${prefix}${input.newName()}-data`);
       const sizeBytes = await put(key, await dataFile(columns, rows, schema));
       dataFiles.push({ content: 0, path: uri(key), sizeBytes, records: rows.length, partition, equalityIds: [] });
     }
     if (deletes.length > 0) {
-      const key = tieredDataKey(input.table, `${input.newName()}-deletes`);
+      const key = tieredDataKey(input.table, `${prefix}${input.newName()}-deletes`);
       const sizeBytes = await put(key, await equalityDeleteFile(keyColumns, deletes, keySchema));
       deleteFiles.push({ content: 2, path: uri(key), sizeBytes, records: deletes.length, partition, equalityIds: keyIds });
     }
@@ -72,7 +77,7 @@ export async function writeRoundFiles(store: ObjectStore, input: RoundFilesInput
   const added: ManifestRecord[] = [];
   for (const [content, files] of [[0, dataFiles], [1, deleteFiles]] as const) {
     if (files.length === 0) continue;
-    const key = tieredAvroKey(input.table, `${input.newName()}-m${content}`);
+    const key = tieredAvroKey(input.table, `${prefix}${input.newName()}-m${content}`);
     const lengthBytes = await put(key, manifestFile({ files, snapshotId: input.snapshotId, sequenceNumber: input.sequenceNumber, partition: partitionField }));
     added.push({
       path: uri(key),
@@ -84,7 +89,7 @@ export async function writeRoundFiles(store: ObjectStore, input: RoundFilesInput
       rows: files.reduce((sum, file) => sum + file.records, 0),
     });
   }
-  const listKey = tieredAvroKey(input.table, `snap-${input.snapshotId}-${input.newName()}`);
+  const listKey = tieredAvroKey(input.table, `${prefix}${input.newName()}-list`);
   await put(listKey, manifestList([...input.previousManifests, ...added]));
   return {
     manifestList: uri(listKey),

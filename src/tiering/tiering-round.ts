@@ -17,6 +17,7 @@ import type { ObjectStore } from "../storage/object-store.ts";
 import type { ResolvedRetry } from "../storage/retry-policy.ts";
 import { createVersion, readLatestVersion, writeVersionHint, type TableVersion } from "./iceberg-store.ts";
 import { writeRoundFiles } from "./round-files.ts";
+import { collectOrphans } from "./collect-orphans.ts";
 
 /** A bucket of the table, as the metadata log names it. */
 export interface TieringBucket {
@@ -65,6 +66,7 @@ export async function tierTable(
   for (let attempt = 0; attempt < MAX_COMMIT_ATTEMPTS; attempt++) {
     const latest = await currentVersionAtEpoch(port, table.name, table.definition);
     if (!latest.ok) return latest;
+    if (attempt === 0) await collectOrphansQuietly(port, table.name, latest.value);
     const outcome = await roundOver(port, table, latest.value, maxBytesPerBucket);
     if (outcome !== "lost_race") return outcome;
   }
@@ -129,6 +131,7 @@ async function roundOver(
     storeUri: port.storeUri,
     buckets: rounds,
     snapshotId,
+    coordinatorEpoch: port.coordinatorEpoch,
     sequenceNumber,
     previousManifests: currentManifests(latest.metadata),
     newName: () => port.newName(),
@@ -145,6 +148,15 @@ async function roundOver(
     ok: true,
     value: { ...unchanged, snapshotId, committed: true, version, metadataKey: tieredMetadataKey(table.name, version), rows: files.counts.records, deletes: files.counts.deletes },
   };
+}
+
+/** The files of fenced rounds (table OF), deleted before this round writes; a failure only delays it. */
+async function collectOrphansQuietly(port: TieringPort, table: string, latest: TableVersion): Promise<void> {
+  try {
+    await collectOrphans(port.store, table, latest.metadata, port.coordinatorEpoch);
+  } catch {
+    // The next round lists again.
+  }
 }
 
 function bucketOf(bucket: TieringBucket): Pick<BucketReport, "partition" | "bucket" | "streamId"> {

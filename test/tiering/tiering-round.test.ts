@@ -161,12 +161,23 @@ describe("fencing by the coordinator epoch", () => {
     await tierTable(port(store, logs, 1), { name: "events", definition: LOG, buckets: LOG_BUCKETS }, 1 << 20);
     logs.append("s1", ins(3));
     logs.append("s2", ins(4));
+    const uncommittedFilesOfEpoch1 = async (): Promise<string[]> => {
+      const committed = new Set((await readLatestVersion(store, "events"))?.metadata.snapshots.map((s) => s["snapshot-id"]));
+      return (await store.list("tiered/events/")).objects.map((o) => o.key).filter((key) => {
+        const round = /\/e1-s(\d+)-/.exec(key);
+        return round !== null && !committed.has(Number(round[1]));
+      });
+    };
     let newHolder: Awaited<ReturnType<typeof tierTable>> | null = null;
+    let oldFilesBeforeTakeover = 0;
     // The old holder's last heartbeat before its commit passes; the lease moves before the PUT lands.
     const old = await tierTable(
       port(store, logs, 1, {
         heartbeat: async (n) => {
-          if (n === 2) newHolder = await tierTable(port(store, logs, 2), { name: "events", definition: LOG, buckets: LOG_BUCKETS }, 1 << 20);
+          if (n === 2) {
+            oldFilesBeforeTakeover = (await uncommittedFilesOfEpoch1()).length;
+            newHolder = await tierTable(port(store, logs, 2), { name: "events", definition: LOG, buckets: LOG_BUCKETS }, 1 << 20);
+          }
           return n <= 2;
         },
       }),
@@ -177,6 +188,12 @@ describe("fencing by the coordinator epoch", () => {
     expect(newHolder).toMatchObject({ ok: true, value: { committed: true, rows: 2 } });
     const latest = await readLatestVersion(store, "events");
     expect(latest?.metadata.properties["mink.coordinator-epoch"]).toBe("2");
+    expect((await readTable(store, "events")).map((r) => r["id"]).sort()).toEqual([1n, 2n, 3n, 4n]);
+
+    // Table OF: the files the old holder wrote for its round (data, manifest, list) were collected by the
+    // new holder's round, which found them of an older epoch and never committed; the table still reads whole.
+    expect(oldFilesBeforeTakeover).toBe(3);
+    expect(await uncommittedFilesOfEpoch1()).toEqual([]);
     expect((await readTable(store, "events")).map((r) => r["id"]).sort()).toEqual([1n, 2n, 3n, 4n]);
   });
 
