@@ -9,7 +9,7 @@ import { domainError } from "../core/errors.ts";
 import type { Result } from "../core/result.ts";
 import type { ChangeRecord } from "../core/tables/changelog.ts";
 import type { TableDefinition } from "../core/tables/definition.ts";
-import { commitStep, currentManifests, newTableMetadata, tieredOffsetsOf, withEpoch, withSnapshot, type TieredPosition } from "../core/tiering/iceberg-metadata.ts";
+import { commitStep, currentManifests, newTableMetadata, tableUuidOf, tieredOffsetsOf, withEpoch, withSnapshot, type TieredPosition } from "../core/tiering/iceberg-metadata.ts";
 import { foldBucketRecords, type BucketRound } from "../core/tiering/round-rows.ts";
 import type { BucketReport, TierReport } from "../core/tiering/tier-report.ts";
 import { tieredTablePrefix, tieredMetadataKey } from "../storage/keys.ts";
@@ -43,7 +43,7 @@ export interface TieringPort {
   heartbeat(): Promise<Result<void>>;
   readChangelog(bucket: TieringBucket, from: TieredPosition, maxBytes: number): Promise<ChangelogRead>;
   now(): number;
-  /** A fresh unique name (a UUID). */
+  /** A fresh unique name: 32 random hex digits. */
   newName(): string;
   /** A fresh snapshot id: a positive safe integer. */
   newSnapshotId(): number;
@@ -87,7 +87,7 @@ async function currentVersionAtEpoch(port: TieringPort, name: string, definition
     const nowMs = port.now();
     const metadata =
       latest === null
-        ? newTableMetadata({ definition, location: `${port.storeUri}/${tieredTablePrefix(name).slice(0, -1)}`, tableUuid: port.newName(), nowMs, coordinatorEpoch: port.coordinatorEpoch })
+        ? newTableMetadata({ definition, location: `${port.storeUri}/${tieredTablePrefix(name).slice(0, -1)}`, tableUuid: tableUuidOf(port.newName()), nowMs, coordinatorEpoch: port.coordinatorEpoch })
         : withEpoch(latest.metadata, port.coordinatorEpoch, nowMs);
     const version = (latest?.version ?? 0) + 1;
     if ((await createVersion(port.store, name, version, metadata, port.retry)) === "created") await writeVersionHint(port.store, name, version);

@@ -51,7 +51,7 @@ function port(store: MemoryStore, logs: Changelogs, epoch: number, hooks: { hear
       return { ok: true, value: { records, end: { position: endPosition, offset: from.offset + records.length }, atTail } };
     },
     now: () => 1_000,
-    newName: () => `e${epoch}-n${++names}`,
+    newName: () => (++names).toString(16).padStart(32, "0"),
     newSnapshotId: () => ++ids,
   };
 }

@@ -50,6 +50,16 @@ export interface IcebergMetadata {
 const EPOCH_PROPERTY = "mink.coordinator-epoch";
 const OFFSETS_SUMMARY = "mink.offsets";
 
+/**
+ * MD6: a table UUID in the standard form (8-4-4-4-12, version 4, RFC 4122 variant) from 32 random hex digits:
+ * engines parse `table-uuid` as a UUID.
+ */
+export function tableUuidOf(hex32: string): string {
+  if (!/^[0-9a-f]{32}$/.test(hex32)) throw new Error(`not 32 hex digits: ${hex32}`);
+  const variant = ((Number.parseInt(hex32[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex32.slice(0, 8)}-${hex32.slice(8, 12)}-4${hex32.slice(13, 16)}-${variant}${hex32.slice(17, 20)}-${hex32.slice(20, 32)}`;
+}
+
 /** MD1: the first version of a tiered table: its schema and partition spec, no snapshot, the creator's epoch. */
 export function newTableMetadata(input: { definition: TableDefinition; location: string; tableUuid: string; nowMs: number; coordinatorEpoch: number }): IcebergMetadata {
   const { definition } = input;

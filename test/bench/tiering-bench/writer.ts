@@ -62,7 +62,7 @@ export async function runWriter(kind: TableKind, rows: number, maxRoundBytes: nu
       return { ok: true as const, value: { records: log.records.slice(from.offset, end), end: { position, offset: end }, atTail: end === log.records.length } };
     },
     now: () => Date.now(),
-    newName: () => `n${++names}`,
+    newName: () => (++names).toString(16).padStart(32, "0"),
     newSnapshotId: () => ++ids,
   };
   const started = performance.now();

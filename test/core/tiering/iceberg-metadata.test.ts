@@ -2,7 +2,7 @@
 // src/core/tiering/iceberg-metadata.ts).
 import { describe, expect, test } from "vitest";
 import { definitionOf as definition } from "../../support/parse-definition.ts";
-import { commitStep, currentManifests, newTableMetadata, tieredOffsetsOf, withEpoch, withSnapshot } from "../../../src/core/tiering/iceberg-metadata.ts";
+import { commitStep, currentManifests, newTableMetadata, tableUuidOf, tieredOffsetsOf, withEpoch, withSnapshot } from "../../../src/core/tiering/iceberg-metadata.ts";
 
 
 const table = definition({ columns: [{ name: "id", type: "int" }, { name: "day", type: "string" }], primaryKey: ["id", "day"], buckets: 2, partitionBy: "day" });
@@ -50,6 +50,12 @@ describe("table MD: the metadata versions", () => {
     expect(currentManifests(created)).toEqual([]);
     expect(currentManifests(first).map((m) => m.path)).toEqual(["m1"]);
     expect(currentManifests(second).map((m) => m.path)).toEqual(["m1", "m2", "m3"]);
+  });
+
+  test("MD6: the table UUID is in the standard form, version 4", () => {
+    expect(tableUuidOf("0123456789abcdef0123456789abcdef")).toBe("01234567-89ab-4def-8123-456789abcdef");
+    expect(tableUuidOf("ffffffffffffffffffffffffffffffff")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(() => tableUuidOf("not-hex")).toThrow();
   });
 
   test("MD4: no snapshot, or a summary without mink's offsets, tiers from the start", () => {
