@@ -91,6 +91,22 @@ const MUTANTS: readonly Mutant[] = [
     breaks: "a reloaded stream's first WAL record goes out without its snapshot record ahead (streams/commit.ts)",
     edits: [{ file: "src/node/streams/commit.ts", from: "stream.needsAnchor ? [snapshotRecord(stream), record] : [record]", to: "[record]" }],
   },
+  {
+    name: "tiering-offsets",
+    breaks: "a tiering round commits its snapshot with the offsets it started from, not those it read to (tiering's exactly-once rule, docs/tiering.md)",
+    edits: [{ file: "src/tiering/tiering-round.ts", from: "    offsets[bucket.streamId] = read.value.end;\n", to: "    void read.value.end;\n" }],
+  },
+  {
+    name: "tiering-overwrite",
+    breaks: "a tiered version PUT that overwrites (not create-only): a stalled coordinator's late commit lands over the new holder's version (behind the round's heartbeats and table TC)",
+    edits: [
+      {
+        file: "src/tiering/iceberg-store.ts",
+        from: "  const outcome = await putCreateOnce(store, tieredMetadataKey(table, version), encoder.encode(JSON.stringify(metadata, null, 2)), retry);\n  return outcome.kind;\n",
+        to: "  void retry;\n  await store.put(tieredMetadataKey(table, version), encoder.encode(JSON.stringify(metadata, null, 2)));\n  return \"created\";\n",
+      },
+    ],
+  },
 ];
 
 function applyEdits(root: string, mutant: Mutant): void {

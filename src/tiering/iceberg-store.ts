@@ -7,7 +7,7 @@ import type { IcebergMetadata } from "../core/tiering/iceberg-metadata.ts";
 import { putCreateOnce, readOrNull } from "../storage/create-once.ts";
 import { tieredMetadataKey, tieredTablePrefix, tieredVersionHintKey } from "../storage/keys.ts";
 import { listAll, type ObjectStore } from "../storage/object-store.ts";
-import type { ResolvedRetry } from "../storage/retry-policy.ts";
+import { retrying, type ResolvedRetry } from "../storage/retry-policy.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -20,8 +20,12 @@ export interface TableVersion {
   readonly metadata: IcebergMetadata;
 }
 
-/** The latest committed version of the tiered table, or null when it has none. */
-export async function readLatestVersion(store: ObjectStore, table: string): Promise<TableVersion | null> {
+/**
+ * The latest committed version of the tiered table, or null when it has none. With `retry`, each read and
+ * listing is tried again after retryable failures (a round's reads; the admin API answers at once).
+ */
+export async function readLatestVersion(store: ObjectStore, table: string, retry?: ResolvedRetry): Promise<TableVersion | null> {
+  if (retry !== undefined) store = retryingReads(store, retry);
   const hint = await readOrNull(store, tieredVersionHintKey(table));
   const hinted = hint === null ? NaN : Number.parseInt(decoder.decode(hint), 10);
   let version = Number.isSafeInteger(hinted) && hinted > 0 ? hinted : await highestListedVersion(store, table);
@@ -58,6 +62,17 @@ async function highestListedVersion(store: ObjectStore, table: string): Promise<
     if (match !== null) highest = Math.max(highest, Number(match[1]));
   }
   return highest;
+}
+
+/** The store with its reads and listings retried (writes go through as they are: putCreateOnce retries its own). */
+function retryingReads(store: ObjectStore, retry: ResolvedRetry): ObjectStore {
+  return {
+    put: (key, body, options) => store.put(key, body, options),
+    get: (key, range, options) => retrying(retry, () => store.get(key, range, options)),
+    head: (key) => retrying(retry, () => store.head(key)),
+    list: (prefix, options) => retrying(retry, () => store.list(prefix, options)),
+    delete: (key) => store.delete(key),
+  };
 }
 
 /** Creates version `version`; `exists` when another writer committed that version first. */

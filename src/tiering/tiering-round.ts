@@ -78,7 +78,7 @@ async function currentVersionAtEpoch(port: TieringPort, name: string, definition
   for (let step = 0; step < MAX_COMMIT_ATTEMPTS * 2; step++) {
     const beat = await port.heartbeat();
     if (!beat.ok) return beat;
-    const latest = await readLatestVersion(port.store, name);
+    const latest = await readLatestVersion(port.store, name, port.retry);
     const next = commitStep(latest?.metadata ?? null, port.coordinatorEpoch);
     if (next.kind === "fenced") {
       return { ok: false, error: domainError("fenced", "a newer coordinator epoch wrote this tiered table", { table: name, coordinatorEpoch: next.latestEpoch }) };
@@ -90,7 +90,7 @@ async function currentVersionAtEpoch(port: TieringPort, name: string, definition
         ? newTableMetadata({ definition, location: `${port.storeUri}/${tieredTablePrefix(name).slice(0, -1)}`, tableUuid: tableUuidOf(port.newName()), nowMs, coordinatorEpoch: port.coordinatorEpoch })
         : withEpoch(latest.metadata, port.coordinatorEpoch, nowMs);
     const version = (latest?.version ?? 0) + 1;
-    if ((await createVersion(port.store, name, version, metadata, port.retry)) === "created") await writeVersionHint(port.store, name, version);
+    if ((await createVersion(port.store, name, version, metadata, port.retry)) === "created") await hintQuietly(port, name, version);
   }
   return { ok: false, error: domainError("unavailable", "the tiered table kept changing under this round; retry", { table: name }) };
 }
@@ -143,11 +143,20 @@ async function roundOver(
   const next = withSnapshot(latest.metadata, { snapshotId, manifestList: files.manifestList, manifests: files.manifests, nowMs: port.now(), offsets, counts: files.counts, coordinatorEpoch: port.coordinatorEpoch });
   const version = latest.version + 1;
   if ((await createVersion(port.store, table.name, version, next, port.retry)) === "exists") return "lost_race";
-  await writeVersionHint(port.store, table.name, version);
+  await hintQuietly(port, table.name, version);
   return {
     ok: true,
     value: { ...unchanged, snapshotId, committed: true, version, metadataKey: tieredMetadataKey(table.name, version), rows: files.counts.records, deletes: files.counts.deletes },
   };
+}
+
+/** Points readers at a committed version; a failure changes nothing committed (readers read on past a lagging hint). */
+async function hintQuietly(port: TieringPort, table: string, version: number): Promise<void> {
+  try {
+    await writeVersionHint(port.store, table, version);
+  } catch {
+    // The next commit writes it again.
+  }
 }
 
 /** The files of fenced rounds (table OF), deleted before this round writes; a failure only delays it. */

@@ -23,6 +23,7 @@ import type { Prng } from "./prng.ts";
 import type { IoQueue } from "./scheduler.ts";
 import type { Gate, SimMetaLog } from "./sim-meta.ts";
 import { scheduledStore } from "./sim-store.ts";
+import type { SimTiering } from "./tiering-peers.ts";
 import type { Trace } from "./trace.ts";
 import type { VirtualClock } from "./virtual-time.ts";
 import { consoleSink } from "../../src/log/logger.ts";
@@ -44,6 +45,8 @@ export interface ClusterDeps {
   readonly settings: SettingsVars;
   /** Probability that a request for a node goes to an older, still running incarnation. */
   readonly zombieRouting: number;
+  /** An incarnation's tiering location and RPC to its peers (table seeds, tiering-peers.ts); absent: it does not tier. */
+  readonly tiering?: (inc: Incarnation) => SimTiering;
 }
 
 type IncarnationState = "starting" | "running" | "ended";
@@ -101,7 +104,6 @@ export class SimCluster {
     return this.nodeIds.filter((id) => this.live(id).length === 0);
   }
 
-  /** Starts a new incarnation of `nodeId` at an epoch above every earlier one. */
   /** Each node's tablets, kept across its restarts (the Durable Object's SQLite survives them). */
   private readonly tablets = new Map<string, MemoryTabletStorage>();
 
@@ -111,6 +113,7 @@ export class SimCluster {
     return tablets;
   }
 
+  /** Starts a new incarnation of `nodeId` at an epoch above every earlier one. */
   start(nodeId: string): Incarnation {
     const { clock, trace, history } = this.deps;
     const epoch = Math.max(clock.now(), this.lastEpoch + 1);
@@ -157,6 +160,7 @@ export class SimCluster {
         },
         onStopped: (error) => this.end(inc, `stopped (${error.code}: ${error.message})`),
         effectsFetch: meta.subscriptions.fetchFor(inc.label, () => inc.gate.crashed),
+        ...(this.deps.tiering === undefined ? {} : { tiering: this.deps.tiering(inc) }),
       });
       if (inc.ended) {
         runtime.watcher.stop();
@@ -192,8 +196,6 @@ export class SimCluster {
     this.deps.history.fatal = { step, message: `${inc.label} found a corrupt object at step ${step}: ${error.message}`, focus: [inc.label] };
     this.deps.trace.write(`  FATAL: ${this.deps.history.fatal.message}`);
   }
-
-
 
   /** The Durable Object's alarm: heartbeat, abort on a newer epoch, compact when due. */
   private heartbeatLoop(inc: Incarnation, everyMs: number): void {

@@ -61,6 +61,16 @@ const USUAL_PER_SEED: Readonly<Record<string, number>> = {
   "wal landed out of order": 1.712,
   "wal hole sealed": 0.254,
   "wal garbage landed": 0.432,
+  // Tiering (tiering-actor.ts, tiering-stall.ts, tiering-checker.ts; 2026-12-07): rounds by outcome, the
+  // snapshots and rows the exactly-once check compared, the two guards the stall makes fire.
+  "tiering round committed": 0.426,
+  "tiering round fenced": 0.316,
+  "tiering round unchanged": 0.074,
+  "tiering round timed out": 0.188,
+  "tiering snapshot checked": 0.428,
+  "tiering row checked": 2.254,
+  "guard stale tiered commit": 0.078,
+  "guard tiering fenced by a newer version": 0.064,
 };
 
 /** Each guard's count, one line per guard. */

@@ -50,4 +50,11 @@ describe("storeGuard", () => {
     expect(storeGuard("wal/n1/00000000000000000007", seal("n2"), data)).toBeNull();
     expect(storeGuard("streams/s1/manifest", data, data)).toBeNull();
   });
+
+  it("names a tiered version PUT refused because a newer coordinator epoch wrote that version first; not one lost to its own epoch", () => {
+    const version = (epoch: number): Uint8Array => new TextEncoder().encode(JSON.stringify({ properties: { "mink.coordinator-epoch": String(epoch) } }));
+    expect(storeGuard("tiered/simt/metadata/v3.metadata.json", version(2), version(3))).toBe("stale tiered commit");
+    expect(storeGuard("tiered/simt/metadata/v3.metadata.json", version(3), version(3))).toBeNull();
+    expect(storeGuard("tiered/simt/metadata/version-hint.text", version(2), version(3))).toBeNull();
+  });
 });

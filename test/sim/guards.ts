@@ -70,9 +70,25 @@ export const GUARDS: readonly Guard[] = [
     recognised: "an incarnation whose WAL PUT was held stopped with its writer failed (WAL_BATCH_DEADLINE_MS passed)",
     scenario: "late-put: a WAL PUT held past the writer's deadline, released once the next incarnation sealed",
   },
+  {
+    name: "stale tiered commit",
+    recognised: "a tiered table version's create-only PUT refused because a version of a newer coordinator epoch holds it (docs/tiering.md, table TC: the new holder's fence, TC2, or its commit)",
+    scenario: "tiering-stall (commit): a tiering round's version PUT held until the lease and the tiered table moved to a newer coordinator epoch",
+  },
+  {
+    name: "tiering fenced by a newer version",
+    recognised: "a tiering round answered fenced because the latest version was written at a newer coordinator epoch (table TC, row TC4), its heartbeat having passed",
+    scenario: "tiering-stall (read): a tiering round's read of the version hint held until the lease and the tiered table moved to a newer coordinator epoch",
+  },
 ];
 
 export const guardCounter = (name: string): string => `guard ${name}`;
+
+/** A tiered table's version (docs/tiering.md), and the coordinator epoch that wrote it (`mink.coordinator-epoch`). */
+export const TIERED_VERSION = /^tiered\/[^/]+\/metadata\/v\d+\.metadata\.json$/;
+const decoder = new TextDecoder();
+export const tieredEpochOf = (bytes: Uint8Array): number =>
+  Number((JSON.parse(decoder.decode(bytes)) as { properties?: Record<string, string> }).properties?.["mink.coordinator-epoch"] ?? 0);
 
 type Answer = { readonly ok: false; readonly error: { readonly code: string; readonly details?: Readonly<Record<string, unknown>> } };
 
@@ -108,11 +124,14 @@ function coordinatorGuard(details: Readonly<Record<string, unknown>>, subject: o
 }
 
 /**
- * The guard a refused conditional PUT shows firing: a WAL data object whose seq a seal already holds
- * (`existing`: the bytes at the key, as the history recorded them landing). Null: none.
+ * The guard a refused conditional PUT shows firing: a WAL data object whose seq a seal already holds, or a
+ * tiered version a newer coordinator epoch wrote first (`existing`: the bytes at the key, as the history
+ * recorded them landing). Null: none.
  */
 export function storeGuard(key: string, body: Uint8Array, existing: Uint8Array | null): string | null {
-  if (!key.startsWith("wal/") || existing === null) return null;
+  if (existing === null) return null;
+  if (TIERED_VERSION.test(key)) return tieredEpochOf(existing) > tieredEpochOf(body) ? "stale tiered commit" : null;
+  if (!key.startsWith("wal/")) return null;
   const mine = decodeWalObject(body, key);
   const there = decodeWalObject(existing, key);
   if (mine.kind !== "records" || there.kind !== "seal") return null;

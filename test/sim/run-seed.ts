@@ -6,8 +6,9 @@
 // 2. settle: no new client actions, no faults, no crashes; down nodes restart, drains end, in-flight work
 //    finishes and transfers complete;
 // 3. final: every stream is read back from its owner (and every table bucket from its leader).
-// Some seeds add the table workload (table-clients.ts), drawn from a generator of its own so that a seed
-// without tables runs exactly as it did before there were tables; so do the subscription workload, the
+// Some seeds add the table workload (table-workload.ts: the table clients and the tiering actor), drawn from
+// generators of its own so that a seed without tables runs exactly as it did before there were tables;
+// so do the subscription workload, the
 // guard scenarios and the residency scenario (residency-scenario.ts: lulls, and a node that holds evicted
 // streams held down past the lease).
 // The checker then reads the history. The real timers, Date.now and Math.random are restored however the
@@ -15,7 +16,7 @@
 import { nodeSettings, type SettingsVars } from "../../src/node/settings.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import { Chaos } from "./chaos.ts";
-import { check, INVARIANT, type CheckResult } from "./checker.ts";
+import { check, INVARIANT, type CheckResult, type Violation } from "./checker.ts";
 import { FinalReader, Producer, Reader, Tailer, World, Writer, type Client, type ClientDeps } from "./clients.ts";
 import { SimCluster } from "./cluster.ts";
 import { drawFaultProfile, FaultPlan, type FaultProfile } from "./faults.ts";
@@ -25,26 +26,16 @@ import { Network } from "./network.ts";
 import { Operator } from "./operator.ts";
 import { Prng } from "./prng.ts";
 import { describeResidencyShape, drawResidencyShape, ResidencyScenario, type ResidencyShape } from "./residency-scenario.ts";
-import { Scheduler, type Phase, type Weights } from "./scheduler.ts";
+import { Scheduler, type Actor, type Phase, type Weights } from "./scheduler.ts";
 import { SimMetaLog } from "./sim-meta.ts";
 import { drawSubscriptionShape, startSubscriptions, type SubscriptionShape } from "./subscription-consumers.ts";
-import { TableWorld, TableWriter, type TableDeps } from "./table-clients.ts";
-import { TableCreator } from "./table-creator.ts";
-import { FinalTableReader } from "./table-final.ts";
+import { describeTableShape, drawTableShape, tableGenerators, tableWeights, tieringOf, TableWorkload, type TableShape } from "./table-workload.ts";
 import { captureConsole, Trace } from "./trace.ts";
 import { drainMicrotasks, VirtualClock } from "./virtual-time.ts";
 
 /** Virtual time starts here (node epochs are wall-clock milliseconds). */
 const START_MS = EPOCH_BASE_MS;
 const SETTLE_STEPS = 6_000;
-/** The share of seeds that run the table workload beside the streams. */
-const TABLE_SEEDS = 0.4;
-/** Mixed into the seed for the table workload's own generator. */
-const TABLE_STREAM = 0x7ab1e000;
-/** The share of table seeds whose table is partitioned (two partitions of two buckets). */
-const PARTITIONED_SEEDS = 0.5;
-/** Mixed into the seed for that choice alone, so a table seed without partitions runs as it did before there were any. */
-const PARTITION_STREAM = 0x9a471000;
 const FINAL_STEPS = 8_000;
 /** The share of seeds that run the subscription workload, drawn from a generator of its own (the seed mixed with this). */
 const SUBSCRIPTION_SEEDS = 0.5;
@@ -93,13 +84,6 @@ export interface SeedShape {
   readonly residency: ResidencyShape | null;
 }
 
-/** The table workload of a seed: how many table clients, how eager they are (the `table` weight), whether its table is partitioned. */
-export interface TableShape {
-  readonly clients: number;
-  readonly weight: number;
-  readonly partitioned: boolean;
-}
-
 function drawShape(
   prng: Prng,
   maxSteps: number,
@@ -111,17 +95,12 @@ function drawShape(
   const shape = drawStreamShape(prng, maxSteps);
   const weights = {
     ...shape.weights,
-    ...(tables === null ? {} : { table: tables.weight }),
+    ...(tables === null ? {} : tableWeights(tables)),
     ...(subscriptions === null ? {} : { consumer: subscriptions.weight }),
     ...(guards === null ? {} : guards.weights),
     ...(residency === null ? {} : residency.weights),
   };
   return { ...shape, tables, subscriptions, guards, residency, weights };
-}
-
-function drawTableShape(prng: Prng, partitionPrng: Prng): TableShape | null {
-  if (!prng.chance(TABLE_SEEDS)) return null;
-  return { clients: prng.between(2, 4), weight: prng.pick([2, 4, 8]), partitioned: partitionPrng.chance(PARTITIONED_SEEDS) };
 }
 
 function drawStreamShape(prng: Prng, maxSteps: number): Omit<SeedShape, "tables" | "subscriptions" | "guards" | "residency"> {
@@ -177,10 +156,17 @@ export interface SeedResult {
 }
 
 export async function runSeed(seed: number, options: SeedOptions = {}): Promise<SeedResult> {
+  const { checkAfter, ...run } = await runInVirtualTime(seed, options);
+  // Outside virtual time (icebird reads the store with real promises and fetch): tiering's exactly-once rule.
+  run.result.violations.push(...(await checkAfter()));
+  return run;
+}
+
+async function runInVirtualTime(seed: number, options: SeedOptions): Promise<SeedResult & { readonly checkAfter: () => Promise<Violation[]> }> {
   const prng = new Prng(seed);
-  const tablePrng = new Prng((seed ^ TABLE_STREAM) >>> 0);
+  const tables = tableGenerators(seed);
   const subscriptionPrng = new Prng((seed ^ SUBSCRIPTION_STREAM) >>> 0);
-  const tableShape = drawTableShape(tablePrng, new Prng((seed ^ PARTITION_STREAM) >>> 0));
+  const tableShape = drawTableShape(tables);
   const guardPrng = new Prng((seed ^ GUARD_STREAM) >>> 0);
   const residencyPrng = new Prng((seed ^ RESIDENCY_STREAM) >>> 0);
   const shape = drawShape(
@@ -218,8 +204,11 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
       ...(shape.residency === null ? {} : { COMPACT_AFTER_WAL_OBJECTS: String(shape.residency.compactAfterWalObjects) }),
     };
     const nodeIds = Array.from({ length: shape.nodes }, (_, i) => `n${i + 1}`);
-    const cluster = new SimCluster(
-      { clock, prng: prng.fork(), io: scheduler.io, faults, trace, history, store, meta, settings, zombieRouting: shape.zombieRouting },
+    const cluster: SimCluster = new SimCluster(
+      {
+        ...{ clock, prng: prng.fork(), io: scheduler.io, faults, trace, history, store, meta, settings, zombieRouting: shape.zombieRouting },
+        ...(shape.tables === null ? {} : { tiering: tieringOf(tables, scheduler.io, trace, shape.zombieRouting, () => cluster) }),
+      },
       nodeIds,
     );
     const world = new World(Array.from({ length: shape.streams }, (_, i) => `sim/s${i + 1}`));
@@ -257,13 +246,10 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
     }
     const finalReader = new FinalReader(clientDeps);
     scheduler.addActor(finalReader);
-    const tableDeps: TableDeps = { net, prng: tablePrng.fork(), clock, trace, history, world: new TableWorld(shape.tables?.partitioned === true) };
-    const tableActors = shape.tables === null ? [] : [new TableCreator(cluster, tableDeps), ...Array.from({ length: shape.tables.clients }, (_, i) => new TableWriter(`tw${i + 1}`, tableDeps))];
-    history.tables.partitioned = tableDeps.world.partitioned;
-    for (const actor of tableActors) scheduler.addActor(actor);
-    const finalTables = shape.tables === null ? null : new FinalTableReader(tableDeps, meta);
-    if (finalTables !== null) scheduler.addActor(finalTables);
-    const finalDone = (): boolean => finalReader.done && (finalTables?.done ?? true);
+    const workloadDeps = { cluster, net, clock, trace, history, meta, faults, store, leaseTtlMs: LEASE_TTL_MS, addActor: (actor: Actor) => scheduler.addActor(actor) };
+    const tableWorkload = shape.tables === null ? null : new TableWorkload(shape.tables, tables, workloadDeps);
+    const tableActors = tableWorkload?.actors ?? [];
+    const finalDone = (): boolean => finalReader.done && (tableWorkload?.finalDone ?? true);
     closeSubscriptions = () => meta.subscriptions.close();
     const consumers =
       shape.subscriptions === null
@@ -318,7 +304,8 @@ export async function runSeed(seed: number, options: SeedOptions = {}): Promise<
       result.violations.push({ invariant: INVARIANT.liveness, message: `the final read did not finish in ${FINAL_STEPS} steps`, focus: ["final"] });
     }
     trace.write(`end: ${scheduler.step} steps, ${result.violations.length} violations, ${result.notices.length} notices`);
-    return { seed, steps: scheduler.step, hash: trace.digest(), shape, result, trace, history };
+    const checkAfter = async (): Promise<Violation[]> => (tableWorkload === null ? [] : tableWorkload.checkAfter());
+    return { seed, steps: scheduler.step, hash: trace.digest(), shape, result, trace, history, checkAfter };
   } finally {
     // Webhooks still on their way fail, and their senders' bookkeeping runs before the globals come back.
     closeSubscriptions();
@@ -351,7 +338,7 @@ export function describeShape(shape: SeedShape): string {
     `${shape.activeSteps} active steps, ${shape.crashes} crashes, zombie routing ${shape.zombieRouting}; ` +
     `store fail ${pct(f.storeFail)} lost ${pct(f.storeLost)} delay ${pct(f.storeDelay)}, meta fail ${pct(f.metaFail)} lost ${pct(f.metaLost)}, split ${pct(f.split)}; ` +
     `weights timer ${w["timer"]} client ${w["client"]} crash ${w["crash"]} zombie ${w["zombie"]} transfer ${w["transfer"]} drain ${w["drain"]}` +
-    (shape.tables === null ? "" : `; ${shape.tables.partitioned ? "partitioned table" : "table"} clients ${shape.tables.clients}, weight ${shape.tables.weight}`) +
+    (shape.tables === null ? "" : `; ${describeTableShape(shape.tables)}`) +
     (shape.subscriptions === null ? "" : `; subscriptions lease ${shape.subscriptions.leaseTtlMs} ms, consumer weight ${shape.subscriptions.weight}`) +
     (shape.guards === null ? "" : `; guard scenarios ${describeGuardShape(shape.guards)}`) +
     (shape.residency === null ? "" : `; residency scenario ${describeResidencyShape(shape.residency)}`)

@@ -48,8 +48,14 @@ export async function tierTableHere(ctx: TableContext, deps: TieringDeps, name: 
     newName: () => randomName(() => ctx.random()),
     newSnapshotId: () => 1 + Math.floor(ctx.random() * (Number.MAX_SAFE_INTEGER - 1)),
   };
-  const report = await tierTable(port, { name, definition: definition.value, buckets }, ctx.settings.tieringMaxRoundBytes);
-  return report.ok ? { ok: true, report: report.value } : report;
+  try {
+    const report = await tierTable(port, { name, definition: definition.value, buckets }, ctx.settings.tieringMaxRoundBytes);
+    return report.ok ? { ok: true, report: report.value } : report;
+  } catch (error) {
+    // The store kept failing (after its retries): nothing was committed; the round can run again.
+    ctx.log.log("node.error", { during: "tiering_round", table: name }, error);
+    return { ok: false, error: domainError("unavailable", `the tiering round failed: ${String(error)}; retry`, { table: name }) };
+  }
 }
 
 async function readAtLeader(
@@ -62,14 +68,19 @@ async function readAtLeader(
   maxBytes: number,
 ): Promise<ChangelogRead> {
   if (leader === null) return { ok: false, error: domainError("unavailable", "the bucket has no leader now") };
+  if (leader !== ctx.nodeId && peers === null) return { ok: false, error: domainError("unavailable", "this node cannot reach the bucket's leader") };
   let answer: ChangelogPageAnswer;
-  if (leader === ctx.nodeId) {
-    const page = await readBucketChangelog(ctx, { table, partition: bucket.partition, bucket: bucket.bucket }, from.position, maxBytes);
-    answer = page.ok ? { ok: true, ...page.value } : page;
-  } else if (peers === null) {
-    return { ok: false, error: domainError("unavailable", "this node cannot reach the bucket's leader") };
-  } else {
-    answer = await peers(leader).readBucketChangelog(table, bucket.partition, bucket.bucket, from.position, maxBytes);
+  try {
+    if (leader === ctx.nodeId) {
+      const page = await readBucketChangelog(ctx, { table, partition: bucket.partition, bucket: bucket.bucket }, from.position, maxBytes);
+      answer = page.ok ? { ok: true, ...page.value } : page;
+    } else {
+      answer = await peers!(leader).readBucketChangelog(table, bucket.partition, bucket.bucket, from.position, maxBytes);
+    }
+  } catch (error) {
+    // A leader that went away mid-call, or a store read that failed: this bucket waits for the next round,
+    // the others are tiered now.
+    return { ok: false, error: domainError("unavailable", `the bucket's leader did not answer: ${String(error)}`, { leader }) };
   }
   if (!answer.ok) return answer;
   const records: ChangeRecord[] = [];
