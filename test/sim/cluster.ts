@@ -13,6 +13,7 @@ import { fromWorker } from "../support/from-worker.ts";
 import { MemoryTabletStorage } from "../support/memory-tablet-storage.ts";
 import type { Hono } from "hono";
 import { streamRoutes } from "../../src/node-http/stream-routes.ts";
+import type { NodeRuntimeDeps } from "../../src/node/runtime/wiring.ts";
 import { NodeRuntime } from "../../src/node/runtime/node-runtime.ts";
 import { nodeSettings, type SettingsVars } from "../../src/node/settings.ts";
 import { ViewCache } from "../../src/router/view-cache.ts";
@@ -23,7 +24,6 @@ import type { Prng } from "./prng.ts";
 import type { IoQueue } from "./scheduler.ts";
 import type { Gate, SimMetaLog } from "./sim-meta.ts";
 import { scheduledStore } from "./sim-store.ts";
-import type { SimTiering } from "./tiering-peers.ts";
 import type { Trace } from "./trace.ts";
 import type { VirtualClock } from "./virtual-time.ts";
 import { consoleSink } from "../../src/log/logger.ts";
@@ -46,7 +46,7 @@ export interface ClusterDeps {
   /** Probability that a request for a node goes to an older, still running incarnation. */
   readonly zombieRouting: number;
   /** An incarnation's tiering location and RPC to its peers (table seeds, tiering-peers.ts); absent: it does not tier. */
-  readonly tiering?: (inc: Incarnation) => SimTiering;
+  readonly tiering?: (inc: Incarnation) => NonNullable<NodeRuntimeDeps["tiering"]>;
 }
 
 type IncarnationState = "starting" | "running" | "ended";
