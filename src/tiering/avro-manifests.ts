@@ -7,6 +7,7 @@
 import { ByteWriter } from "hyparquet-writer";
 import { avroWrite } from "icebird/src/avro/avro.write.js";
 import type { ManifestRecord } from "../core/tiering/iceberg-metadata.ts";
+import { withHeaderMetadata } from "./avro-header.ts";
 import { PARTITION_FIELD_ID, type IcebergType } from "../core/tiering/iceberg-schema.ts";
 
 type AvroSchema = Parameters<typeof avroWrite>[0]["schema"];
@@ -82,6 +83,9 @@ export function manifestFile(input: {
   snapshotId: number;
   sequenceNumber: number;
   partition: { name: string; type: IcebergType } | null;
+  /** The header metadata the spec requires of a manifest: the table's schema and partition spec (JSON). */
+  schema: unknown;
+  partitionSpec: { "spec-id": number; fields: unknown };
 }): Uint8Array {
   const sequence = BigInt(input.sequenceNumber);
   const records = input.files.map((file) => ({
@@ -99,7 +103,14 @@ export function manifestFile(input: {
       equality_ids: file.content === 2 ? [...file.equalityIds] : null,
     },
   }));
-  return avroBytes(manifestEntrySchema(input.partition), records);
+  return withHeaderMetadata(avroBytes(manifestEntrySchema(input.partition), records), {
+    schema: JSON.stringify(input.schema),
+    "schema-id": "0",
+    "partition-spec": JSON.stringify(input.partitionSpec.fields),
+    "partition-spec-id": String(input.partitionSpec["spec-id"]),
+    "format-version": "2",
+    content: input.files.some((file) => file.content !== 0) ? "deletes" : "data",
+  });
 }
 
 function partitionCell(type: IcebergType, value: string | number | null): string | bigint | null {
@@ -128,9 +139,14 @@ function manifestListEntry(input: ManifestRecord): ManifestListEntry {
   };
 }
 
-/** The manifest list: an entry per manifest, in order. */
-export function manifestList(manifests: readonly ManifestRecord[]): Uint8Array {
-  return avroBytes(MANIFEST_FILE_SCHEMA, manifests.map(manifestListEntry));
+/** The manifest list of snapshot `snapshotId`: an entry per manifest, in order. */
+export function manifestList(manifests: readonly ManifestRecord[], snapshot: { snapshotId: number; parentSnapshotId: number | null; sequenceNumber: number }): Uint8Array {
+  return withHeaderMetadata(avroBytes(MANIFEST_FILE_SCHEMA, manifests.map(manifestListEntry)), {
+    "snapshot-id": String(snapshot.snapshotId),
+    "parent-snapshot-id": snapshot.parentSnapshotId === null ? "null" : String(snapshot.parentSnapshotId),
+    "sequence-number": String(snapshot.sequenceNumber),
+    "format-version": "2",
+  });
 }
 
 function avroBytes(schema: AvroSchema, records: readonly Record<string, unknown>[]): Uint8Array {

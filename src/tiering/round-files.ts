@@ -4,7 +4,7 @@
 // that starts with the round's epoch and snapshot id: a round that never commits leaves its files
 // unreferenced (collect-orphans.ts deletes them later), never overwrites a committed one.
 import type { TableDefinition } from "../core/tables/definition.ts";
-import { equalityFieldIds, partitionType, tieredColumns, type TieredColumn } from "../core/tiering/iceberg-schema.ts";
+import { equalityFieldIds, icebergSchema, partitionSpec, partitionType, tieredColumns, type TieredColumn } from "../core/tiering/iceberg-schema.ts";
 import type { ManifestRecord, RoundCounts } from "../core/tiering/iceberg-metadata.ts";
 import type { BucketRound } from "../core/tiering/round-rows.ts";
 import { roundFilePrefix } from "../core/tiering/orphan-files.ts";
@@ -26,6 +26,8 @@ export interface RoundFilesInput {
   readonly snapshotId: number;
   readonly coordinatorEpoch: number;
   readonly sequenceNumber: number;
+  /** The snapshot this one follows (null: the first). */
+  readonly parentSnapshotId: number | null;
   /** Every manifest of the previous snapshot's state (MD5). */
   readonly previousManifests: readonly ManifestRecord[];
   readonly newName: () => string;
@@ -78,7 +80,7 @@ export async function writeRoundFiles(store: ObjectStore, input: RoundFilesInput
   for (const [content, files] of [[0, dataFiles], [1, deleteFiles]] as const) {
     if (files.length === 0) continue;
     const key = tieredAvroKey(input.table, `${prefix}${input.newName()}-m${content}`);
-    const lengthBytes = await put(key, manifestFile({ files, snapshotId: input.snapshotId, sequenceNumber: input.sequenceNumber, partition: partitionField }));
+    const lengthBytes = await put(key, manifestFile({ files, snapshotId: input.snapshotId, sequenceNumber: input.sequenceNumber, partition: partitionField, schema: icebergSchema(definition), partitionSpec: partitionSpec(definition) as { "spec-id": number; fields: unknown } }));
     added.push({
       path: uri(key),
       lengthBytes,
@@ -90,7 +92,7 @@ export async function writeRoundFiles(store: ObjectStore, input: RoundFilesInput
     });
   }
   const listKey = tieredAvroKey(input.table, `${prefix}${input.newName()}-list`);
-  await put(listKey, manifestList([...input.previousManifests, ...added]));
+  await put(listKey, manifestList([...input.previousManifests, ...added], { snapshotId: input.snapshotId, parentSnapshotId: input.parentSnapshotId, sequenceNumber: input.sequenceNumber }));
   return {
     manifestList: uri(listKey),
     manifests: added,

@@ -133,6 +133,7 @@ async function roundOver(
     snapshotId,
     coordinatorEpoch: port.coordinatorEpoch,
     sequenceNumber,
+    parentSnapshotId: current,
     previousManifests: currentManifests(latest.metadata),
     newName: () => port.newName(),
     retry: port.retry,
