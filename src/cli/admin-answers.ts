@@ -161,7 +161,8 @@ export interface TokensPage {
 /** GET /admin/tables: every table, its bucket count and kind. */
 export interface TablesAnswer {
   /** `partitions`: how many a partitioned table has, null for a table without partitions. */
-  tables: Array<{ name: string; buckets: number; partitions?: number | null; kind: string }>;
+  /** `tiered`: the last tiering round recorded (docs/tiering.md); null: none; absent from older servers. */
+  tables: Array<{ name: string; buckets: number; partitions?: number | null; kind: string; tiered?: { version: number; snapshotId: number; records: number; ageMs: number } | null }>;
 }
 /** One bucket of GET /admin/tables/<name>; `nextOffset` and `rows` are null when its leader did not answer. */
 interface TableBucketRow {

@@ -78,8 +78,12 @@ export const COMMANDS: { readonly [C in CommandName]: CommandSpec } = {
   },
   tables: {
     operands: [],
-    summary: "list the tables: name, kind (primary-key or log), buckets",
-    details: ["With --json: the server's answer, {tables: [{name, buckets, kind}]}."],
+    summary: "list the tables: name, kind (primary-key or log), buckets, the last tiering round",
+    details: [
+      "TIERED (once some table was tiered, docs/tiering.md): the Iceberg version of the last round the coordinator",
+      "recorded and how long ago; 'mink table <name>' shows how far behind it is.",
+      "With --json: the server's answer, {tables: [{name, buckets, partitions, kind, tiered}]}.",
+    ],
   },
   table: {
     operands: ["name"],

@@ -1,7 +1,7 @@
 // `mink tables`, `mink table <name>` and `mink table snapshot <name>`: the tables through GET /admin/tables,
 // GET /admin/tables/<name> and POST /admin/tables/<name>/snapshot (docs/tables.md), printed as tables for
 // people or as the server's JSON. The definition is read defensively: the CLI imports nothing of the Worker.
-import type { TableAnswer, TableSnapshotAnswer } from "./admin-answers.ts";
+import type { TableAnswer, TableSnapshotAnswer, TablesAnswer } from "./admin-answers.ts";
 import type { CommandContext } from "./commands.ts";
 import { CommandFailed } from "./errors.ts";
 import { cell, count, formatKeyValues, formatTable } from "./format.ts";
@@ -108,10 +108,13 @@ export async function tablesCommand(context: CommandContext): Promise<void> {
   // The partitions column only when some table is partitioned.
   const partitioned = answer.tables.some((table) => typeof table.partitions === "number");
   const partitions = partitioned ? [{ header: "PARTITIONS", align: "right" as const }] : [];
+  // The tiering column only when some table was tiered (docs/tiering.md): its version and how long ago.
+  const tiered = answer.tables.some((table) => table.tiered !== undefined && table.tiered !== null);
+  const tieredCell = (table: TablesAnswer["tables"][number]): string => (table.tiered ? `v${table.tiered.version}, ${formatSeconds(table.tiered.ageMs)} ago` : "-");
   context.out(
     formatTable(
-      [{ header: "NAME" }, { header: "KIND" }, { header: "BUCKETS", align: "right" }, ...partitions],
-      answer.tables.map((table) => [table.name, table.kind, cell(table.buckets), ...(partitioned ? [cell(table.partitions ?? null)] : [])]),
+      [{ header: "NAME" }, { header: "KIND" }, { header: "BUCKETS", align: "right" }, ...partitions, ...(tiered ? [{ header: "TIERED" }] : [])],
+      answer.tables.map((table) => [table.name, table.kind, cell(table.buckets), ...(partitioned ? [cell(table.partitions ?? null)] : []), ...(tiered ? [tieredCell(table)] : [])]),
     ),
   );
 }

@@ -178,7 +178,7 @@ export class MetaLogService {
   /** Every table (at most MAX_TABLES), by name. */
   listTables(): TableListing {
     const state = this.current;
-    return { version: state.version, tables: tablesOf(state).map((table) => ({ name: table.name, definition: table.definition, buckets: table.buckets.length, partitions: partitionCount(table) })) };
+    return { version: state.version, tables: tablesOf(state).map((table) => ({ name: table.name, definition: table.definition, buckets: table.buckets.length, partitions: partitionCount(table), tiered: table.tiered ?? null })) };
   }
 
   /** One page of the streams by name (table LS in src/core/meta/stream-listing.ts). */

@@ -65,9 +65,19 @@ export interface TableDescription {
   readonly buckets: readonly BucketDescription[];
 }
 
-/** GET /v1/table (also GET /admin/tables): every table, its bucket count and kind. */
-export async function tableList(env: Env): Promise<{ tables: { name: string; buckets: number; partitions: number | null; kind: "primary-key" | "log" }[] }> {
+/** A table's last recorded tiering round in a listing: `ageMs` is the router's now minus its time. */
+interface TieredListing {
+  readonly version: number;
+  readonly snapshotId: number;
+  readonly tieredAtMs: number;
+  readonly records: number;
+  readonly ageMs: number;
+}
+
+/** GET /v1/table (also GET /admin/tables): every table, its bucket count and kind, and its last tiering round. */
+export async function tableList(env: Env): Promise<{ tables: { name: string; buckets: number; partitions: number | null; kind: "primary-key" | "log"; tiered: TieredListing | null }[] }> {
   const listing = await metaLogClient(env.META_LOG).listTables();
+  const nowMs = Date.now();
   return {
     tables: listing.tables.map((table) => ({
       name: table.name,
@@ -76,6 +86,7 @@ export async function tableList(env: Env): Promise<{ tables: { name: string; buc
       partitions: isPlainObject(table.definition) && typeof table.definition["partitionBy"] === "string" ? table.partitions : null,
       // The recorded form leaves an absent primary key out (definitionJson).
       kind: isPlainObject(table.definition) && Array.isArray(table.definition["primaryKey"]) ? "primary-key" : "log",
+      tiered: table.tiered === null || table.tiered === undefined ? null : { ...table.tiered, ageMs: Math.max(0, nowMs - table.tiered.tieredAtMs) },
     })),
   };
 }

@@ -84,6 +84,10 @@ describe("tiering through the table API, read back by icebird", () => {
     const behind = await described("events");
     expect(behind.tiered?.lagRecords).toBe(2);
     expect(behind.buckets.reduce((sum, bucket) => sum + (bucket.tieredOffset ?? 0), 0)).toBe(8);
+
+    // The list (mink tables) shows the round the coordinator recorded in the metadata log (table RT).
+    const listed = (await expectStatus(service, 200, "GET", "/admin/tables", undefined, adminHeaders(service))).body as { tables: { name: string; tiered: { version: number; snapshotId: number; records: number } | null }[] };
+    expect(listed.tables.find((table) => table.name === "events")?.tiered).toMatchObject({ version: 3, snapshotId: second.snapshotId, records: 8 });
   });
 
   test("a primary-key table shows exactly the current rows after each round: upserts, updates, deletes", async () => {

@@ -316,6 +316,7 @@ function proposerOf(command: Command): { nodeId: string; nodeEpoch: number } | n
     case "ReassignStreams":
     case "CreateTable":
     case "AddPartition":
+    case "RecordTiering":
       return command.coordinator;
     case "CommitBucketSnapshot":
       return command.by;

@@ -15,6 +15,7 @@ import { claimStream } from "./claim-stream.ts";
 import { closeStream, createStream, deleteStream, openStream } from "./stream-rules.ts";
 import { addPartition, commitBucketSnapshot, createTable, dropTable } from "./table-rules.ts";
 import { beginTransfer, completeTransfer } from "./transfer-rules.ts";
+import { recordTiering } from "./tiering-rules.ts";
 import { validateCommand } from "./validate.ts";
 
 export interface Applied<T extends CommandType = CommandType> {
@@ -66,6 +67,8 @@ function dispatch(state: MetaState, command: Command, ctx: ApplyContext): Outcom
       return dropTable(state, command);
     case "CommitBucketSnapshot":
       return commitBucketSnapshot(state, command);
+    case "RecordTiering":
+      return recordTiering(state, command, ctx.nowMs);
   }
 }
 

@@ -3,7 +3,7 @@
 import type { DomainError } from "../errors.ts";
 import type { JsonValue } from "./json.ts";
 import type { Lease, NodeRecord, PendingTransfer, StreamConfig, StreamRecord } from "./state.ts";
-import type { BucketRecord, BucketSnapshot, TableRecord } from "./table-records.ts";
+import type { BucketRecord, BucketSnapshot, TableRecord, TieredRecord } from "./table-records.ts";
 
 /** A node proposing a command names itself and its current epoch; a stale epoch is rejected. */
 export interface Proposer {
@@ -168,6 +168,14 @@ export interface DropTable {
   readonly by?: Proposer;
 }
 /** A bucket's leader commits a snapshot it wrote, at the stream epoch it leads at: a stale leader is refused. */
+/** The coordinator records a tiering round it committed (docs/tiering.md): what the table list shows. */
+export interface RecordTiering {
+  readonly type: "RecordTiering";
+  readonly table: string;
+  readonly tiered: TieredRecord;
+  readonly coordinator: Coordinator;
+}
+
 export interface CommitBucketSnapshot {
   readonly type: "CommitBucketSnapshot";
   readonly table: string;
@@ -200,7 +208,8 @@ export type Command =
   | CreateTable
   | AddPartition
   | DropTable
-  | CommitBucketSnapshot;
+  | CommitBucketSnapshot
+  | RecordTiering;
 
 export type CommandType = Command["type"];
 
@@ -226,6 +235,7 @@ export const COMMAND_TYPES: readonly CommandType[] = [
   "AddPartition",
   "DropTable",
   "CommitBucketSnapshot",
+  "RecordTiering",
 ];
 
 export interface ApplyContext {
@@ -262,6 +272,7 @@ export interface ValueOf {
   DropTable: { readonly table: TableRecord };
   /** The bucket with its kept snapshots, and the snapshots it no longer keeps (their parts may be collected). */
   CommitBucketSnapshot: { readonly bucket: BucketRecord; readonly dropped: readonly BucketSnapshot[] };
+  RecordTiering: { readonly tiered: TieredRecord };
 }
 
 /** Accepted: `changed` is false for a no-op (a repeat, a race lost harmlessly); the state is then the same object. */

@@ -26,7 +26,9 @@ type SnapshotTuple = [key: string, coveredOffset: number, coveredPosition: numbe
 /** Buckets in bucket order, so the bucket number is the index; the stream record holds leader and epoch. */
 /** The partition's value is third in a partitioned table's buckets, left out otherwise. */
 type BucketTuple = [streamId: string, snapshots: SnapshotTuple[], partition?: string | number];
-type TableTuple = [name: string, definition: JsonValue, buckets: BucketTuple[]];
+/** The tiering record (RecordTiering), fourth, once a round was recorded. */
+type TieredTuple = [version: number, snapshotId: number, tieredAtMs: number, records: number];
+type TableTuple = [name: string, definition: JsonValue, buckets: BucketTuple[], tiered?: TieredTuple];
 type LeaseTuple = [holder: string, holderEpoch: number, coordinatorEpoch: number, expiresAtMs: number];
 
 interface SnapshotDocument {
@@ -57,7 +59,11 @@ export function encodeSnapshot(state: MetaState): string {
   }
   for (const [streamId, t] of state.transfers.entries()) document.transfers.push([streamId, t.source, t.target]);
   if (state.tables.size > 0) {
-    document.tables = [...state.tables.values()].map((t) => [t.name, t.definition, t.buckets.map(encodeBucket)]);
+    document.tables = [...state.tables.values()].map((t): TableTuple => {
+      const encoded: TableTuple = [t.name, t.definition, t.buckets.map(encodeBucket)];
+      if (t.tiered !== undefined) encoded.push([t.tiered.version, t.tiered.snapshotId, t.tiered.tieredAtMs, t.tiered.records]);
+      return encoded;
+    });
   }
   return JSON.stringify(document);
 }
@@ -140,7 +146,9 @@ function encodeBucket(b: BucketRecord): BucketTuple {
 }
 
 function decodeTable(value: unknown): TableRecord {
-  const [name, definition, buckets] = tuple(value, 3, "table");
+  const fields = list(value, "table");
+  if (fields.length !== 3 && fields.length !== 4) corrupt("table");
+  const [name, definition, buckets, tiered] = fields;
   if (definition === undefined) corrupt("table definition");
   // A bucket's number is its place in its partition: buckets are kept partition after partition, in order.
   const seen = new Map<string, number>();
@@ -154,7 +162,10 @@ function decodeTable(value: unknown): TableRecord {
     seen.set(key, index + 1);
     return { partition, bucket: index, streamId: str(streamId, "bucket stream"), snapshots: list(snapshots, "bucket snapshots").map(decodeBucketSnapshot) };
   });
-  return { name: str(name, "table name"), definition: definition as JsonValue, buckets: records };
+  const table: TableRecord = { name: str(name, "table name"), definition: definition as JsonValue, buckets: records };
+  if (tiered === undefined) return table;
+  const [version, snapshotId, tieredAtMs, recordCount] = tuple(tiered, 4, "table tiered");
+  return { ...table, tiered: { version: int(version, "tiered version"), snapshotId: int(snapshotId, "tiered snapshot"), tieredAtMs: int(tieredAtMs, "tiered time"), records: int(recordCount, "tiered records") } };
 }
 
 function partitionValue(value: unknown): string | number {

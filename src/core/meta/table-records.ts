@@ -27,6 +27,17 @@ export interface BucketRecord {
   readonly snapshots: readonly BucketSnapshot[];
 }
 
+/** The table's tiered copy as the coordinator last recorded it (docs/tiering.md): its latest committed round. */
+export interface TieredRecord {
+  /** The metadata version that round committed (v<version>.metadata.json). */
+  readonly version: number;
+  readonly snapshotId: number;
+  /** When the round committed (the snapshot's time). */
+  readonly tieredAtMs: number;
+  /** Changelog records tiered over all buckets. */
+  readonly records: number;
+}
+
 export interface TableRecord {
   readonly name: string;
   /** The validated definition (columns, keys, partitioning): opaque to the log, compared structurally. */
@@ -36,4 +47,6 @@ export interface TableRecord {
    * partitioned one, partition after partition in the order AddPartition added them, each in bucket order.
    */
   readonly buckets: readonly BucketRecord[];
+  /** Absent until a tiering round committed and recorded itself (RecordTiering). */
+  readonly tiered?: TieredRecord;
 }

@@ -47,6 +47,9 @@ const bucketSnapshot: Check = (v) =>
   count(v.bytes) &&
   Object.keys(v).length === 5;
 
+const tiered: Check = (v) =>
+  isRecord(v) && positive(v.version) && positive(v.snapshotId) && count(v.tieredAtMs) && count(v.records) && Object.keys(v).length === 4;
+
 const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } = {
   RegisterNode: { nodeId: id, nodeEpoch: count, addr, slots: optional(count) },
   SetSlots: { nodeId: id, slots: count, by: optional(proposer) },
@@ -69,6 +72,7 @@ const FIELDS: { readonly [T in CommandType]: Readonly<Record<string, Check>> } =
   AddPartition: { table: name, value: partitionValue, leaders, streamConfig: config, coordinator },
   DropTable: { name, by: optional(proposer) },
   CommitBucketSnapshot: { table: name, bucket, streamId: id, epoch: count, snapshot: bucketSnapshot, by: proposer },
+  RecordTiering: { table: name, tiered, coordinator },
 };
 
 function isRecord(value: unknown): value is Record<string, unknown> {

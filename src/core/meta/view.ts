@@ -133,6 +133,7 @@ export function touchedBy(command: Command, result: AnyResult): Touched {
         ? { tables: [command.table], streams: result.value.buckets.map((bucket) => bucket.streamId) }
         : { tables: [command.table] };
     case "CommitBucketSnapshot":
+    case "RecordTiering":
       return { tables: [command.table] };
   }
 }
@@ -197,7 +198,14 @@ export interface TableLookup {
 /** GET /v1/table: every table with its bucket count (of all its partitions) and its partition count. */
 export interface TableListing {
   readonly version: number;
-  readonly tables: readonly { readonly name: string; readonly definition: TableRecord["definition"]; readonly buckets: number; readonly partitions: number }[];
+  readonly tables: readonly {
+    readonly name: string;
+    readonly definition: TableRecord["definition"];
+    readonly buckets: number;
+    readonly partitions: number;
+    /** The last tiering round the coordinator recorded (RecordTiering), or null. */
+    readonly tiered: TableRecord["tiered"] | null;
+  }[];
 }
 
 export function lookupTable(state: MetaState, name: string): TableLookup {

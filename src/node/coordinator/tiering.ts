@@ -6,7 +6,7 @@ import { domainError } from "../../core/errors.ts";
 import { parseChangeRecord, type ChangeRecord } from "../../core/tables/changelog.ts";
 import { parseTableDefinition } from "../../core/tables/definition.ts";
 import type { TieredPosition } from "../../core/tiering/iceberg-metadata.ts";
-import type { TierTableAnswer } from "../../core/tiering/tier-report.ts";
+import type { TierReport, TierTableAnswer } from "../../core/tiering/tier-report.ts";
 import type { MetaLogClient } from "../../ports/meta-log-client.ts";
 import type { ChangelogPageAnswer } from "../../ports/stream-node-client.ts";
 import { resolveRetry } from "../../storage/retry-policy.ts";
@@ -50,11 +50,30 @@ export async function tierTableHere(ctx: TableContext, deps: TieringDeps, name: 
   };
   try {
     const report = await tierTable(port, { name, definition: definition.value, buckets }, ctx.settings.tieringMaxRoundBytes);
-    return report.ok ? { ok: true, report: report.value } : report;
+    if (!report.ok) return report;
+    if (report.value.committed) await recordRound(ctx, deps, report.value);
+    return { ok: true, report: report.value };
   } catch (error) {
     // The store kept failing (after its retries): nothing was committed; the round can run again.
     ctx.log.log("node.error", { during: "tiering_round", table: name }, error);
     return { ok: false, error: domainError("unavailable", `the tiering round failed: ${String(error)}; retry`, { table: name }) };
+  }
+}
+
+/**
+ * Records the committed round in the metadata log (table RT) for the table list. The commit already
+ * happened (the store's version): a refusal (the lease moved) or a failure only leaves the list a round
+ * behind, and the next round records again.
+ */
+async function recordRound(ctx: TableContext, deps: TieringDeps, report: TierReport): Promise<void> {
+  if (report.snapshotId === null) return;
+  const tiered = { version: report.version, snapshotId: report.snapshotId, tieredAtMs: ctx.now(), records: report.buckets.reduce((sum, bucket) => sum + bucket.toOffset, 0) };
+  const coordinator = { nodeId: ctx.nodeId, nodeEpoch: ctx.nodeEpoch, coordinatorEpoch: deps.coordinatorEpoch };
+  try {
+    const recorded = await deps.meta.propose({ type: "RecordTiering", table: report.table, tiered, coordinator });
+    if (!recorded.ok) ctx.log.log("table.tier_failed", { table: report.table, code: recorded.error.code, during: "record" }, recorded.error.message);
+  } catch (error) {
+    ctx.log.log("node.error", { during: "record_tiering", table: report.table }, error);
   }
 }
 

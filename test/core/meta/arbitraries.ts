@@ -57,6 +57,7 @@ const KINDS: readonly Command["type"][] = [
   "DropTable",
   "CommitBucketSnapshot",
   "CommitBucketSnapshot",
+  "RecordTiering",
 ];
 
 const TABLE_NAMES = ["t1", "t2", "pt"] as const;
@@ -265,6 +266,12 @@ function resolve(state: MetaState, step: Step): Command {
         snapshot: { key: `snap-${position}`, coveredOffset: position, coveredPosition: position, rows: 1, bytes: 1 },
         by: { nodeId: owner, nodeEpoch: state.nodes.get(owner)?.epoch ?? 1 },
       };
+    }
+    case "RecordTiering": {
+      // A version of 1 to 5 (a lower one than recorded is RT3's no-op), at the coordinator (slots 4: a stale epoch).
+      const table = TABLE_NAMES[step.stream % TABLE_NAMES.length] ?? "t1";
+      const version = 1 + ((step.stream + step.slots) % 5);
+      return { type: "RecordTiering", table, tiered: { version, snapshotId: 100 + version, tieredAtMs: 1_000 * version, records: 10 * version }, coordinator: coordinatorFor(state, step, nodeId) };
     }
   }
 }
