@@ -10,7 +10,7 @@ import type { Result } from "../core/result.ts";
 import type { ChangeRecord } from "../core/tables/changelog.ts";
 import type { TableDefinition } from "../core/tables/definition.ts";
 import { commitStep, currentManifests, newTableMetadata, tableUuidOf, tieredOffsetsOf, withEpoch, withSnapshot, type TieredPosition } from "../core/tiering/iceberg-metadata.ts";
-import { foldBucketRecords, type BucketRound } from "../core/tiering/round-rows.ts";
+import { bucketShareBytes, foldBucketRecords, type BucketRound } from "../core/tiering/round-rows.ts";
 import type { BucketReport, TierReport } from "../core/tiering/tier-report.ts";
 import { tieredTablePrefix, tieredMetadataKey } from "../storage/keys.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
@@ -49,9 +49,6 @@ export interface TieringPort {
   newSnapshotId(): number;
 }
 
-/** The least of a round's budget each bucket gets: 1,024 buckets make 16 MiB. */
-const MIN_BUCKET_SHARE_BYTES = 16 * 1024;
-
 /** How many times a round starts over after another writer committed first. */
 const MAX_COMMIT_ATTEMPTS = 3;
 
@@ -60,21 +57,24 @@ export async function tierTable(
   table: { readonly name: string; readonly definition: TableDefinition; readonly buckets: readonly TieringBucket[] },
   maxRoundBytes: number,
 ): Promise<Result<TierReport>> {
-  // Each bucket's share of the round, so that a round holds about maxRoundBytes of changelog whatever the
-  // bucket count (at least MIN_BUCKET_SHARE_BYTES a bucket, so every bucket moves every round).
-  const maxBytesPerBucket = Math.max(MIN_BUCKET_SHARE_BYTES, Math.floor(maxRoundBytes / Math.max(1, table.buckets.length)));
+  const maxBytesPerBucket = bucketShareBytes(maxRoundBytes, table.buckets.length);
   for (let attempt = 0; attempt < MAX_COMMIT_ATTEMPTS; attempt++) {
-    const latest = await currentVersionAtEpoch(port, table.name, table.definition);
-    if (!latest.ok) return latest;
-    if (attempt === 0) await collectOrphansQuietly(port, table.name, latest.value);
-    const outcome = await roundOver(port, table, latest.value, maxBytesPerBucket);
+    const current = await currentVersionAtEpoch(port, table.name, table.definition);
+    if (!current.ok) return current;
+    // Orphans (table OF) appear only once a newer epoch fenced the table: collect when this round did.
+    if (current.value.fenced) await collectOrphansQuietly(port, table.name, current.value.latest);
+    const outcome = await roundOver(port, table, current.value.latest, maxBytesPerBucket);
     if (outcome !== "lost_race") return outcome;
   }
   return { ok: false, error: domainError("unavailable", "another writer kept committing this tiered table first; retry", { table: table.name }) };
 }
 
-/** The latest version once it is of this round's epoch (table TC: created or fenced first), or `fenced`. */
-async function currentVersionAtEpoch(port: TieringPort, name: string, definition: TableDefinition): Promise<Result<TableVersion>> {
+/**
+ * The latest version once it is of this round's epoch (table TC: created or fenced first), and whether this
+ * call wrote that version; or `fenced`.
+ */
+async function currentVersionAtEpoch(port: TieringPort, name: string, definition: TableDefinition): Promise<Result<{ latest: TableVersion; fenced: boolean }>> {
+  let fenced = false;
   for (let step = 0; step < MAX_COMMIT_ATTEMPTS * 2; step++) {
     const beat = await port.heartbeat();
     if (!beat.ok) return beat;
@@ -83,14 +83,17 @@ async function currentVersionAtEpoch(port: TieringPort, name: string, definition
     if (next.kind === "fenced") {
       return { ok: false, error: domainError("fenced", "a newer coordinator epoch wrote this tiered table", { table: name, coordinatorEpoch: next.latestEpoch }) };
     }
-    if (next.kind === "commit" && latest !== null) return { ok: true, value: latest };
+    if (next.kind === "commit" && latest !== null) return { ok: true, value: { latest, fenced } };
     const nowMs = port.now();
     const metadata =
       latest === null
         ? newTableMetadata({ definition, location: `${port.storeUri}/${tieredTablePrefix(name).slice(0, -1)}`, tableUuid: tableUuidOf(port.newName()), nowMs, coordinatorEpoch: port.coordinatorEpoch })
         : withEpoch(latest.metadata, port.coordinatorEpoch, nowMs);
     const version = (latest?.version ?? 0) + 1;
-    if ((await createVersion(port.store, name, version, metadata, port.retry)) === "created") await hintQuietly(port, name, version);
+    if ((await createVersion(port.store, name, version, metadata, port.retry)) === "created") {
+      fenced = true;
+      await hintQuietly(port, name, version);
+    }
   }
   return { ok: false, error: domainError("unavailable", "the tiered table kept changing under this round; retry", { table: name }) };
 }

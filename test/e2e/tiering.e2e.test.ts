@@ -142,5 +142,10 @@ describe("tiering through the table API, read back by icebird", () => {
   test("tiering a table that does not exist is 404; without the admin token 401", async () => {
     expect((await call(service, "POST", "/admin/tables/nothing-here/tier", undefined, adminHeaders(service))).status).toBe(404);
     expect((await call(service, "POST", "/admin/tables/events/tier")).status).toBe(401);
+    // Spelled as an attacker would: an encoded slash or dot segments never name another table.
+    for (const spelled of ["ev%2Fents", "%2E%2E", "events%2F..%2Fpeople", "EVENTS"]) {
+      const answer = await call(service, "POST", `/admin/tables/${spelled}/tier`, undefined, adminHeaders(service));
+      expect([400, 404], `${spelled}: ${answer.status}`).toContain(answer.status);
+    }
   });
 });

@@ -64,7 +64,7 @@ export function describeGuardShape(shape: GuardShape): string {
     .join(", ");
 }
 
-interface GuardDeps {
+export interface GuardDeps {
   readonly cluster: SimCluster;
   readonly meta: SimMetaLog;
   readonly history: History;

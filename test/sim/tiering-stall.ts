@@ -13,27 +13,17 @@
 // most), and what is held is delivered in any phase once its moment came (the final phase waits for it).
 import type { StoreOperation } from "../../src/storage/memory-store.ts";
 import { tieredVersionHintKey } from "../../src/storage/keys.ts";
-import type { Incarnation, SimCluster } from "./cluster.ts";
+import type { Incarnation } from "./cluster.ts";
 import type { TargetedFaults } from "./faults.ts";
 import { TIERED_VERSION, tieredEpochOf } from "./guards.ts";
-import type { History } from "./history.ts";
-import type { Prng } from "./prng.ts";
 import type { Actor, Choice, Phase } from "./scheduler.ts";
-import type { SimMetaLog } from "./sim-meta.ts";
+import type { GuardDeps } from "./guard-scenarios.ts";
 import { SIM_TABLE } from "./table-clients.ts";
-import type { Trace } from "./trace.ts";
 
 /** Stalls per seed at most. */
 const MAX_STALLS = 2;
 
-export interface StallDeps {
-  readonly cluster: SimCluster;
-  readonly meta: SimMetaLog;
-  readonly history: History;
-  readonly trace: Trace;
-  readonly prng: Prng;
-  readonly now: () => number;
-  readonly leaseTtlMs: number;
+export interface StallDeps extends GuardDeps {
   /** The chance that a tiering request the scenario can hold is held (0: the scenario is off). */
   readonly chance: number;
 }

@@ -22,6 +22,17 @@ export interface BucketRound {
   readonly deletes: Row[];
 }
 
+/** The least of a round's budget each bucket gets: 1,024 buckets make 16 MiB. */
+const MIN_BUCKET_SHARE_BYTES = 16 * 1024;
+
+/**
+ * TR7: each bucket's share of a round's budget, so that a round holds about `maxRoundBytes` of changelog
+ * whatever the bucket count, and at least MIN_BUCKET_SHARE_BYTES, so that every bucket moves every round.
+ */
+export function bucketShareBytes(maxRoundBytes: number, buckets: number): number {
+  return Math.max(MIN_BUCKET_SHARE_BYTES, Math.floor(maxRoundBytes / Math.max(1, buckets)));
+}
+
 /**
  * TR1-TR6: folds one bucket's records, the first at `firstOffset`. A log table accepts `+I` only (W7 wrote
  * nothing else); anything else is `invalid`, as is a primary-key row missing a key column.

@@ -7,7 +7,7 @@ import { describe, expect, test } from "vitest";
 import type { ChangeRecord, Row } from "../../../src/core/tables/changelog.ts";
 import type { TableDefinition } from "../../../src/core/tables/definition.ts";
 import { definitionOf as definition } from "../../support/parse-definition.ts";
-import { foldBucketRecords, type TieredRow } from "../../../src/core/tiering/round-rows.ts";
+import { bucketShareBytes, foldBucketRecords, type TieredRow } from "../../../src/core/tiering/round-rows.ts";
 import { propertyRuns } from "../../support/property-runs.ts";
 
 
@@ -60,6 +60,13 @@ describe("table TR: one bucket's round", () => {
     ]);
     expect(round.deletes).toEqual([{ k: 1, r: "x" }, { k: 2, r: "y" }]);
     expect(round.data).toEqual([{ values: { k: 2, r: "y", v: "c" }, bucket: 3, offset: 4 }]);
+  });
+
+  test("TR7: a bucket's share of a round is the budget over the buckets, at least 16 KiB", () => {
+    expect(bucketShareBytes(16 * 1024 * 1024, 4)).toBe(4 * 1024 * 1024);
+    expect(bucketShareBytes(16 * 1024 * 1024, 1024)).toBe(16 * 1024);
+    expect(bucketShareBytes(1024, 8)).toBe(16 * 1024);
+    expect(bucketShareBytes(64 * 1024, 0)).toBe(64 * 1024);
   });
 
   test("TR6: a primary-key row lacking a key column is refused as invalid", () => {
