@@ -2,49 +2,19 @@
 // after the invariant it breaks (docs/architecture.md, "Invariants"). Checked here: 1 (one writer), 2 (no acknowledged
 // append lost or reordered; idempotent appends once), 3 (offsets increase, never reused; every reader
 // saw the final bytes), 5 (node epochs never decrease; no stale epoch accepted, by the log or the store)
-// and 6 (a transfer completion applies only to the close it names). A final read that never completed
+// and 6 (a transfer completion applies only to the close it names); 5 is in epoch-checker.ts. A final read that never completed
 // is a liveness failure. A long-poll that timed out although an append at its offset was acknowledged
 // while it waited is reported as a notice (a lost wake-up), not a failure. The table invariants are in
 // table-checker.ts, the subscription invariants in subscription-checker.ts.
-import type { Command, MetaState } from "../../src/core/meta/index.ts";
-import { decodeManifest } from "../../src/storage/manifest.ts";
-import { decodeStreamObject } from "../../src/storage/stream-object.ts";
-import { WAL_IN_FLIGHT_CAP, decodeWalObject } from "../../src/storage/wal-format.ts";
-import { parseWalKey } from "../../src/storage/keys.ts";
-import { incarnationLabel, superseded, type AppendRecord, type History, type Ownership, type StoreWrite, type WalDataRecord } from "./history.ts";
+import type { MetaState } from "../../src/core/meta/index.ts";
+import { incarnationLabel, superseded, type AppendRecord, type History, type StoreWrite, type WalDataRecord } from "./history.ts";
+import { checkEpochs, checkZombieManifestWrites } from "./epoch-checker.ts";
 import { checkLiveness, type LivenessOptions } from "./liveness-checker.ts";
 import { checkLogEntries } from "./log-checker.ts";
 import { checkLinearizable } from "./linearizability-check.ts";
 import { checkSubscriptions } from "./subscription-checker.ts";
 import { checkTables } from "./table-checker.ts";
-
-export interface Violation {
-  readonly invariant: string;
-  readonly message: string;
-  /** Strings whose trace lines explain it (stream names, tokens, incarnations). */
-  readonly focus: readonly string[];
-  /** The step it happened at, when one is known: the trace excerpt is taken around it. */
-  readonly step?: number;
-}
-
-export interface CheckResult {
-  readonly violations: Violation[];
-  readonly notices: Violation[];
-}
-
-export const INVARIANT = {
-  oneWriter: "invariant 1 (one writer)",
-  noLoss: "invariant 2 (no acknowledged append lost or reordered)",
-  offsets: "invariant 3 (offsets increase; readers agree)",
-  epochs: "invariant 5 (epochs never decrease; stale epochs refused)",
-  transfers: "invariant 6 (a completion applies only to the close it names)",
-  fatal: "fatal (only a bug explains it)",
-  liveness: "liveness (the run settles and every stream reads back)",
-  linearizable: "linearizability (each stream's client history is linearizable)",
-  staleAnswer: "notice: a zombie answered from stale state",
-  unhandled: "notice: unhandled promise rejection in mink",
-  zombieWrite: "notice: a superseded incarnation wrote the manifest of a stream its successor opened",
-} as const;
+import { describeOwnership, INVARIANT, type CheckResult, type Violation } from "./violations.ts";
 
 export function check(history: History, options: LivenessOptions): CheckResult {
   const violations: Violation[] = [];
@@ -122,13 +92,7 @@ function checkOneWriter(history: History, out: Violation[]): void {
   }
 }
 
-function describeOwnership(ownership: Ownership): string {
-  const opener = ownership.opener === null ? "nobody" : incarnationLabel(ownership.opener);
-  return `${ownership.ownership ?? "unknown"} by ${ownership.owner ?? "-"} at epoch ${ownership.epoch ?? "-"} (last opened by ${opener})`;
-}
-
 const TOKEN = /\[[^\]]+\]/g;
-const STREAM_OBJECT = /^streams\/[^/]+\/\d{20}-\d{20}$/;
 
 /** 2 (and 3's "no bytes nobody wrote"): the final content holds every acknowledged append where it was acknowledged. */
 function checkFinalContent(history: History, out: Violation[]): void {
@@ -286,175 +250,6 @@ function checkOffsets(history: History, out: Violation[]): void {
     const content = history.finalContent.get(poll.stream);
     if (typeof content === "string" && poll.next > content.length) {
       out.push({ invariant: INVARIANT.offsets, message: `${poll.client} was told ${poll.stream} ends at ${poll.next}; it ends at ${content.length}`, focus: [poll.stream, poll.client] });
-    }
-  }
-}
-
-/** The proposer a command carries (node id and epoch), if any. */
-function proposerOf(command: Command): { nodeId: string; nodeEpoch: number } | null {
-  switch (command.type) {
-    case "OpenStream":
-    case "CloseStream":
-    case "AcquireLease":
-    case "RenewLease":
-      return { nodeId: command.nodeId, nodeEpoch: command.nodeEpoch };
-    case "RegisterNode":
-      return null;
-    case "ClaimStream":
-      return command.by;
-    case "SetSlots":
-    case "SetDraining":
-    case "CreateStream":
-    case "DeleteStream":
-    case "PlaceStream":
-    case "BeginTransfer":
-    case "CompleteTransfer":
-      return command.by ?? null;
-    case "DropTable":
-      return command.by ?? null;
-    case "DeclareDead":
-    case "ReassignStreams":
-    case "CreateTable":
-    case "AddPartition":
-    case "RecordTiering":
-      return command.coordinator;
-    case "CommitBucketSnapshot":
-      return command.by;
-    case "ClaimTakeover":
-    case "CompleteTakeover":
-      return command.by;
-  }
-}
-
-/** 5: registrations only move epochs up; no accepted entry or landed object carries a superseded epoch. */
-function checkEpochs(history: History, out: Violation[]): void {
-  for (const { entry, before, step } of history.journal) {
-    const command = entry.command;
-    if (command.type === "RegisterNode") {
-      const known = before.nodes.get(command.nodeId);
-      if (known !== undefined && command.nodeEpoch <= known.epoch) {
-        out.push({ invariant: INVARIANT.epochs, message: `log #${entry.index} (step ${step}) registered ${command.nodeId} at ${command.nodeEpoch}, not above ${known.epoch}`, focus: [command.nodeId], step });
-      }
-      continue;
-    }
-    const proposer = proposerOf(command);
-    if (proposer === null) continue;
-    const current = before.nodes.get(proposer.nodeId)?.epoch;
-    const label = incarnationLabel({ nodeId: proposer.nodeId, epoch: proposer.nodeEpoch });
-    if (current !== proposer.nodeEpoch) {
-      out.push({
-        invariant: INVARIANT.epochs,
-        message: `log #${entry.index} (step ${step}) accepted ${command.type} from ${label} while ${proposer.nodeId} was registered at ${current === undefined ? "nothing" : incarnationLabel({ nodeId: proposer.nodeId, epoch: current })}`,
-        focus: [label],
-        step,
-      });
-    }
-  }
-  checkWalWrites(history, out);
-  checkManifestWrites(history, out);
-}
-
-function checkWalWrites(history: History, out: Violation[]): void {
-  const seen = new Map<string, number>();
-  // A seal may land on a seq the old writer's clean-up freed (storage/wal-chain.ts): that key is written again.
-  const freedAt = new Map<string, number[]>();
-  for (const { key, step } of history.deletes) if (key.startsWith("wal/")) freedAt.set(key, [...(freedAt.get(key) ?? []), step]);
-  const freedBetween = (key: string, from: number, to: number): boolean => (freedAt.get(key) ?? []).some((step) => step >= from && step <= to);
-  const chains = new Map<string, { seals: { seq: number; epoch: number; step: number }[]; data: { seq: number; epoch: number; step: number; key: string }[] }>();
-  for (const write of history.writes) {
-    if (!write.key.startsWith("wal/")) continue;
-    const earlier = seen.get(write.key);
-    const resealed = earlier !== undefined && freedBetween(write.key, earlier, write.step) && decodeWalObject(write.body, write.key).kind === "seal";
-    if (earlier !== undefined && !resealed) {
-      out.push({ invariant: INVARIANT.epochs, message: `${write.key} was written twice (steps ${earlier} and ${write.step}): a create-only write was not conditional`, focus: [write.key], step: write.step });
-    }
-    seen.set(write.key, write.step);
-    const { nodeId, seq } = parseWalKey(write.key);
-    const object = decodeWalObject(write.body, write.key);
-    let chain = chains.get(nodeId);
-    if (chain === undefined) chains.set(nodeId, (chain = { seals: [], data: [] }));
-    if (object.kind === "seal") chain.seals.push({ seq, epoch: object.sealEpoch, step: write.step });
-    else chain.data.push({ seq, epoch: object.nodeEpoch, step: write.step, key: write.key });
-  }
-  for (const [nodeId, chain] of chains) {
-    for (const data of chain.data) {
-      // A writer's objects above the seal that fenced it are garbage (never acknowledged: invariant 1 checks
-      // that), and only within its reach: it never issues WAL_IN_FLIGHT_CAP seqs above its lowest
-      // unacknowledged one (storage/wal-seal.ts, table WS3).
-      const fence = chain.seals.filter((seal) => seal.seq < data.seq && seal.epoch > data.epoch).sort((a, b) => a.seq - b.seq)[0];
-      if (fence !== undefined && data.seq >= fence.seq + WAL_IN_FLIGHT_CAP) {
-        out.push({
-          invariant: INVARIANT.epochs,
-          message: `${data.key} (epoch ${data.epoch}, step ${data.step}) landed ${WAL_IN_FLIGHT_CAP} or more seqs above the seal of ${nodeId} at seq ${fence.seq} (epoch ${fence.epoch}, step ${fence.step}): beyond the fenced writer's reach`,
-          focus: [data.key, incarnationLabel({ nodeId, epoch: data.epoch })],
-          step: data.step,
-        });
-      }
-    }
-  }
-}
-
-/**
- * Manifests: the epoch never goes down, never runs ahead of the log, and a stream object a manifest write
- * lists for the first time was written at that manifest's epoch (a writer whose epoch was superseded
- * cannot add its objects to the stream).
- */
-function checkManifestWrites(history: History, out: Violation[]): void {
-  const epochs = new Map<string, number>();
-  const listed = new Map<string, Set<string>>();
-  const objectEpochs = new Map<string, number>();
-  for (const write of history.writes) {
-    if (!STREAM_OBJECT.test(write.key)) continue;
-    const object = decodeStreamObject(write.body, write.key);
-    objectEpochs.set(write.key, Math.max(...object.records.map((record) => record.streamEpoch)));
-  }
-  for (const write of history.writes) {
-    const match = /^streams\/([^/]+)\/manifest$/.exec(write.key);
-    if (match === null) continue;
-    const streamId = decodeURIComponent(match[1]!);
-    const manifest = decodeManifest(write.body, write.key, streamId);
-    const known = listed.get(streamId) ?? new Set<string>();
-    for (const ref of manifest.objects) {
-      const objectEpoch = objectEpochs.get(ref.key);
-      if (known.has(ref.key) || objectEpoch === undefined || objectEpoch === manifest.epoch) continue;
-      out.push({
-        invariant: INVARIANT.epochs,
-        message: `${write.key} at epoch ${manifest.epoch} (step ${write.step}, by ${write.owner}) lists ${ref.key} for the first time, written at epoch ${objectEpoch}`,
-        focus: [write.key, ref.key, write.owner],
-        step: write.step,
-      });
-    }
-    listed.set(streamId, new Set(manifest.objects.map((ref) => ref.key)));
-    const previous = epochs.get(streamId);
-    if (previous !== undefined && manifest.epoch < previous) {
-      out.push({ invariant: INVARIANT.epochs, message: `${write.key} went from epoch ${previous} to ${manifest.epoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });
-    }
-    const logEpoch = write.manifestOf?.epoch ?? null;
-    if (logEpoch !== null && manifest.epoch > logEpoch) {
-      out.push({ invariant: INVARIANT.epochs, message: `${write.key} written at epoch ${manifest.epoch} while the log had ${streamId} at ${logEpoch} (step ${write.step}, by ${write.owner})`, focus: [write.key, write.owner], step: write.step });
-    }
-    epochs.set(streamId, Math.max(previous ?? 0, manifest.epoch));
-  }
-}
-
-/**
- * Notice: a superseded incarnation (a zombie that has not noticed its successor) wrote the manifest of a
- * stream a newer incarnation of its node had opened since. The stream epoch cannot fence it: it takes the
- * epoch from the log (a transfer step of a stream its node owns), which is its successor's.
- */
-function checkZombieManifestWrites(history: History, out: Violation[]): void {
-  const byLabel = new Map(history.incarnations.map((inc) => [incarnationLabel(inc.id), inc.id]));
-  for (const write of history.writes) {
-    const of = write.manifestOf;
-    if (of === null || of.opener === null || incarnationLabel(of.opener) === write.owner) continue;
-    const by = byLabel.get(write.owner) ?? null;
-    if (by !== null && of.opener.nodeId === by.nodeId && of.opener.epoch > by.epoch) {
-      out.push({
-        invariant: INVARIANT.zombieWrite,
-        message: `${write.key} written at step ${write.step} by ${write.owner}, while the log had ${of.name ?? "?"} ${describeOwnership(of)}`,
-        focus: [write.key, write.owner],
-        step: write.step,
-      });
     }
   }
 }

@@ -18,15 +18,9 @@
 // - the final read's pages are marked final (its last page is up to date), so the checker may prune by it.
 import { checkLinearizability, describeVerdict, type StreamOperation, type TimedOperation } from "../support/linearizability.ts";
 import { superseded, type AppendRecord, type History } from "./history.ts";
+import type { Violation } from "./violations.ts";
 
-/** The shape of checker.ts's Violation (not imported: checker.ts imports this file). */
-interface LinearizabilityViolation {
-  readonly invariant: string;
-  readonly message: string;
-  readonly focus: readonly string[];
-}
-
-export function checkLinearizable(history: History, invariant: string): LinearizabilityViolation[] {
+export function checkLinearizable(history: History, invariant: string): Violation[] {
   const operations = [...appendOperations(history), ...readOperations(history), ...pollOperations(history)];
   const verdict = checkLinearizability(operations);
   if (verdict.kind === "linearizable") return [];

@@ -9,14 +9,7 @@
 // - a long-poll that ran to its timeout although an append at its offset was acknowledged while it waited
 //   is a lost wake-up, unless a newer incarnation of its node had started (a zombie answers from stale state).
 import { incarnationLabel, superseded, type History, type ReadRecord } from "./history.ts";
-
-/** A finding, shaped as checker.ts's Violation. */
-interface LivenessFinding {
-  readonly invariant: string;
-  readonly message: string;
-  readonly focus: readonly string[];
-  readonly step?: number;
-}
+import type { Violation } from "./violations.ts";
 
 const LIVENESS_INVARIANT = {
   wakeUp: "liveness (a long-poll wakes when an append at its offset is acknowledged)",
@@ -36,7 +29,7 @@ export interface LivenessOptions {
   readonly msAt: (step: number) => number;
 }
 
-export function checkLiveness(history: History, options: LivenessOptions, out: LivenessFinding[]): void {
+export function checkLiveness(history: History, options: LivenessOptions, out: Violation[]): void {
   checkWakeUps(history, options.longPollTimeoutMs, out);
   for (const { read, waitedMs } of longPollWaits(history, options.msAt)) {
     if (waitedMs <= WAKE_BOUND_MS) continue;
@@ -82,7 +75,7 @@ function firstAckSteps(history: History): (by: string, stream: string, offset: n
   };
 }
 
-function checkWakeUps(history: History, longPollTimeoutMs: number, out: LivenessFinding[]): void {
+function checkWakeUps(history: History, longPollTimeoutMs: number, out: Violation[]): void {
   const acked = history.appends.filter((append) => append.ack !== undefined);
   for (const poll of history.emptyPolls) {
     if (poll.answeredMs - poll.sentMs < longPollTimeoutMs) continue;

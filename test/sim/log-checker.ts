@@ -18,14 +18,7 @@ import type { Command, LogEntry, MetaState } from "../../src/core/meta/index.ts"
 import { parseWalKey } from "../../src/storage/keys.ts";
 import { decodeWalObject } from "../../src/storage/wal-format.ts";
 import { incarnationLabel, type History } from "./history.ts";
-
-/** A finding, shaped as checker.ts's Violation. */
-interface LogFinding {
-  readonly invariant: string;
-  readonly message: string;
-  readonly focus: readonly string[];
-  readonly step?: number;
-}
+import type { Violation } from "./violations.ts";
 
 const LOG_INVARIANT = {
   coordinator: "invariant 5 (only the lease holder coordinates, at its coordinator epoch)",
@@ -34,7 +27,7 @@ const LOG_INVARIANT = {
   ackOrder: "invariant 2 (an append is acknowledged only above a dense WAL chain)",
 } as const;
 
-export function checkLogEntries(history: History, out: LogFinding[]): void {
+export function checkLogEntries(history: History, out: Violation[]): void {
   for (let i = 0; i < history.journal.length; i++) {
     const { entry, before, step } = history.journal[i]!;
     checkCoordinatorCommand(entry, before, step, out);
@@ -52,7 +45,7 @@ function coordinatorOf(command: Command): { nodeId: string; nodeEpoch: number; c
   return coordinated ? command.coordinator : null;
 }
 
-function checkCoordinatorCommand(entry: LogEntry, before: MetaState, step: number, out: LogFinding[]): void {
+function checkCoordinatorCommand(entry: LogEntry, before: MetaState, step: number, out: Violation[]): void {
   const claimed = coordinatorOf(entry.command);
   if (claimed === null) return;
   const lease = before.lease;
@@ -77,7 +70,7 @@ function checkCoordinatorCommand(entry: LogEntry, before: MetaState, step: numbe
   });
 }
 
-function checkNodeEpochsKept(entry: LogEntry, before: MetaState, after: MetaState, step: number, out: LogFinding[]): void {
+function checkNodeEpochsKept(entry: LogEntry, before: MetaState, after: MetaState, step: number, out: Violation[]): void {
   for (const [nodeId, node] of before.nodes) {
     const now = after.nodes.get(nodeId);
     if (now !== undefined && now.epoch >= node.epoch) continue;
@@ -111,7 +104,7 @@ function sealsByChain(history: History): Map<string, Seal[]> {
   return seals;
 }
 
-function checkTakeoversSealed(history: History, out: LogFinding[]): void {
+function checkTakeoversSealed(history: History, out: Violation[]): void {
   const seals = sealsByChain(history);
   for (const { entry, step } of history.journal) {
     const command = entry.command;
@@ -163,7 +156,7 @@ function chainsByIncarnation(history: History): Map<string, { startSeq: number; 
  * acknowledgement itself (the node's observers), not when the answer leaves: a subscription report may hold
  * the answer back until the hole is filled.
  */
-function checkAckOrder(history: History, out: LogFinding[]): void {
+function checkAckOrder(history: History, out: Violation[]): void {
   const seqs = walSeqs(history);
   const chains = chainsByIncarnation(history);
   for (const ack of history.acknowledged) {

@@ -16,7 +16,8 @@
 import { nodeSettings, type SettingsVars } from "../../src/node/settings.ts";
 import { MemoryStore } from "../../src/storage/memory-store.ts";
 import { Chaos } from "./chaos.ts";
-import { check, INVARIANT, type CheckResult, type Violation } from "./checker.ts";
+import { check } from "./checker.ts";
+import { INVARIANT, type CheckResult, type Violation } from "./violations.ts";
 import { FinalReader, Producer, Reader, Tailer, World, Writer, type Client, type ClientDeps } from "./clients.ts";
 import { SimCluster } from "./cluster.ts";
 import { drawFaultProfile, FaultPlan, type FaultProfile } from "./faults.ts";

@@ -9,14 +9,7 @@
 //   acknowledged by it.
 import type { History } from "./history.ts";
 import type { LinkState, SubscriptionRowRecord } from "./subscription-history.ts";
-
-/** A finding, shaped as checker.ts's Violation. */
-interface Violation {
-  readonly invariant: string;
-  readonly message: string;
-  readonly focus: readonly string[];
-  readonly step?: number;
-}
+import type { Violation } from "./violations.ts";
 
 export const SUBSCRIPTION_INVARIANT = {
   cursors: "subscriptions 1 (acked offsets never go back or pass the tail; generations only grow)",

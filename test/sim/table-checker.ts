@@ -8,14 +8,7 @@ import { incarnationLabel, superseded, type History } from "./history.ts";
 import { describeOps } from "./table-clients.ts";
 import { boundariesWhere, durableSteps, replay, sameRow, type Replay } from "./table-replay.ts";
 import type { BucketFinal, ChangelogEntry, SimRow, TableOp, TableWriteRecord } from "./table-history.ts";
-
-/** A finding, shaped as checker.ts's Violation. */
-export interface TableFinding {
-  readonly invariant: string;
-  readonly message: string;
-  readonly focus: readonly string[];
-  readonly step?: number;
-}
+import type { Violation } from "./violations.ts";
 
 export const TABLE_INVARIANT = {
   changelog: "tables 1 (a bucket's changelog is a valid change history of rows clients wrote)",
@@ -29,11 +22,11 @@ export const TABLE_INVARIANT = {
 } as const;
 
 interface Sink {
-  readonly out: TableFinding[];
-  readonly notices: TableFinding[];
+  readonly out: Violation[];
+  readonly notices: Violation[];
 }
 
-export function checkTables(history: History, out: TableFinding[], notices: TableFinding[]): void {
+export function checkTables(history: History, out: Violation[], notices: Violation[]): void {
   const tables = history.tables;
   const sink = { out, notices };
   checkAnomalies(history, sink);

@@ -4,7 +4,7 @@
 // tiering actor is and whether its rounds stall), and its actors: the creator, the bucket writers, the
 // tiering actor and the tiering stall, the final table reader; and, once the run is over, the tiering check.
 import type { MemoryStore } from "../../src/storage/memory-store.ts";
-import type { Violation } from "./checker.ts";
+import type { Violation } from "./violations.ts";
 import type { SimCluster } from "./cluster.ts";
 import type { FaultPlan } from "./faults.ts";
 import { LATE_WEIGHTS } from "./guard-scenarios.ts";

@@ -16,7 +16,7 @@ import { tieredOffsetsOf, type IcebergMetadata, type TieredOffsets } from "../..
 import { tieredMetadataKey } from "../../src/storage/keys.ts";
 import type { MemoryStore } from "../../src/storage/memory-store.ts";
 import { readLatestVersion } from "../../src/tiering/iceberg-store.ts";
-import type { Violation } from "./checker.ts";
+import type { Violation } from "./violations.ts";
 import type { History } from "./history.ts";
 import { SIM_TABLE, type TableWorld } from "./table-clients.ts";
 import { compareRows, type TieredBucket } from "./tiering-rows.ts";
