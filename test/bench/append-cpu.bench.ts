@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { readProcStats } from "../support/proc-stat.ts";
+import { stopGroup, trackGroup } from "../support/process-groups.ts";
 import { median } from "./service-bench/medians.ts";
 import { treeOf } from "./service-bench/process-cpu.ts";
 import { sleep } from "./service-bench/stats.ts";
@@ -45,13 +46,9 @@ async function startDev(dir: string): Promise<{ pid: number; stop: () => Promise
   const child = spawn("npm", ["run", "dev"], { cwd: dir, env: { ...process.env, MINK_STATE_DIR: state }, detached: true, stdio: "ignore" });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`npm run dev in ${dir}: no pid`);
+  trackGroup(pid);
   const stop = async (): Promise<void> => {
-    try {
-      process.kill(-pid, "SIGTERM");
-    } catch {
-      // gone already
-    }
-    for (let waited = 0; readProcStats().some((p) => p.pgrp === pid && p.state !== "Z") && waited < 30_000; waited += 200) await sleep(200);
+    await stopGroup(pid, { graceMs: 30_000, killMs: 10_000 });
     rmSync(state, { recursive: true, force: true });
   };
   for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(500)) {

@@ -9,7 +9,8 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eventually, NotYet } from "../support/eventually.ts";
-import { freePort, signalGroup, waitForGroupExit } from "./service.ts";
+import { freePort } from "../support/free-port.ts";
+import { signalGroup, stopGroup, trackGroup, untrackGroup } from "../support/process-groups.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The admin token `npm run dev` uses when ADMIN_TOKEN is not set. */
@@ -28,12 +29,6 @@ export interface DevProcess {
   logTail(lines?: number): string;
 }
 
-/** Groups still running if this test process exits early: killed then. */
-const liveGroups = new Set<number>();
-process.on("exit", () => {
-  for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
-});
-
 /** `env`: variables set for `npm run dev` after the newcomer's defaults, e.g. `{ AUTH_MODE: "token" }`. */
 export async function startDev(options: { env?: Readonly<Record<string, string>> } = {}): Promise<DevProcess> {
   mkdirSync(join(REPO_ROOT, ".mink"), { recursive: true });
@@ -50,19 +45,14 @@ export async function startDev(options: { env?: Readonly<Record<string, string>>
   child.stderr.pipe(log);
   const pgid = child.pid;
   if (pgid === undefined) throw new Error("npm run dev did not start");
-  liveGroups.add(pgid);
+  trackGroup(pgid);
   let exited: number | null = null;
   child.on("exit", (code) => (exited = code ?? -1));
 
   const baseUrl = `http://127.0.0.1:${port}`;
   const logTail = (lines = 40): string => readFileSync(logFile, "utf8").split("\n").slice(-lines).join("\n");
   const stop = async (): Promise<void> => {
-    signalGroup(pgid, "SIGTERM");
-    if (!(await waitForGroupExit(pgid, STOP_TIMEOUT_MS))) {
-      signalGroup(pgid, "SIGKILL");
-      await waitForGroupExit(pgid, STOP_TIMEOUT_MS);
-    }
-    liveGroups.delete(pgid);
+    await stopGroup(pgid, { graceMs: STOP_TIMEOUT_MS, killMs: STOP_TIMEOUT_MS });
     log.end();
     rmSync(stateDir, { recursive: true, force: true });
   };
@@ -102,7 +92,7 @@ export interface Finished {
 export async function run(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Finished> {
   const child = spawn(command, args, { cwd: options.cwd ?? REPO_ROOT, env: options.env ?? process.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   const pgid = child.pid;
-  if (pgid !== undefined) liveGroups.add(pgid);
+  if (pgid !== undefined) trackGroup(pgid);
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -115,6 +105,6 @@ export async function run(command: string, args: readonly string[], options: { c
     child.on("close", (exitCode) => resolve(exitCode));
   });
   clearTimeout(timer);
-  if (pgid !== undefined) liveGroups.delete(pgid);
+  if (pgid !== undefined) untrackGroup(pgid);
   return { code, stdout, stderr };
 }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outputLines, outputMatches, readTranscripts, TRANSCRIBED_PAGES, type Transcript, type TranscriptCommand } from "../support/transcripts.ts";
 import { REPO_ROOT, startDev, type DevProcess } from "./dev-process.ts";
-import { signalGroup } from "./service.ts";
+import { signalGroup } from "../support/process-groups.ts";
 
 /** One command's deadline: the CLI's first start through tsx on 2 busy cores is a few seconds. */
 const COMMAND_TIMEOUT_MS = 60_000;

@@ -12,18 +12,19 @@
 // kill()/restart(): it stands for R2, which does not crash with the Worker.
 //
 // Everything started here is stopped by PID: stop() by the test (afterAll), and a synchronous SIGKILL of
-// every live group on process exit or SIGINT/SIGTERM, so a crashed test run leaks nothing.
+// every live group on process exit or SIGINT/SIGTERM (test/support/process-groups.ts), so a crashed test
+// run leaks nothing.
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, type WriteStream } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AwsClient } from "aws4fetch";
 import { checkLatencyMs, embeddedS3Vars, startEmbeddedS3, type EmbeddedS3, type S3Latency } from "../../scripts/embedded-s3.ts";
 import { buildWorker, serveEntry } from "../../scripts/local-runtime.ts";
-import { readProcStats } from "../support/proc-stat.ts";
+import { freePort } from "../support/free-port.ts";
+import { releaseDir, stopGroup, trackDir, trackGroup } from "../support/process-groups.ts";
 import { eventually } from "../support/eventually.ts";
 
 export interface ServiceOptions {
@@ -90,62 +91,6 @@ export const E2E_TOKEN_SECRET = "mink-e2e-token-secret-0123456789abcdef";
 const STOP_GRACE_MS = 5_000;
 const GROUP_EXIT_TIMEOUT_MS = 10_000;
 
-/** Process groups started here and not yet reaped: killed synchronously if this process goes away. */
-const liveGroups = new Set<number>();
-/** Temporary persist dirs made here and not yet removed by stop(): removed on exit too. */
-const ownedDirs = new Set<string>();
-let exitHooksInstalled = false;
-
-function installExitHooks(): void {
-  if (exitHooksInstalled) return;
-  exitHooksInstalled = true;
-  const killAll = (): void => {
-    for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
-    liveGroups.clear();
-    for (const dir of ownedDirs) rmSync(dir, { recursive: true, force: true });
-    ownedDirs.clear();
-  };
-  process.on("exit", killAll);
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    // once: after cleaning up, re-raise so the default action (or the runner's own handler) still happens.
-    process.once(signal, () => {
-      killAll();
-      process.kill(process.pid, signal);
-    });
-  }
-}
-
-export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-/**
- * True while any process of the group is alive. A killed child can linger as a zombie until its parent (or
- * PID 1, which may not reap in a container) collects it; a zombie holds no port or file, so it counts as gone.
- */
-function groupAlive(pgid: number): boolean {
-  if (process.platform !== "linux") {
-    try {
-      process.kill(-pgid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  return readProcStats().some((stat) => stat.pgrp === pgid && stat.state !== "Z");
-}
-
-export async function waitForGroupExit(pgid: number, timeoutMs: number): Promise<boolean> {
-  return eventually(() => !groupAlive(pgid), { timeoutMs, what: `process group ${pgid} to exit` }).then(
-    () => true,
-    () => false,
-  );
-}
-
 let workerBuild: Promise<string> | undefined;
 
 /**
@@ -156,38 +101,11 @@ function sharedBuild(): Promise<string> {
   if (workerBuild === undefined) {
     mkdirSync(join(REPO_ROOT, ".mink"), { recursive: true });
     const dir = mkdtempSync(join(REPO_ROOT, ".mink", "e2e-build-"));
-    ownedDirs.add(dir);
+    trackDir(dir);
     workerBuild = buildWorker(dir);
     workerBuild.catch(() => (workerBuild = undefined)); // a failed build is tried again by the next service
   }
   return workerBuild;
-}
-
-/** A port that was free a moment ago (the kernel's pick for port 0). */
-/**
- * Ports for the services a test starts are taken below the kernel's ephemeral range (32768-60999 here):
- * a port from `listen(0)` is an ephemeral one, and between choosing it and workerd binding it the kernel
- * could hand it to any outgoing connection on the machine (the conformance runs open thousands), which failed
- * a CI run with EADDRINUSE. Below the range only another test choosing the same random port could collide,
- * and each candidate is bound once first to see that it is free.
- */
-const PORT_RANGE = { from: 20_000, to: 32_000 };
-
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const port = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from));
-    if (await canListen(port)) return port;
-  }
-  throw new Error(`no free port in ${PORT_RANGE.from}-${PORT_RANGE.to} after 100 tries`);
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
 }
 
 interface ObjectStore {
@@ -243,7 +161,6 @@ class OutputTail {
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<Service> {
-  installExitHooks();
   const nodes = options.nodes ?? 1;
   if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`nodes: not a positive integer: ${nodes}`);
   // Checked before anything starts (a temporary directory, the build).
@@ -256,7 +173,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   }
   const ownsDir = options.persistDir === undefined;
   const persistDir = options.persistDir ?? mkdtempSync(join(tmpdir(), "mink-e2e-"));
-  if (ownsDir) ownedDirs.add(persistDir);
+  if (ownsDir) trackDir(persistDir);
   mkdirSync(persistDir, { recursive: true });
   const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -301,7 +218,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     });
     const pid = spawned.pid;
     if (pid === undefined) throw new Error("spawning scripts/serve.ts failed (no pid)");
-    liveGroups.add(pid);
+    trackGroup(pid);
     child = spawned;
     const sink = (chunk: Buffer): void => {
       const text = chunk.toString("utf8");
@@ -334,14 +251,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     child = undefined;
     const pgid = current?.pid;
     if (current === undefined || pgid === undefined) return;
-    signalGroup(pgid, signal);
-    let gone = await waitForGroupExit(pgid, signal === "SIGTERM" ? STOP_GRACE_MS : GROUP_EXIT_TIMEOUT_MS);
-    if (!gone && signal === "SIGTERM") {
-      signalGroup(pgid, "SIGKILL");
-      gone = await waitForGroupExit(pgid, GROUP_EXIT_TIMEOUT_MS);
-    }
+    const gone = await stopGroup(pgid, { signal, graceMs: STOP_GRACE_MS, killMs: GROUP_EXIT_TIMEOUT_MS });
     if (!gone) throw new Error(`process group ${pgid} (scripts/serve.ts) still alive after SIGKILL`);
-    liveGroups.delete(pgid);
   }
 
   const service: Service = {
@@ -362,7 +273,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
         await store.stop();
         await new Promise<void>((resolve) => (log === undefined ? resolve() : log.end(resolve)));
         if (ownsDir && existsSync(persistDir)) rmSync(persistDir, { recursive: true, force: true });
-        ownedDirs.delete(persistDir);
+        releaseDir(persistDir);
       }
     },
     async kill() {

@@ -4,7 +4,8 @@
 import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort, runInRepo } from "../support/run-in-repo.ts";
+import { freePort } from "../support/free-port.ts";
+import { runInRepo } from "../support/run-in-repo.ts";
 /** The check runs before any build: a few seconds for npm and tsx to start; a dev that did start is killed. */
 const RUN_TIMEOUT_MS = 45_000;
 

@@ -5,7 +5,8 @@
 // `npm run dev` whose Worker is pointed at another store (S3_ENDPOINT). The refusals are run for real (npm
 // -> tsx), as a newcomer runs them.
 import { describe, expect, it } from "vitest";
-import { freePort, runInRepo } from "../support/run-in-repo.ts";
+import { freePort } from "../support/free-port.ts";
+import { runInRepo } from "../support/run-in-repo.ts";
 import { checkLatencyMs, cliLatency, describeS3Latency, latencyMsFromText, s3LatencyFromEnv } from "../../scripts/embedded-s3.ts";
 
 /** Each refusal comes before any build: a few seconds for npm and tsx to start; a run that did start is killed. */
