@@ -27,12 +27,24 @@ export function enterRequest(request: Request): Parsed<Request> {
   // A client never speaks for the Worker: the headers the Worker tells a node with are its own.
   canonical.headers.delete(AUTHORIZED_HEADER);
   canonical.headers.delete(FORWARDED_TOKEN_ID);
+  targets.set(canonical, target.value);
   return ok(canonical);
 }
 
+/**
+ * Each request's target, parsed once: the access check, the router, hono's node middleware and the table
+ * routes all ask for it (a request's URL never changes, so the entry is good for its life).
+ */
+const targets = new WeakMap<Request, RequestTarget>();
+
 /** The target of a request that came through enterRequest (its URL is canonical, so this is the same parse). */
 export function targetOf(request: Request): RequestTarget {
-  return targetOfUrl(new URL(request.url));
+  let target = targets.get(request);
+  if (target === undefined) {
+    target = targetOfUrl(new URL(request.url));
+    targets.set(request, target);
+  }
+  return target;
 }
 
 /** The target of a canonical URL (a request's, or a Location this deployment wrote). */

@@ -75,10 +75,14 @@ async function readDeclared(
   return bytes.byteLength <= maxBytes ? { ok: true, bytes } : { ok: false, readBytes: bytes.byteLength };
 }
 
+/** A body of a declared length up to this is read whole to be dropped: held a moment, never more than this. */
+const DISCARD_IN_ONE_READ_BYTES = 64 * 1024;
+
 /**
  * Reads a body to its end and keeps none of it (a request answered without it: a refusal, a redirect):
- * each chunk is dropped as soon as it is counted. Ok while the body fits in `maxBytes`; past it (or a
- * declared length past it), reads and drops up to `drainBytes` more, then cancels the rest.
+ * each chunk is dropped as soon as it is counted (a small body of a declared length is read whole in one
+ * call). Ok while the body fits in `maxBytes`; past it (or a declared length past it), reads and drops up to
+ * `drainBytes` more, then cancels the rest.
  */
 export async function discardAtMost(
   body: ReadableStream<Uint8Array> | null,
@@ -86,8 +90,14 @@ export async function discardAtMost(
   options: { readonly declaredBytes?: number | null; readonly drainBytes?: number } = {},
 ): Promise<{ readonly ok: boolean; readonly readBytes: number }> {
   if (body === null) return { ok: true, readBytes: 0 };
-  const reader = body.getReader();
   const declared = options.declaredBytes;
+  if (declared !== undefined && declared !== null && declared <= Math.min(maxBytes, DISCARD_IN_ONE_READ_BYTES)) {
+    // A small body of a declared length (an append redirected to its owner): one runtime call, not a
+    // JavaScript read per chunk (which was 2.8% of the isolate's CPU under redirected appends).
+    const read = (await new Response(body).arrayBuffer()).byteLength;
+    return { ok: read <= maxBytes, readBytes: read };
+  }
+  const reader = body.getReader();
   if (declared !== undefined && declared !== null && declared > maxBytes) {
     await drain(reader, options.drainBytes ?? 0);
     return { ok: false, readBytes: 0 };

@@ -1,9 +1,9 @@
-// readAtMost (src/subscriptions/bounded-read.ts): a body is returned whole while it fits, refused past the
-// bound having read at most the bound plus one chunk plus the drain, and a declared length over the bound is
-// not read at all.
+// readAtMost and discardAtMost (src/subscriptions/bounded-read.ts): a body is returned (or dropped) whole
+// while it fits, refused past the bound having read at most the bound plus one chunk plus the drain, and a
+// declared length over the bound is not read at all.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { readAtMost } from "../../src/subscriptions/bounded-read.ts";
+import { discardAtMost, readAtMost } from "../../src/subscriptions/bounded-read.ts";
 
 /** A body of `chunks` (byte counts), counting what the reader pulled. */
 function body(chunks: readonly number[]): { stream: ReadableStream<Uint8Array>; pulled: () => number; cancelled: () => boolean } {
@@ -79,5 +79,31 @@ describe("readAtMost", () => {
 
   it("no body is an empty one", async () => {
     expect(await readAtMost(null, 0)).toEqual({ ok: true, bytes: new Uint8Array(0) });
+  });
+});
+
+describe("discardAtMost", () => {
+  it("property: a body is read to its end and counted, declared or not; past the bound it is refused", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 12 }), fc.integer({ min: 0, max: 200 }), fc.boolean(), async (chunks, max, declare) => {
+        const total = chunks.reduce((a, b) => a + b, 0);
+        const source = body(chunks);
+        const read = await discardAtMost(source.stream, max, { declaredBytes: declare ? total : null });
+        expect(read.ok).toBe(total <= max);
+        if (total <= max) expect(source.pulled()).toBe(total);
+        if (read.ok) expect(read.readBytes).toBe(total);
+      }),
+    );
+  });
+
+  it("a small body that is longer than it declared is still refused past the bound", async () => {
+    const source = body([10, 10, 10]);
+    expect(await discardAtMost(source.stream, 25, { declaredBytes: 5 })).toEqual({ ok: false, readBytes: 30 });
+  });
+
+  it("a declared length over the bound is refused without reading the body", async () => {
+    const source = body([10, 10]);
+    expect(await discardAtMost(source.stream, 5, { declaredBytes: 20 })).toEqual({ ok: false, readBytes: 0 });
+    expect(source.pulled()).toBe(0);
   });
 });
