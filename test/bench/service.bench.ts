@@ -19,6 +19,8 @@
 // and issue 26's targets as met or missed on the medians.
 //
 //   npx tsx test/bench/service.bench.ts [--runs 3] [--topologies 1,3] [--latency-ms 30] [--quick]   # npm run bench:service
+//   --floor: also the runtime's floor for an append (service-bench/append-floor.ts, no mink code) among the
+//            three-node servers, and at --latency-ms too, printed beside mink and the reference server
 //   --quick: one run (unless --runs), 1 s phases, 8 connections, 50 SSE readers: a smoke test, not figures
 //
 // It prints figures and asserts nothing; a phase that fails prints its error in its cells and the run goes
@@ -32,6 +34,8 @@ import { cpuSnapshot, cpuUsed, machineBusySeconds, treeOf, waitForQuiet, type Pr
 import { startMink, startReference, type PhaseName, type Side, type Started } from "./service-bench/sides.ts";
 import { errorText, runCleanups, sleep } from "./service-bench/stats.ts";
 import { gitCommit } from "./git-commit.ts";
+import { startAppendFloor } from "./service-bench/append-floor.ts";
+import { printFloor } from "./service-bench/floor-report.ts";
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +43,7 @@ const { values } = parseArgs({
     topologies: { type: "string", default: "1,3" },
     "latency-ms": { type: "string", default: "30" },
     quick: { type: "boolean", default: false },
+    floor: { type: "boolean", default: false },
   },
 });
 const quick = values.quick;
@@ -126,6 +131,58 @@ function blocksInOrder(blocks: readonly Block[], run: number, previous: string |
   return candidates.find(fits) ?? blocks;
 }
 
+/** The floor's servers, in the block they joined. */
+interface Floors {
+  readonly block: Block;
+  readonly floor: Slot;
+  readonly atLatency?: Slot;
+}
+
+/**
+ * The runtime's floor joins the three-node block (or the last): with one PUT in flight per node, which takes
+ * the fewest PUTs and so the least CPU an append can cost, and, at --latency-ms, with 16 in flight (the most
+ * mink's WAL format allows, WAL_IN_FLIGHT_CAP), so that an append rarely waits for a slot.
+ */
+async function addFloors(blocks: Block[], cleanups: (() => Promise<void>)[]): Promise<Floors> {
+  const host = blocks.find((block) => block.nodes === 3) ?? blocks.at(-1)!;
+  const floor = await startSlot("floor", "runtime floor (3 DOs, redirect, 1 PUT in flight)", LATENCY_PHASES,
+    () => startAppendFloor("floor", { latencyMs: 0, inFlight: 1, phases: LATENCY_PHASES }), cleanups);
+  const atLatency = latencyMs > 0
+    ? await startSlot("floor-latency", `runtime floor at ${latencyMs} ms (16 PUTs in flight)`, LATENCY_PHASES,
+      () => startAppendFloor(`floor at ${latencyMs} ms`, { latencyMs, inFlight: 16, phases: LATENCY_PHASES }), cleanups)
+    : undefined;
+  const block: Block = { ...host, slots: [...host.slots, floor, ...(atLatency === undefined ? [] : [atLatency])] };
+  blocks[blocks.indexOf(host)] = block;
+  return { block, floor, ...(atLatency === undefined ? {} : { atLatency }) };
+}
+
+/** The floor beside mink and the reference server, and mink's share of what is left above the floor. */
+function printFloors({ block, floor, atLatency }: Floors, reference: Slot): void {
+  const mink = block.slots[0]!;
+  const ofRuns = `median (min–max) of ${runs} run${runs === 1 ? "" : "s"}`;
+  console.log(`\nthe runtime's floor for an append, ${plural(block.nodes)}: ${ofRuns} (service-bench/append-floor.ts: the hops and the PUT, no mink code)`);
+  const floorRuns = runsOf(block, floor);
+  const minkRuns = runsOf(block, mink);
+  const referenceRuns = runsOf(block, reference);
+  printFloor(params, [
+    { title: floor.title, runs: floorRuns },
+    { title: mink.title, runs: minkRuns },
+    { title: "@durable-streams/server 0.3.7 (file)", runs: referenceRuns },
+  ], [
+    { title: "floor / reference", over: floorRuns, under: referenceRuns },
+    { title: "mink / floor", over: minkRuns, under: floorRuns },
+  ]);
+  const minkAtLatency = block.slots.find((slot) => slot.key === "mink-latency");
+  if (atLatency === undefined || minkAtLatency === undefined) return;
+  console.log(`\nthe runtime's floor at ${latencyMs} ms per S3 request: ${ofRuns}`);
+  const floorAtLatency = runsOf(block, atLatency);
+  const minkLatencyRuns = runsOf(block, minkAtLatency);
+  printFloor(params, [
+    { title: atLatency.title, runs: floorAtLatency },
+    { title: minkAtLatency.title, runs: minkLatencyRuns },
+  ], [{ title: "mink / floor", over: minkLatencyRuns, under: floorAtLatency }], latencyMs);
+}
+
 async function main(): Promise<void> {
   const runId = `bench-${Date.now().toString(36)}`;
   const cpuModel = cpus()[0]?.model ?? "unknown CPU";
@@ -152,6 +209,8 @@ async function main(): Promise<void> {
       const host = blocks.find((block) => block.nodes === 3) ?? blocks.at(-1)!;
       blocks[blocks.indexOf(host)] = { ...host, slots: [...host.slots, atLatency] };
     }
+
+    const floors = values.floor ? await addFloors(blocks, cleanups) : undefined;
 
     const started = [reference, ...blocks.flatMap((block) => block.slots)].map((slot) => slot.side).filter((side): side is Side => typeof side !== "string");
     const everyServer: ProcessPicker = (table) => new Map(started.flatMap((side) => [...side.processes(table)]));
@@ -211,6 +270,7 @@ async function main(): Promise<void> {
       console.log(`\nissue 26's targets at ${latencyMs} ms per S3 request, on the medians${caveat}:`);
       for (const line of latencyTargets(params, latencyRuns, latencyMs)) console.log(`  ${line}`);
     }
+    if (floors !== undefined) printFloors(floors, reference);
     if (!topologies.includes(3)) console.log("\n(issue 26's targets against the reference server are for three nodes: not checked)");
     console.log(`\nbefore each of ${waits.count} phases, waited for every server to use < ${QUIET.belowCores} core over ${QUIET.windowMs} ms: ` +
       `${(waits.totalMs / 1000).toFixed(0)} s in all, ${waits.notQuiet} times still busy after ${QUIET.maxMs / 1000} s`);

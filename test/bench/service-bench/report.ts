@@ -10,7 +10,7 @@ import { printTable, type Cell, type Row } from "./table.ts";
 /** The runs of each phase of one server, in run order. */
 export type Runs = ReadonlyMap<PhaseName, readonly Outcome[]>;
 
-interface FigureRow {
+export interface FigureRow {
   label: string;
   phase: PhaseName;
   figure: keyof Figures;
@@ -27,7 +27,7 @@ const whole = (x: number): string => x.toFixed(0);
 const cpuMs = (x: number): string => x.toFixed(3);
 const megabytes = (x: number): string => x.toFixed(1);
 
-function figureRows(params: PhaseParams): FigureRow[] {
+export function figureRows(params: PhaseParams): FigureRow[] {
   const n = params.connections;
   const m = params.bandwidthConnections;
   const seconds = params.durationMs / 1000;
@@ -54,10 +54,10 @@ function figureRows(params: PhaseParams): FigureRow[] {
 }
 
 const outcomesOf = (runs: Runs, phase: PhaseName): readonly Outcome[] => runs.get(phase) ?? [];
-const medianFigure = (runs: Runs, phase: PhaseName, figure: keyof Figures): number | undefined =>
+export const medianFigure = (runs: Runs, phase: PhaseName, figure: keyof Figures): number | undefined =>
   medianOf(outcomesOf(runs, phase), (measured) => measured.figures[figure]);
 
-function cellOf(runs: Runs, row: FigureRow): Cell {
+export function cellOf(runs: Runs, row: FigureRow): Cell {
   return figureCell(outcomesOf(runs, row.phase), (measured) => measured.figures[row.figure], row.format);
 }
 
