@@ -140,9 +140,9 @@ interface Floors {
 
 /**
  * The runtime's floor joins the three-node block (or the last): with one PUT in flight per node, which takes
- * the fewest PUTs and so the least CPU an append can cost, and, at --latency-ms, with 2 in flight, which
- * carried the most appends at 30 ms of 1, 2, 4, 8 and 16 (with more, the embedded endpoint spends its CPU on
- * many small PUTs: docs/benchmarks.md).
+ * the fewest PUTs and so the least CPU an append can cost, and, at --latency-ms, with 2 in flight: about the
+ * rate of 4 with fewer PUTs, above 1, 8 and 16 at 30 ms (with more, the embedded endpoint spends its CPU on
+ * many small PUTs; docs/benchmarks.md has the runs).
  */
 async function addFloors(blocks: Block[], cleanups: (() => Promise<void>)[]): Promise<Floors> {
   const host = blocks.find((block) => block.nodes === 3) ?? blocks.at(-1)!;
